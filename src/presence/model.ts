@@ -1,0 +1,107 @@
+import type {
+  APIUser,
+  GatewayActivity,
+  GatewayPresenceClientStatus,
+  PresenceUpdateReceiveStatus,
+} from 'discord-api-types/v10';
+
+/** A snowflake as Discord sends it: a decimal string. */
+export type Snowflake = string;
+
+export type DiscordStatus = PresenceUpdateReceiveStatus;
+
+/**
+ * The user object as the gateway gives it. Presence payloads may carry only `id`,
+ * so everything we know about a user is the merge of every partial we have seen.
+ */
+export type DiscordUser = Partial<APIUser> & Pick<APIUser, 'id'>;
+
+/** Discord's typings lag behind the platforms it reports; `embedded` is one it sends. */
+export type ClientStatus = GatewayPresenceClientStatus & { embedded?: DiscordStatus };
+
+/** What the gateway tells us about one user's presence, merged across guilds. */
+export interface RawPresence {
+  status: DiscordStatus;
+  activities: GatewayActivity[];
+  client_status: ClientStatus;
+}
+
+/** From `GET /users/:id`: the fields the gateway never sends. */
+export interface Profile {
+  banner: string | null;
+  accent_color: number | null;
+}
+
+export interface Timestamps {
+  start: number | null;
+  end: number | null;
+}
+
+export interface Spotify {
+  track_id: string | null;
+  timestamps: Timestamps;
+  album: string | null;
+  album_art_url: string | null;
+  artist: string | null;
+  song: string | null;
+}
+
+export interface YouTubeMusic {
+  track_id: string | null;
+  timestamps: Timestamps;
+  album: string | null;
+  album_art_url: string | null;
+  artist: string | null;
+  song: string | null;
+  url: string | null;
+}
+
+export type MusicSource = 'spotify' | 'youtube_music';
+
+export interface NowPlaying {
+  source: MusicSource;
+  song: string | null;
+  artist: string | null;
+  album: string | null;
+  album_art_url: string | null;
+  track_id: string | null;
+  track_url: string | null;
+  timestamps: Timestamps;
+  duration_ms: number | null;
+}
+
+export interface CustomStatusEmoji {
+  name: string;
+  id: string | null;
+  animated: boolean;
+}
+
+export interface CustomStatus {
+  text: string | null;
+  emoji: CustomStatusEmoji | null;
+}
+
+export type Kv = Record<string, string>;
+
+/** The presence object of the API contract: Lanyard's shape plus Presently's additions. */
+export interface Presence {
+  discord_user: DiscordUser;
+  discord_status: DiscordStatus;
+  active_on_discord_desktop: boolean;
+  active_on_discord_web: boolean;
+  active_on_discord_mobile: boolean;
+  active_on_discord_embedded: boolean;
+  active_on_discord_vr: boolean;
+  custom_status: CustomStatus | null;
+  listening_to_spotify: boolean;
+  spotify: Spotify | null;
+  listening_to_youtube_music: boolean;
+  youtube_music: YouTubeMusic | null;
+  now_playing: NowPlaying | null;
+  activities: GatewayActivity[];
+  banner: string | null;
+  banner_url: string | null;
+  accent_color: number | null;
+  member_since: number;
+  kv: Kv;
+}
