@@ -8,16 +8,25 @@ import type {
 /** A snowflake as Discord sends it: a decimal string. */
 export type Snowflake = string;
 
-export type DiscordStatus = PresenceUpdateReceiveStatus;
+/**
+ * `online` · `idle` · `dnd` · `offline`. The string values of Discord's enum rather than the enum itself, so
+ * JSON payloads and literals in tests type-check as they are; the enum members are assignable to it.
+ */
+export type DiscordStatus = `${PresenceUpdateReceiveStatus}`;
 
 /**
  * The user object as the gateway gives it. Presence payloads may carry only `id`,
  * so everything we know about a user is the merge of every partial we have seen.
+ * `flags` and `public_flags` are bitfields: any OR of UserFlags (768 is 256 | 512), not one member.
  */
-export type DiscordUser = Partial<APIUser> & Pick<APIUser, 'id'>;
+export type DiscordUser = Partial<Omit<APIUser, 'flags' | 'public_flags'>> &
+  Pick<APIUser, 'id'> & { flags?: number; public_flags?: number };
 
-/** Discord's typings lag behind the platforms it reports; `embedded` is one it sends. */
-export type ClientStatus = GatewayPresenceClientStatus & { embedded?: DiscordStatus };
+/**
+ * `client_status`: the platforms the user is active on. Discord's typings lag behind the platforms it
+ * reports; `embedded` is one it sends.
+ */
+export type ClientStatus = { [Platform in keyof GatewayPresenceClientStatus | 'embedded']?: DiscordStatus };
 
 /** What the gateway tells us about one user's presence, merged across guilds. */
 export interface RawPresence {

@@ -1,0 +1,156 @@
+import {
+  DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
+  DEFAULT_YOUTUBE_MUSIC_NAMES,
+} from './presence/youtube-music.js';
+
+/** Where the embedded store lives: a file, or memory for throwaway runs. */
+export type DatabaseLocation = { kind: 'sqlite'; path: string } | { kind: 'sqlite-memory' };
+
+export type Role = 'all' | 'ingest' | 'api';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Unset: demo mode, driven by the built-in simulated Discord. */
+  discordToken: string | null;
+  discordApiUrl: string;
+  discordCdnUrl: string;
+  database: DatabaseLocation;
+  redisUrl: string | null;
+  role: Role;
+  commandPrefix: string;
+  logLevel: LogLevel;
+  rateLimitRead: number;
+  rateLimitWrite: number;
+  socketsPerIp: number;
+  youtubeMusicApplicationIds: string[];
+  youtubeMusicNames: string[];
+}
+
+/** A bad variable: the message is one line that names it, fit to print at start-up. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+    value: string,
+  ) {
+    super(`${variable}: ${problem} (got ${JSON.stringify(value)})`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads and validates the environment. The only reader of process.env is main.ts, which passes it here. */
+export function loadConfig(env: Env): Config {
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const value = read(name);
+    if (value === undefined) return fallback;
+    const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+      throw new ConfigError(name, `must be a whole number from ${min} to ${max}`, value);
+    }
+    return parsed;
+  };
+
+  const httpUrl = (name: string, fallback: string): string => {
+    const value = read(name) ?? fallback;
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new ConfigError(name, 'must be an http(s) URL', value);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new ConfigError(name, 'must be an http(s) URL', value);
+    }
+    return value.replace(/\/+$/, '');
+  };
+
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const value = read(name);
+    if (value === undefined) return fallback;
+    if (!(allowed as readonly string[]).includes(value)) {
+      throw new ConfigError(name, `must be one of ${allowed.join(', ')}`, value);
+    }
+    return value as T;
+  };
+
+  const list = (name: string, fallback: readonly string[]): string[] => {
+    const value = read(name);
+    if (value === undefined) return [...fallback];
+    return value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  };
+
+  const host = read('HOST') ?? '0.0.0.0';
+  const token = read('DISCORD_TOKEN') ?? null;
+  if (token !== null && /\s/.test(token)) {
+    throw new ConfigError('DISCORD_TOKEN', 'must not contain white space', '<redacted>');
+  }
+
+  const redisUrl = read('REDIS_URL') ?? null;
+  if (redisUrl !== null) {
+    let protocol = '';
+    try {
+      protocol = new URL(redisUrl).protocol;
+    } catch {
+      // reported below
+    }
+    if (protocol !== 'redis:' && protocol !== 'rediss:') {
+      throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL', redisUrl);
+    }
+  }
+  const role = oneOf<Role>('ROLE', ['all', 'ingest', 'api'], 'all');
+  if (role !== 'all' && redisUrl === null) {
+    throw new ConfigError('ROLE', `${role} runs beside other nodes and needs REDIS_URL`, role);
+  }
+
+  const prefix = read('COMMAND_PREFIX') ?? '?';
+  if (prefix.length > 8 || /\s/.test(prefix)) {
+    throw new ConfigError('COMMAND_PREFIX', 'must be 1 to 8 characters without white space', prefix);
+  }
+
+  const youtubeMusicApplicationIds = list('YOUTUBE_MUSIC_APP_IDS', DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS);
+  for (const id of youtubeMusicApplicationIds) {
+    if (!/^\d{1,20}$/.test(id)) {
+      throw new ConfigError('YOUTUBE_MUSIC_APP_IDS', 'must be a comma-separated list of snowflakes', id);
+    }
+  }
+
+  return {
+    port: integer('PORT', 4001, 0, 65535),
+    host,
+    discordToken: token,
+    discordApiUrl: httpUrl('DISCORD_API_URL', 'https://discord.com/api'),
+    discordCdnUrl: httpUrl('DISCORD_CDN_URL', 'https://cdn.discordapp.com'),
+    database: parseDatabaseUrl(read('DATABASE_URL') ?? 'sqlite:./data/presently.db'),
+    redisUrl,
+    role,
+    commandPrefix: prefix,
+    logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    rateLimitRead: integer('RATE_LIMIT_READ', 1200, 0, 1_000_000),
+    rateLimitWrite: integer('RATE_LIMIT_WRITE', 120, 0, 1_000_000),
+    socketsPerIp: integer('SOCKETS_PER_IP', 100, 0, 1_000_000),
+    youtubeMusicApplicationIds,
+    youtubeMusicNames: list('YOUTUBE_MUSIC_NAMES', DEFAULT_YOUTUBE_MUSIC_NAMES),
+  };
+}
+
+function parseDatabaseUrl(value: string): DatabaseLocation {
+  if (value === 'sqlite::memory:') return { kind: 'sqlite-memory' };
+  if (value.startsWith('sqlite:') && value.length > 'sqlite:'.length) {
+    return { kind: 'sqlite', path: value.slice('sqlite:'.length) };
+  }
+  throw new ConfigError('DATABASE_URL', 'must be sqlite:<path> or sqlite::memory:', value);
+}

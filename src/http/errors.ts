@@ -1,0 +1,95 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+
+/** Every error code of the API contract, with its HTTP status. */
+export const ERROR_STATUS = {
+  user_not_monitored: 404,
+  invalid_user_id: 400,
+  not_found: 404,
+  invalid_api_key: 401,
+  no_permission: 403,
+  invalid_kv_key: 400,
+  invalid_kv_value: 400,
+  kv_limit_exceeded: 400,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid_query: 400,
+  rate_limited: 429,
+  /** Malformed HTTP that fits no row of the contract (a bad Content-Length, say). */
+  bad_request: 400,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** An error the client is told about, in the contract's envelope. */
+export class ApiError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply
+    .code(error.status)
+    .type('application/json; charset=utf-8')
+    .send({ success: false, error: { code: error.code, message: error.message } });
+}
+
+/**
+ * A schema-validated field that failed names the code to answer with: path and query fields each have
+ * one meaning in the contract.
+ */
+const VALIDATION_CODES: Record<string, ErrorCode> = {
+  id: 'invalid_user_id',
+  key: 'invalid_kv_key',
+  limit: 'invalid_query',
+};
+
+/** Fastify's own 4xx errors, in the contract's terms. */
+function fromFastifyError(error: FastifyError): ApiError | undefined {
+  if (error.validation) {
+    const field = error.validation[0]?.instancePath.replace(/^\//, '') ?? '';
+    const code = VALIDATION_CODES[field] ?? 'invalid_query';
+    return new ApiError(code, `${error.validationContext ?? 'request'} ${error.message}`.trim());
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large', 'the request body is larger than this route allows');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type', 'this route does not accept that content type');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('invalid_kv_value', 'the body is not valid JSON');
+    default:
+      return undefined;
+  }
+}
+
+const MAX_ECHOED_PATH = 200;
+
+/** Errors and unknown routes answer in the contract's JSON envelope, never as HTML or plain text. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ApiError) return sendError(reply, error);
+    const known = fromFastifyError(error);
+    if (known) return sendError(reply, known);
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return sendError(reply, new ApiError('bad_request', error.message));
+    }
+    request.log.error({ err: error }, 'request failed');
+    return sendError(reply, new ApiError('internal_error', 'something went wrong on our side'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = (request.url.split('?')[0] ?? '').slice(0, MAX_ECHOED_PATH);
+    return sendError(reply, new ApiError('not_found', `no route for ${request.method} ${path}`));
+  });
+}

@@ -1,0 +1,31 @@
+import cors from '@fastify/cors';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { PresenceView } from '../presence/registry.js';
+import { ApiError, installErrorHandling, sendError } from './errors.js';
+import { userRoutes } from './routes/users.js';
+import { type VersionInfo, versionRoutes } from './routes/version.js';
+
+export interface HttpServerOptions {
+  view: PresenceView;
+  version: VersionInfo;
+  logger: Logger;
+}
+
+/** Methods any route answers; preflight lists them so browsers may send KV writes. */
+const CORS_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+export async function buildHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    // Bad URL encodings and similar: answered in the envelope like every other error.
+    frameworkErrors: (error, _request, reply) => sendError(reply, new ApiError('bad_request', error.message)),
+  });
+  installErrorHandling(app);
+  // No `allowedHeaders`: the plugin then echoes Access-Control-Request-Headers, `authorization` included.
+  await app.register(cors, { origin: '*', methods: CORS_METHODS, maxAge: 86_400 });
+  await app.register(userRoutes(options.view));
+  await app.register(versionRoutes(options.version));
+  return app;
+}

@@ -1,0 +1,45 @@
+import type { GatewayActivity } from 'discord-api-types/v10';
+import type { RawPresence } from './model.js';
+
+/**
+ * Discord sends one PRESENCE_UPDATE per guild the user shares with the bot, and the copies differ in
+ * activity timestamps and `created_at` by up to a few hundred ms (a few seconds under load). Within this
+ * tolerance an update is a copy of the presence we already hold, not a change; a real seek moves the
+ * start by more, and a new track or replay moves it by the length of a song.
+ */
+export const GUILD_COPY_TOLERANCE_MS = 3_000;
+
+/** True when `incoming` says nothing that `current` does not, apart from per-guild timing jitter. */
+export function isGuildCopy(current: RawPresence, incoming: RawPresence): boolean {
+  if (current.status !== incoming.status) return false;
+  if (!sameClientStatus(current, incoming)) return false;
+  if (current.activities.length !== incoming.activities.length) return false;
+  return current.activities.every((activity, index) =>
+    sameActivity(activity, incoming.activities[index] as GatewayActivity),
+  );
+}
+
+function sameClientStatus(a: RawPresence, b: RawPresence): boolean {
+  const aKeys = Object.keys(a.client_status) as (keyof RawPresence['client_status'])[];
+  if (aKeys.length !== Object.keys(b.client_status).length) return false;
+  return aKeys.every((key) => a.client_status[key] === b.client_status[key]);
+}
+
+function sameActivity(a: GatewayActivity, b: GatewayActivity): boolean {
+  return (
+    near(a.created_at, b.created_at) &&
+    near(a.timestamps?.start, b.timestamps?.start) &&
+    near(a.timestamps?.end, b.timestamps?.end) &&
+    JSON.stringify(withoutTiming(a)) === JSON.stringify(withoutTiming(b))
+  );
+}
+
+function near(a: number | undefined, b: number | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return Math.abs(a - b) <= GUILD_COPY_TOLERANCE_MS;
+}
+
+function withoutTiming(activity: GatewayActivity): Omit<GatewayActivity, 'created_at' | 'timestamps'> {
+  const { created_at: _created, timestamps: _timestamps, ...rest } = activity;
+  return rest;
+}

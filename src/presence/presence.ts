@@ -1,0 +1,57 @@
+import { activitiesFrom } from './activities.js';
+import { activeOnFrom } from './client-status.js';
+import { customStatusFrom } from './custom-status.js';
+import type { DiscordUser, Kv, Presence, Profile, RawPresence } from './model.js';
+import { nowPlayingFrom } from './now-playing.js';
+import { profileFields } from './profile.js';
+import { statusFrom } from './raw.js';
+import { spotifyFrom } from './spotify.js';
+import { type YouTubeMusicMatcher, youtubeMusicFrom } from './youtube-music.js';
+
+/** What normalizing needs besides the presence itself. */
+export interface NormalizeOptions {
+  /** `DISCORD_CDN_URL`: application assets, banners. */
+  cdnUrl: string;
+  youtubeMusic: YouTubeMusicMatcher;
+}
+
+export interface PresenceInput {
+  user: DiscordUser;
+  raw: RawPresence;
+  profile: Profile | null;
+  kv: Kv;
+}
+
+/**
+ * The presence object of the API, composed from one builder per field. Fields are written in the order of
+ * `Presence` in model.ts, so the JSON of equal presences is byte-equal.
+ */
+export function buildPresence(input: PresenceInput, options: NormalizeOptions): Presence {
+  const { user, raw, profile, kv } = input;
+  const activities = activitiesFrom(raw?.activities);
+  const spotify = spotifyFrom(activities);
+  const youtubeMusic = youtubeMusicFrom(activities, options.youtubeMusic, options.cdnUrl);
+  const activeOn = activeOnFrom(raw?.client_status);
+  const profileData = profileFields(user?.id, profile, options.cdnUrl);
+  return {
+    discord_user: user,
+    discord_status: statusFrom(raw?.status),
+    active_on_discord_desktop: activeOn.active_on_discord_desktop,
+    active_on_discord_web: activeOn.active_on_discord_web,
+    active_on_discord_mobile: activeOn.active_on_discord_mobile,
+    active_on_discord_embedded: activeOn.active_on_discord_embedded,
+    active_on_discord_vr: activeOn.active_on_discord_vr,
+    custom_status: customStatusFrom(activities),
+    listening_to_spotify: spotify !== null,
+    spotify,
+    listening_to_youtube_music: youtubeMusic !== null,
+    youtube_music: youtubeMusic,
+    now_playing: nowPlayingFrom(spotify, youtubeMusic),
+    activities,
+    banner: profileData.banner,
+    banner_url: profileData.banner_url,
+    accent_color: profileData.accent_color,
+    member_since: profileData.member_since,
+    kv,
+  };
+}

@@ -1,0 +1,192 @@
+import { isGuildCopy } from './guild-copy.js';
+import type { DiscordUser, Kv, Presence, Profile, RawPresence, Snowflake } from './model.js';
+import { buildPresence, type NormalizeOptions } from './presence.js';
+import { OFFLINE_PRESENCE } from './raw.js';
+import { type PresenceSnapshot, snapshotOf } from './snapshot.js';
+import { mergeUser } from './user.js';
+
+/**
+ * `monitored`: the user now shares a guild with the bot; `updated`: the normalized presence changed;
+ * `unmonitored`: the last shared guild is gone.
+ */
+export type PresenceChange =
+  | { kind: 'monitored'; userId: Snowflake; current: PresenceSnapshot }
+  | { kind: 'updated'; userId: Snowflake; previous: PresenceSnapshot; current: PresenceSnapshot }
+  | { kind: 'unmonitored'; userId: Snowflake; previous: PresenceSnapshot };
+
+export type PresenceListener = (change: PresenceChange) => void;
+
+/** What a reader (REST, socket) needs: the current snapshot of a monitored user. */
+export interface PresenceView {
+  get(userId: Snowflake): PresenceSnapshot | undefined;
+  readonly size: number;
+}
+
+interface Entry {
+  user: DiscordUser;
+  raw: RawPresence;
+  profile: Profile | null;
+  kv: Kv;
+  guilds: Set<Snowflake>;
+  snapshot: PresenceSnapshot;
+}
+
+/**
+ * One presence per user across every guild the user shares with the bot. Fed with what the gateway says
+ * (members, presences, removals) in domain terms; emits a change only when the normalized view changes,
+ * so per-guild copies of one update emit nothing.
+ */
+export class PresenceRegistry implements PresenceView {
+  private readonly entries = new Map<Snowflake, Entry>();
+  private readonly guildMembers = new Map<Snowflake, Set<Snowflake>>();
+  /** Guilds being re-listed after (re)connecting: the members seen so far in the new listing. */
+  private readonly syncing = new Map<Snowflake, Set<Snowflake>>();
+  private readonly listeners = new Set<PresenceListener>();
+
+  constructor(private readonly options: NormalizeOptions) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(userId: Snowflake): PresenceSnapshot | undefined {
+    return this.entries.get(userId)?.snapshot;
+  }
+
+  isMonitored(userId: Snowflake): boolean {
+    return this.entries.has(userId);
+  }
+
+  /** The guilds the bot knows members of. */
+  guildIds(): Snowflake[] {
+    return [...this.guildMembers.keys()];
+  }
+
+  memberCount(guildId: Snowflake): number {
+    return this.guildMembers.get(guildId)?.size ?? 0;
+  }
+
+  onChange(listener: PresenceListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * A member of `guildId` was seen, with their presence when the payload carried one. `raw` undefined
+   * keeps what we know (or offline for a user we did not know).
+   */
+  memberSeen(guildId: Snowflake, user: DiscordUser, raw?: RawPresence): void {
+    this.syncing.get(guildId)?.add(user.id);
+    let members = this.guildMembers.get(guildId);
+    if (!members) {
+      members = new Set();
+      this.guildMembers.set(guildId, members);
+    }
+    members.add(user.id);
+
+    const entry = this.entries.get(user.id);
+    if (!entry) {
+      const created: Omit<Entry, 'snapshot'> = {
+        user: mergeUser(undefined, user),
+        raw: raw ?? OFFLINE_PRESENCE,
+        profile: null,
+        kv: {},
+        guilds: new Set([guildId]),
+      };
+      const rendered = this.render(created);
+      const snapshot = snapshotOf(rendered.presence, rendered.json, 1);
+      this.entries.set(user.id, { ...created, snapshot });
+      this.emit({ kind: 'monitored', userId: user.id, current: snapshot });
+      return;
+    }
+    entry.guilds.add(guildId);
+    const mergedUser = mergeUser(entry.user, user);
+    const presenceChanged = raw !== undefined && raw !== entry.raw && !isGuildCopy(entry.raw, raw);
+    if (mergedUser === entry.user && !presenceChanged) return;
+    entry.user = mergedUser;
+    if (presenceChanged) entry.raw = raw;
+    this.refresh(entry);
+  }
+
+  /** A user object from outside any guild context (USER_UPDATE, member updates): merged if monitored. */
+  userUpdated(user: DiscordUser): void {
+    const entry = this.entries.get(user.id);
+    if (!entry) return;
+    const merged = mergeUser(entry.user, user);
+    if (merged === entry.user) return;
+    entry.user = merged;
+    this.refresh(entry);
+  }
+
+  profileFetched(userId: Snowflake, profile: Profile): void {
+    const entry = this.entries.get(userId);
+    if (!entry) return;
+    entry.profile = profile;
+    this.refresh(entry);
+  }
+
+  memberRemoved(guildId: Snowflake, userId: Snowflake): void {
+    const members = this.guildMembers.get(guildId);
+    if (!members?.delete(userId)) return;
+    if (members.size === 0) this.guildMembers.delete(guildId);
+    this.leaveGuild(userId, guildId);
+  }
+
+  /** The bot left the guild or it became unavailable: its members are no longer seen through it. */
+  guildRemoved(guildId: Snowflake): void {
+    const members = this.guildMembers.get(guildId);
+    this.syncing.delete(guildId);
+    if (!members) return;
+    this.guildMembers.delete(guildId);
+    for (const userId of members) this.leaveGuild(userId, guildId);
+  }
+
+  /**
+   * The guild's full member list is about to be delivered again (a new session). Members not seen
+   * before `endGuildSync` left while we were not looking.
+   */
+  beginGuildSync(guildId: Snowflake): void {
+    this.syncing.set(guildId, new Set());
+  }
+
+  endGuildSync(guildId: Snowflake): void {
+    const seen = this.syncing.get(guildId);
+    if (!seen) return;
+    this.syncing.delete(guildId);
+    const members = this.guildMembers.get(guildId);
+    if (!members) return;
+    for (const userId of [...members]) {
+      if (!seen.has(userId)) this.memberRemoved(guildId, userId);
+    }
+  }
+
+  private leaveGuild(userId: Snowflake, guildId: Snowflake): void {
+    const entry = this.entries.get(userId);
+    if (!entry) return;
+    entry.guilds.delete(guildId);
+    if (entry.guilds.size > 0) return;
+    this.entries.delete(userId);
+    this.emit({ kind: 'unmonitored', userId, previous: entry.snapshot });
+  }
+
+  private refresh(entry: Entry): void {
+    const previous = entry.snapshot;
+    const { presence, json } = this.render(entry);
+    if (json === previous.json) return;
+    const next = snapshotOf(presence, json, previous.version + 1);
+    entry.snapshot = next;
+    this.emit({ kind: 'updated', userId: entry.user.id, previous, current: next });
+  }
+
+  private render(entry: Omit<Entry, 'snapshot'>): { presence: Presence; json: string } {
+    const presence = buildPresence(
+      { user: entry.user, raw: entry.raw, profile: entry.profile, kv: entry.kv },
+      this.options,
+    );
+    return { presence, json: JSON.stringify(presence) };
+  }
+
+  private emit(change: PresenceChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
+}

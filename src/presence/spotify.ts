@@ -1,0 +1,62 @@
+import { ActivityType } from 'discord-api-types/v10';
+import { activityImageUrl } from './images.js';
+import type { Spotify } from './model.js';
+import { timestampsFrom } from './timestamps.js';
+import { arrayOf, field, stringOrNull } from './values.js';
+
+/** The `id` Discord gives the Spotify activity of every user. */
+export const SPOTIFY_ACTIVITY_ID = 'spotify:1';
+export const SPOTIFY_ACTIVITY_NAME = 'Spotify';
+/** `party.id` of a Spotify activity: `spotify:<user id>`. */
+export const SPOTIFY_PARTY_PREFIX = 'spotify:';
+export const SPOTIFY_TRACK_URL = 'https://open.spotify.com/track';
+
+/**
+ * Spotify's own activity: Listening, with `id` "spotify:1", or (should that id ever change) named
+ * "Spotify" with a `spotify:` party. A rich-presence app cannot choose its activity id, so the first rule
+ * cannot be imitated; the second needs both the name and the party.
+ */
+export function isSpotifyActivity(activity: unknown): boolean {
+  if (field(activity, 'type') !== ActivityType.Listening) return false;
+  if (field(activity, 'id') === SPOTIFY_ACTIVITY_ID) return true;
+  const partyId = field(field(activity, 'party'), 'id');
+  return (
+    field(activity, 'name') === SPOTIFY_ACTIVITY_NAME &&
+    typeof partyId === 'string' &&
+    partyId.startsWith(SPOTIFY_PARTY_PREFIX)
+  );
+}
+
+/**
+ * `spotify`, from the first Spotify activity:
+ *
+ * | field           | from                                            |
+ * |-----------------|-------------------------------------------------|
+ * | `track_id`      | `sync_id`                                       |
+ * | `timestamps`    | `timestamps {start, end}`                       |
+ * | `album`         | `assets.large_text`                             |
+ * | `album_art_url` | `assets.large_image` `spotify:<id>` → i.scdn.co |
+ * | `artist`        | `state` (artists joined by "; ", as sent)       |
+ * | `song`          | `details`                                       |
+ *
+ * A local file has no `sync_id`, `state` or `large_image`: those fields are null.
+ */
+export function spotifyFrom(activities: unknown): Spotify | null {
+  const activity = arrayOf(activities).find(isSpotifyActivity);
+  if (activity === undefined) return null;
+  const assets = field(activity, 'assets');
+  return {
+    track_id: stringOrNull(field(activity, 'sync_id')) || null,
+    timestamps: timestampsFrom(activity),
+    album: stringOrNull(field(assets, 'large_text')),
+    album_art_url: activityImageUrl(field(assets, 'large_image'), null, ''),
+    artist: stringOrNull(field(activity, 'state')),
+    song: stringOrNull(field(activity, 'details')),
+  };
+}
+
+/** `https://open.spotify.com/track/<id>`, or null without a track id. */
+export function spotifyTrackUrl(trackId: string | null | undefined): string | null {
+  if (typeof trackId !== 'string' || trackId === '') return null;
+  return `${SPOTIFY_TRACK_URL}/${encodeURIComponent(trackId)}`;
+}

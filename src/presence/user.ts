@@ -1,0 +1,69 @@
+import type { DiscordUser } from './model.js';
+import { ANIMATED_HASH_PREFIX } from './profile.js';
+import { isSnowflake } from './snowflake.js';
+import { cdnBase, isRecord } from './values.js';
+
+/** Default avatars: `{cdn}/embed/avatars/{(id >> 22) % 6}.png`. */
+export const DEFAULT_AVATAR_COUNT = 6n;
+
+/**
+ * What we know of a user after another partial user object. Presence payloads may carry only `id`, so the
+ * known user is the merge of every partial seen:
+ *
+ * - a field the partial has (including `null`: an avatar removed, a display name cleared) replaces ours;
+ * - a field it lacks, or has as `undefined`, keeps what we know;
+ * - nested objects (`avatar_decoration_data`, `primary_guild`, …) are replaced whole, as Discord sends them.
+ *
+ * Returns `known` itself (===) when the partial changes nothing, so callers can skip work by identity.
+ * A partial for another id replaces what we know.
+ */
+export function mergeUser(known: DiscordUser | undefined, partial: DiscordUser): DiscordUser {
+  if (!isRecord(partial) || typeof partial.id !== 'string') return known ?? { id: '' };
+  if (known === undefined || known.id !== partial.id) return withoutUndefined(partial);
+  let merged: Record<string, unknown> | undefined;
+  for (const key of Object.keys(partial)) {
+    const value = (partial as Record<string, unknown>)[key];
+    if (value === undefined || sameJson((known as Record<string, unknown>)[key], value)) continue;
+    merged ??= { ...known };
+    setOwn(merged, key, value);
+  }
+  return merged === undefined ? known : (merged as DiscordUser);
+}
+
+/** `{cdn}/avatars/{id}/{hash}.{gif|png}`, or the default avatar when the user has none. */
+export function avatarUrl(user: DiscordUser, cdnUrl: string): string {
+  const base = cdnBase(cdnUrl);
+  const id = typeof user?.id === 'string' && isSnowflake(user.id) ? user.id : '0';
+  const hash = user?.avatar;
+  if (typeof hash === 'string' && hash !== '') {
+    const extension = hash.startsWith(ANIMATED_HASH_PREFIX) ? 'gif' : 'png';
+    return `${base}/avatars/${id}/${encodeURIComponent(hash)}.${extension}`;
+  }
+  return `${base}/embed/avatars/${(BigInt(id) >> 22n) % DEFAULT_AVATAR_COUNT}.png`;
+}
+
+function withoutUndefined(user: DiscordUser): DiscordUser {
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(user)) {
+    const value = (user as Record<string, unknown>)[key];
+    if (value !== undefined) setOwn(copy, key, value);
+  }
+  return copy as DiscordUser;
+}
+
+function setOwn(record: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** Deep equality of JSON-like values (what user objects are made of). */
+function sameJson(a: unknown, b: unknown, depth = 0): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || depth > 16) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const aRecord = a as Record<string, unknown>;
+  const bRecord = b as Record<string, unknown>;
+  const aKeys = Object.keys(aRecord).filter((key) => aRecord[key] !== undefined);
+  const bKeys = Object.keys(bRecord).filter((key) => bRecord[key] !== undefined);
+  if (aKeys.length !== bKeys.length) return false;
+  return aKeys.every((key) => Object.hasOwn(bRecord, key) && sameJson(aRecord[key], bRecord[key], depth + 1));
+}

@@ -1,0 +1,32 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * Versioned schema. Each entry moves the database from version `index` to `index + 1`; entries are
+ * never edited once released, only appended, because databases in the field have run them already.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE profiles (
+     user_id      TEXT PRIMARY KEY,
+     banner       TEXT,
+     accent_color INTEGER,
+     fetched_at   INTEGER NOT NULL
+   ) STRICT`,
+];
+
+/** Brings the database to the newest schema, each step in its own transaction. */
+export function migrate(db: Database): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(
+      `database schema version ${current} is newer than this build knows (${MIGRATIONS.length}); refusing to run`,
+    );
+  }
+  for (let version = current; version < MIGRATIONS.length; version++) {
+    const step = MIGRATIONS[version] as string;
+    db.transaction(() => {
+      db.exec(step);
+      db.pragma(`user_version = ${version + 1}`);
+    })();
+  }
+  return MIGRATIONS.length;
+}

@@ -1,0 +1,33 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { Snowflake } from '../../presence/model.js';
+import type { ProfileStore, StoredProfile } from '../ports.js';
+
+interface ProfileRow {
+  banner: string | null;
+  accent_color: number | null;
+  fetched_at: number;
+}
+
+export class SqliteProfileStore implements ProfileStore {
+  private readonly select: Statement<[string], ProfileRow>;
+  private readonly upsert: Statement<[string, string | null, number | null, number]>;
+
+  constructor(db: Database) {
+    this.select = db.prepare('SELECT banner, accent_color, fetched_at FROM profiles WHERE user_id = ?');
+    this.upsert = db.prepare(
+      `INSERT INTO profiles (user_id, banner, accent_color, fetched_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (user_id) DO UPDATE SET banner = excluded.banner, accent_color = excluded.accent_color,
+         fetched_at = excluded.fetched_at`,
+    );
+  }
+
+  async getProfile(userId: Snowflake): Promise<StoredProfile | undefined> {
+    const row = this.select.get(userId);
+    if (!row) return undefined;
+    return { profile: { banner: row.banner, accent_color: row.accent_color }, fetchedAt: row.fetched_at };
+  }
+
+  async putProfile(userId: Snowflake, stored: StoredProfile): Promise<void> {
+    this.upsert.run(userId, stored.profile.banner, stored.profile.accent_color, stored.fetchedAt);
+  }
+}

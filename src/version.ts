@@ -1,0 +1,14 @@
+import { readFileSync } from 'node:fs';
+import { parseChangelog } from './changelog.js';
+import type { VersionInfo } from './http/routes/version.js';
+
+/** package.json's version and the CHANGELOG, read once at start-up from the package root. */
+export function readVersionInfo(): VersionInfo {
+  // src/ and dist/ sit at the same depth under the package root.
+  const root = new URL('../', import.meta.url);
+  const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { version: string };
+  return {
+    version: pkg.version,
+    changelog: parseChangelog(readFileSync(new URL('CHANGELOG.md', root), 'utf8')),
+  };
+}

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('gives the documented defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 4001,
+      host: '0.0.0.0',
+      discordToken: null,
+      discordApiUrl: 'https://discord.com/api',
+      discordCdnUrl: 'https://cdn.discordapp.com',
+      database: { kind: 'sqlite', path: './data/presently.db' },
+      redisUrl: null,
+      role: 'all',
+      commandPrefix: '?',
+      logLevel: 'info',
+      rateLimitRead: 1200,
+      rateLimitWrite: 120,
+      socketsPerIp: 100,
+    });
+    expect(config.youtubeMusicApplicationIds).toContain('1177081335727267940');
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DISCORD_TOKEN: 'abc.def.ghi',
+      DISCORD_API_URL: 'http://127.0.0.1:9999/api/',
+      DISCORD_CDN_URL: 'http://127.0.0.1:9999/cdn',
+      DATABASE_URL: 'sqlite::memory:',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      ROLE: 'api',
+      COMMAND_PREFIX: '!',
+      LOG_LEVEL: 'debug',
+      RATE_LIMIT_READ: '0',
+      RATE_LIMIT_WRITE: '10',
+      SOCKETS_PER_IP: '5',
+      YOUTUBE_MUSIC_APP_IDS: '1, 2',
+      YOUTUBE_MUSIC_NAMES: 'YT Music,YouTube Music',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      discordToken: 'abc.def.ghi',
+      discordApiUrl: 'http://127.0.0.1:9999/api',
+      database: { kind: 'sqlite-memory' },
+      redisUrl: 'redis://127.0.0.1:6379',
+      role: 'api',
+      commandPrefix: '!',
+      logLevel: 'debug',
+      rateLimitRead: 0,
+      rateLimitWrite: 10,
+      socketsPerIp: 5,
+      youtubeMusicApplicationIds: ['1', '2'],
+      youtubeMusicNames: ['YT Music', 'YouTube Music'],
+    });
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['DISCORD_API_URL', 'not a url'],
+    ['DISCORD_CDN_URL', 'ftp://cdn.example'],
+    ['DATABASE_URL', 'postgres://localhost/db'],
+    ['REDIS_URL', 'http://localhost'],
+    ['ROLE', 'worker'],
+    ['COMMAND_PREFIX', 'has space'],
+    ['LOG_LEVEL', 'verbose'],
+    ['RATE_LIMIT_READ', '1.5'],
+    ['RATE_LIMIT_WRITE', 'lots'],
+    ['SOCKETS_PER_IP', '-3'],
+    ['YOUTUBE_MUSIC_APP_IDS', 'pear'],
+  ])('rejects %s=%s with a one-line error naming the variable', (name, value) => {
+    let caught: unknown;
+    try {
+      loadConfig({ [name]: value, REDIS_URL: name === 'REDIS_URL' ? value : 'redis://localhost' });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const message = (caught as ConfigError).message;
+    expect(message.startsWith(`${name}: `)).toBe(true);
+    expect(message).not.toContain('\n');
+  });
+
+  it('refuses a split role without Redis', () => {
+    expect(() => loadConfig({ ROLE: 'ingest' })).toThrow(/^ROLE: ingest .* needs REDIS_URL/);
+  });
+
+  it('never prints the token it rejects', () => {
+    expect(() => loadConfig({ DISCORD_TOKEN: 'secret token' })).toThrow(/DISCORD_TOKEN/);
+    expect(() => loadConfig({ DISCORD_TOKEN: 'secret token' })).not.toThrow(/secret/);
+  });
+});

@@ -1,0 +1,153 @@
+import { describe, expect, it } from 'vitest';
+import { gameActivity } from '../../src/discord/simulator/activities.js';
+import { activitiesFrom, MAX_ACTIVITY_DEPTH } from '../../src/presence/activities.js';
+import {
+  APPLE_MUSIC_LITERAL,
+  activity,
+  CUSTOM_STATUS_LITERAL,
+  copy,
+  jsonNumber,
+  PEAR_DESKTOP_LITERAL,
+  SPOTIFY_LITERAL,
+  VSCODE_LITERAL,
+} from './payloads.js';
+
+describe('gameActivity (simulator)', () => {
+  it('builds what Discord sends for a rich-presence app, field order included', () => {
+    const built = gameActivity({
+      name: 'Visual Studio Code',
+      applicationId: '383226320970055681',
+      details: 'Editing README.md',
+      state: 'Workspace: lanyard',
+      start: 1615438153941,
+      createdAt: 1615529838051,
+      smallText: 'Visual Studio Code',
+      smallImage: '565945770067623946',
+      largeText: 'Editing a MARKDOWN file',
+      largeImage: '565945077491433494',
+    });
+    expect(Object.keys(built)).toEqual(Object.keys(VSCODE_LITERAL));
+    expect(built).toEqual({ ...VSCODE_LITERAL, id: expect.stringMatching(/^[0-9a-f]{16}$/) });
+  });
+
+  it('gives the same activity id for the same app, and leaves out what is not set', () => {
+    const a = gameActivity({ name: 'Celeste', applicationId: '123', start: 1 });
+    const b = gameActivity({ name: 'Celeste', applicationId: '123', start: 900 });
+    expect(a.id).toBe(b.id);
+    expect(gameActivity({ name: 'Celeste', applicationId: '123', createdAt: 5 })).toEqual({
+      type: 0,
+      name: 'Celeste',
+      id: a.id,
+      created_at: 5,
+      application_id: '123',
+    });
+  });
+});
+
+describe('activitiesFrom', () => {
+  it("passes Discord's activities through, as copies", () => {
+    const raw = [CUSTOM_STATUS_LITERAL, SPOTIFY_LITERAL, PEAR_DESKTOP_LITERAL, VSCODE_LITERAL].map(activity);
+    const activities = activitiesFrom(raw);
+    expect(activities).toEqual(raw);
+    expect(JSON.stringify(activities)).toBe(JSON.stringify(raw));
+    expect(activities[1]).not.toBe(raw[1]);
+    expect(activities[1]?.assets).not.toBe(raw[1]?.assets);
+  });
+
+  it('gives snowflakes sent as numbers as strings, imprecise as the number already is', () => {
+    const raw = [
+      { ...copy(VSCODE_LITERAL), application_id: jsonNumber('383226320970055681') },
+      {
+        ...copy(CUSTOM_STATUS_LITERAL),
+        emoji: { name: 'blob', id: jsonNumber('753291932364882012'), animated: true },
+      },
+      { ...copy(APPLE_MUSIC_LITERAL), application_id: 12345 },
+    ];
+    const [vscode, custom, apple] = activitiesFrom(raw);
+    // 383226320970055681 is above 2^53: the double JSON.parse made of it prints as …700.
+    expect(vscode?.application_id).toBe('383226320970055700');
+    expect(custom?.emoji).toEqual({ name: 'blob', id: '753291932364882000', animated: true });
+    expect(apple?.application_id).toBe('12345');
+  });
+
+  it('gives a BigInt snowflake exactly', () => {
+    const [activity] = activitiesFrom([{ ...copy(VSCODE_LITERAL), application_id: 383226320970055681n }]);
+    expect(activity?.application_id).toBe('383226320970055681');
+  });
+
+  it('keeps a null emoji id, and leaves out snowflake fields that cannot be ids', () => {
+    const [custom, game] = activitiesFrom([
+      { ...copy(CUSTOM_STATUS_LITERAL), emoji: { name: '🤍', id: null } },
+      { ...copy(VSCODE_LITERAL), application_id: { id: '1' } },
+    ]);
+    expect(custom?.emoji).toEqual({ name: '🤍', id: null });
+    expect(game && 'application_id' in game).toBe(false);
+    const [negative] = activitiesFrom([{ ...copy(VSCODE_LITERAL), application_id: -1 }]);
+    expect(negative && 'application_id' in negative).toBe(false);
+  });
+
+  it('leaves no undefined, non-finite or non-JSON value behind', () => {
+    const raw = [
+      {
+        ...copy(VSCODE_LITERAL),
+        details: undefined,
+        state: () => 'x',
+        flags: Number.NaN,
+        instance: Symbol('i'),
+        buttons: ['Join', undefined, Number.POSITIVE_INFINITY],
+        timestamps: { start: 1, end: undefined },
+      },
+    ];
+    const [activity] = activitiesFrom(raw);
+    expect(activity).toEqual({
+      type: 0,
+      timestamps: { start: 1 },
+      name: 'Visual Studio Code',
+      id: '66b84f5317e9de6c',
+      flags: null,
+      created_at: 1615529838051,
+      assets: VSCODE_LITERAL.assets,
+      application_id: '383226320970055681',
+      buttons: ['Join', null, null],
+    });
+    expect(Object.keys(activity ?? {})).not.toContain('details');
+    expect(JSON.parse(JSON.stringify(activitiesFrom(raw)))).toStrictEqual(activitiesFrom(raw));
+  });
+
+  it('drops entries that are not objects, and is empty for a non-array', () => {
+    expect(activitiesFrom([null, 1, 'x', [], copy(CUSTOM_STATUS_LITERAL), undefined])).toEqual([
+      CUSTOM_STATUS_LITERAL,
+    ]);
+    for (const input of [null, undefined, 0, 'activities', {}, { 0: CUSTOM_STATUS_LITERAL, length: 1 }]) {
+      expect(activitiesFrom(input)).toEqual([]);
+    }
+  });
+
+  it('keeps a "__proto__" key as data, without touching any prototype', () => {
+    const raw = JSON.parse('[{"type":0,"name":"x","id":"1","created_at":1,"__proto__":{"polluted":true}}]');
+    const [activity] = activitiesFrom(raw);
+    expect(Object.getPrototypeOf(activity)).toBe(Object.prototype);
+    expect(Object.hasOwn(activity ?? {}, '__proto__')).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(JSON.stringify(activity)).toBe(
+      '{"type":0,"name":"x","id":"1","created_at":1,"__proto__":{"polluted":true}}',
+    );
+  });
+
+  it('cuts absurd nesting and survives cycles', () => {
+    let deep: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < 10_000; i += 1) deep = { deep };
+    const cyclic: Record<string, unknown> = { type: 0, name: 'loop', id: '1', created_at: 1 };
+    cyclic.self = cyclic;
+    const [nested, loop] = activitiesFrom([
+      { type: 0, name: 'nested', id: '1', created_at: 1, metadata: deep },
+      cyclic,
+    ]);
+    // The activity is level 1 and `metadata` level 2; nothing below level MAX_ACTIVITY_DEPTH is kept.
+    expect(MAX_ACTIVITY_DEPTH).toBe(8);
+    expect(JSON.stringify((nested as unknown as { metadata: unknown }).metadata)).toBe(
+      '{"deep":{"deep":{"deep":{"deep":{"deep":{"deep":{}}}}}}}',
+    );
+    expect(() => JSON.stringify(loop)).not.toThrow();
+  });
+});

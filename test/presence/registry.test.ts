@@ -1,0 +1,183 @@
+import { describe, expect, it } from 'vitest';
+import { customStatusActivity, spotifyActivity } from '../../src/discord/simulator/activities.js';
+import type { RawPresence } from '../../src/presence/model.js';
+import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
+
+const CDN = 'https://cdn.discordapp.com';
+const ALICE = {
+  id: '80351110224678912',
+  username: 'alice',
+  global_name: 'Alice',
+  avatar: null,
+  discriminator: '0',
+};
+const GUILD_A = '100000000000000001';
+const GUILD_B = '100000000000000002';
+
+function registry(): { registry: PresenceRegistry; changes: PresenceChange[] } {
+  const reg = new PresenceRegistry({
+    cdnUrl: CDN,
+    youtubeMusic: { applicationIds: new Set(['1177081335727267940']), names: new Set(['youtube music']) },
+  });
+  const changes: PresenceChange[] = [];
+  reg.onChange((change) => changes.push(change));
+  return { registry: reg, changes };
+}
+
+function listening(song: string, start: number, shiftMs = 0): RawPresence {
+  return {
+    status: 'online',
+    client_status: { desktop: 'online' },
+    activities: [
+      spotifyActivity({
+        song,
+        artists: ['Artist'],
+        album: 'Album',
+        imageId: 'ab67616d0000b273',
+        trackId: `track-${song}`,
+        start: start + shiftMs,
+        end: start + shiftMs + 200_000,
+        createdAt: start + shiftMs,
+      }),
+    ],
+  };
+}
+
+describe('PresenceRegistry', () => {
+  it('starts monitoring a member, offline until a presence says otherwise', () => {
+    const { registry: reg, changes } = registry();
+    reg.memberSeen(GUILD_A, ALICE);
+    expect(changes.map((c) => c.kind)).toEqual(['monitored']);
+    expect(reg.get(ALICE.id)?.presence.discord_status).toBe('offline');
+    expect(reg.get(ALICE.id)?.presence.discord_user.username).toBe('alice');
+    expect(reg.isMonitored(ALICE.id)).toBe(true);
+    expect(reg.size).toBe(1);
+  });
+
+  it('keeps one presence for a user in two guilds and fires once per real change', () => {
+    const { registry: reg, changes } = registry();
+    reg.memberSeen(GUILD_A, ALICE);
+    reg.memberSeen(GUILD_B, ALICE);
+    changes.length = 0;
+
+    const start = 1_700_000_000_000;
+    reg.memberSeen(GUILD_A, { id: ALICE.id }, listening('one', start));
+    reg.memberSeen(GUILD_B, { id: ALICE.id }, listening('one', start, 420));
+    expect(changes).toHaveLength(1);
+    expect(reg.get(ALICE.id)?.presence.spotify?.timestamps.start).toBe(start);
+
+    reg.memberSeen(GUILD_A, { id: ALICE.id }, listening('two', start + 200_000));
+    reg.memberSeen(GUILD_B, { id: ALICE.id }, listening('two', start + 200_000, -300));
+    expect(changes).toHaveLength(2);
+    expect(reg.get(ALICE.id)?.presence.spotify?.song).toBe('two');
+    expect(reg.size).toBe(1);
+  });
+
+  it('treats a seek of more than the copy tolerance as a change', () => {
+    const { registry: reg, changes } = registry();
+    const start = 1_700_000_000_000;
+    reg.memberSeen(GUILD_A, ALICE, listening('one', start));
+    reg.memberSeen(GUILD_A, ALICE, listening('one', start, -30_000));
+    expect(changes.map((c) => c.kind)).toEqual(['monitored', 'updated']);
+  });
+
+  it('merges partial users into the known user', () => {
+    const { registry: reg, changes } = registry();
+    reg.memberSeen(GUILD_A, ALICE);
+    reg.memberSeen(
+      GUILD_A,
+      { id: ALICE.id },
+      { status: 'idle', activities: [], client_status: { web: 'idle' } },
+    );
+    const presence = reg.get(ALICE.id)?.presence;
+    expect(presence?.discord_user).toMatchObject({ id: ALICE.id, username: 'alice', global_name: 'Alice' });
+    expect(presence?.discord_status).toBe('idle');
+    expect(presence?.active_on_discord_web).toBe(true);
+
+    reg.userUpdated({ id: ALICE.id, global_name: 'Alice L.' });
+    expect(reg.get(ALICE.id)?.presence.discord_user.global_name).toBe('Alice L.');
+    expect(changes.map((c) => c.kind)).toEqual(['monitored', 'updated', 'updated']);
+  });
+
+  it('ignores user updates for users it does not monitor', () => {
+    const { registry: reg, changes } = registry();
+    reg.userUpdated({ id: '5', username: 'nobody' });
+    expect(changes).toHaveLength(0);
+    expect(reg.get('5')).toBeUndefined();
+  });
+
+  it('stops monitoring only when the last shared guild is gone', () => {
+    const { registry: reg, changes } = registry();
+    reg.memberSeen(GUILD_A, ALICE);
+    reg.memberSeen(GUILD_B, ALICE);
+    reg.memberRemoved(GUILD_A, ALICE.id);
+    expect(reg.isMonitored(ALICE.id)).toBe(true);
+    reg.memberRemoved(GUILD_B, ALICE.id);
+    expect(reg.isMonitored(ALICE.id)).toBe(false);
+    expect(reg.get(ALICE.id)).toBeUndefined();
+    expect(changes.map((c) => c.kind)).toEqual(['monitored', 'unmonitored']);
+  });
+
+  it('drops the members of a removed guild unless another guild still shares them', () => {
+    const { registry: reg } = registry();
+    const bob = { id: '2', username: 'bob' };
+    reg.memberSeen(GUILD_A, ALICE);
+    reg.memberSeen(GUILD_B, ALICE);
+    reg.memberSeen(GUILD_A, bob);
+    reg.guildRemoved(GUILD_A);
+    expect(reg.isMonitored(ALICE.id)).toBe(true);
+    expect(reg.isMonitored(bob.id)).toBe(false);
+    expect(reg.guildIds()).toEqual([GUILD_B]);
+  });
+
+  it('after a re-listing, forgets members who were not listed again', () => {
+    const { registry: reg, changes } = registry();
+    const bob = { id: '2', username: 'bob' };
+    reg.memberSeen(GUILD_A, ALICE);
+    reg.memberSeen(GUILD_A, bob);
+    changes.length = 0;
+
+    reg.beginGuildSync(GUILD_A);
+    reg.memberSeen(GUILD_A, ALICE);
+    reg.endGuildSync(GUILD_A);
+
+    expect(reg.isMonitored(ALICE.id)).toBe(true);
+    expect(reg.isMonitored(bob.id)).toBe(false);
+    expect(changes).toEqual([expect.objectContaining({ kind: 'unmonitored', userId: bob.id })]);
+  });
+
+  it('adds the profile to the presence and counts versions', () => {
+    const { registry: reg } = registry();
+    reg.memberSeen(GUILD_A, ALICE, {
+      status: 'dnd',
+      activities: [customStatusActivity({ text: 'busy' })],
+      client_status: { mobile: 'dnd' },
+    });
+    expect(reg.get(ALICE.id)?.version).toBe(1);
+    reg.profileFetched(ALICE.id, { banner: 'a_1234', accent_color: 16711680 });
+    const snapshot = reg.get(ALICE.id);
+    expect(snapshot?.version).toBe(2);
+    expect(snapshot?.presence).toMatchObject({
+      banner: 'a_1234',
+      banner_url: `${CDN}/banners/${ALICE.id}/a_1234.gif?size=1024`,
+      accent_color: 16711680,
+      custom_status: { text: 'busy', emoji: null },
+    });
+  });
+
+  it('serializes each change once: the snapshot carries the JSON and the REST envelope', () => {
+    const { registry: reg } = registry();
+    reg.memberSeen(GUILD_A, ALICE, listening('one', 1_700_000_000_000));
+    const snapshot = reg.get(ALICE.id);
+    if (!snapshot) throw new Error('not monitored');
+    expect(JSON.parse(snapshot.json)).toEqual(snapshot.presence);
+    expect(JSON.parse(snapshot.body.toString())).toEqual({ success: true, data: snapshot.presence });
+  });
+
+  it('fires nothing when a change leaves the normalized view as it was', () => {
+    const { registry: reg, changes } = registry();
+    reg.memberSeen(GUILD_A, ALICE);
+    reg.profileFetched(ALICE.id, { banner: null, accent_color: null });
+    expect(changes.map((c) => c.kind)).toEqual(['monitored']);
+  });
+});
