@@ -18,12 +18,15 @@ export interface YouTubeMusicMatcher {
 export const PEAR_DESKTOP_APPLICATION_ID = '1177081335727267940';
 export const PREMID_APPLICATION_ID = '463151177836658699';
 export const YTMDESKTOP_APPLICATION_ID = '834475359071633499';
+/** ytmdesktop v2 publishes under its own application. */
+export const YTMDESKTOP_V2_APPLICATION_ID = '1143202598460076053';
 
-/** Pear Desktop (formerly th-ch/youtube-music), PreMiD, ytmdesktop. */
+/** Pear Desktop (formerly th-ch/youtube-music), PreMiD, ytmdesktop (both generations). */
 export const DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS: readonly string[] = [
   PEAR_DESKTOP_APPLICATION_ID,
   PREMID_APPLICATION_ID,
   YTMDESKTOP_APPLICATION_ID,
+  YTMDESKTOP_V2_APPLICATION_ID,
 ];
 export const DEFAULT_YOUTUBE_MUSIC_NAMES: readonly string[] = ['youtube music'];
 

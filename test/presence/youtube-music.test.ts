@@ -305,11 +305,12 @@ describe('youtubeVideoId', () => {
 });
 
 describe('constants', () => {
-  it('knows the three players and the usual name', () => {
+  it('knows the players and the usual name', () => {
     expect(DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS).toEqual([
       '1177081335727267940',
       '463151177836658699',
       '834475359071633499',
+      '1143202598460076053',
     ]);
     expect(DEFAULT_YOUTUBE_MUSIC_NAMES).toEqual(['youtube music']);
     expect(MATCHER.applicationIds).toEqual(new Set(DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS));

@@ -1,0 +1,120 @@
+import { REST } from '@discordjs/rest';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { DiscordGateway } from './discord/gateway.js';
+import { GatewayIngest } from './discord/ingest.js';
+import { ProfileFetcher } from './discord/profiles.js';
+import { type Demo, startDemo } from './discord/simulator/demo.js';
+import { buildHttpServer } from './http/server.js';
+import { PresenceRegistry } from './presence/registry.js';
+import { youtubeMusicMatcher } from './presence/youtube-music.js';
+import type { Store } from './store/ports.js';
+import { openSqliteStore } from './store/sqlite/index.js';
+import { readVersionInfo } from './version.js';
+
+export interface App {
+  readonly config: Config;
+  readonly http: FastifyInstance;
+  readonly registry: PresenceRegistry;
+  readonly gateway: DiscordGateway;
+  readonly store: Store;
+  /** The built-in simulated Discord and its users, in demo mode. */
+  readonly demo: Demo | null;
+  /** Where the HTTP server listens, e.g. http://127.0.0.1:4001 */
+  readonly url: string;
+  /** Stops accepting, closes the gateway and the store. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+export interface AppOptions {
+  logger: Logger;
+  /** A close from Discord that reconnecting cannot fix; main ends the process. */
+  onFatal?(code: number, reason: string): void;
+}
+
+/** The composition root: builds the store, the registry, Discord (real or simulated) and HTTP, then listens. */
+export async function startApp(config: Config, options: AppOptions): Promise<App> {
+  const { logger } = options;
+  if (config.redisUrl !== null) {
+    throw new Error(
+      'REDIS_URL: scale-out mode is not part of this build yet; unset it to run on one machine',
+    );
+  }
+
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const close = async (): Promise<void> => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        logger.warn({ err: error }, 'error while shutting down');
+      }
+    }
+  };
+
+  try {
+    const store = openSqliteStore(config.database);
+    cleanups.push(() => store.close());
+
+    let discord: { token: string; apiUrl: string; cdnUrl: string };
+    let demo: Demo | null = null;
+    if (config.discordToken === null) {
+      const started = await startDemo(logger);
+      demo = started;
+      cleanups.push(() => started.stop());
+      const { simulator } = started;
+      discord = { token: simulator.token, apiUrl: simulator.apiUrl, cdnUrl: simulator.cdnUrl };
+      logger.info(
+        { api: discord.apiUrl },
+        'demo mode: no DISCORD_TOKEN set, using the built-in simulated Discord',
+      );
+    } else {
+      discord = { token: config.discordToken, apiUrl: config.discordApiUrl, cdnUrl: config.discordCdnUrl };
+      logger.info({ api: discord.apiUrl }, 'connecting to Discord');
+    }
+
+    const registry = new PresenceRegistry({
+      cdnUrl: discord.cdnUrl,
+      youtubeMusic: youtubeMusicMatcher(config.youtubeMusicApplicationIds, config.youtubeMusicNames),
+    });
+
+    const rest = new REST({ api: discord.apiUrl, cdn: discord.cdnUrl, version: '10' }).setToken(
+      discord.token,
+    );
+    const profiles = new ProfileFetcher({ rest, store: store.profiles, registry, logger });
+    cleanups.push(() => profiles.stop());
+    registry.onChange((change) => {
+      if (change.kind !== 'monitored') return;
+      profiles.userMonitored(change.userId).catch((error: unknown) => {
+        logger.warn({ err: error, userId: change.userId }, 'could not load the stored profile');
+      });
+    });
+
+    const gateway = new DiscordGateway({
+      token: discord.token,
+      rest,
+      logger,
+      onFatal: (code, reason) => options.onFatal?.(code, reason),
+    });
+    const ingest = new GatewayIngest({
+      registry,
+      requestMembers: (shardId, data) => void gateway.requestMembers(shardId, data),
+      onUserUpdated: (userId) => profiles.enqueue(userId),
+      logger,
+    });
+    gateway.onDispatch((payload, shardId) => ingest.handle(payload, shardId));
+
+    const http = await buildHttpServer({ view: registry, version: readVersionInfo(), logger });
+    cleanups.push(() => http.close());
+    const url = await http.listen({ port: config.port, host: config.host });
+
+    cleanups.push(() => gateway.destroy());
+    gateway.start();
+
+    return { config, http, registry, gateway, store, demo, url, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

@@ -1,0 +1,156 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DiscordAPIError, type REST } from '@discordjs/rest';
+import { type SessionInfo, WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
+import {
+  type GatewayDispatchPayload,
+  GatewayOpcodes,
+  type GatewayRequestGuildMembersData,
+} from 'discord-api-types/v10';
+import type { Logger } from 'pino';
+import { FATAL_CLOSE_CODES, INTENTS, LARGE_THRESHOLD } from './intents.js';
+
+/** Reaching Discord at all (before any gateway session) is retried with backoff between these bounds. */
+const FIRST_RETRY_MS = 1_000;
+const MAX_RETRY_MS = 60_000;
+
+export type DispatchHandler = (payload: GatewayDispatchPayload, shardId: number) => void;
+
+export interface GatewayOptions {
+  token: string;
+  rest: REST;
+  logger: Logger;
+  /** null: Discord's recommended count. */
+  shardCount?: number | null;
+  /** null: every shard of shardCount. */
+  shardIds?: number[] | null;
+  /** A close that reconnecting cannot fix (bad token, disallowed intents). */
+  onFatal(code: number, reason: string): void;
+}
+
+/**
+ * The connection to Discord's gateway. Sharding, heartbeats, resume and reconnect are @discordjs/ws's;
+ * this class hands every dispatch to the handlers and tells whether every shard is connected.
+ */
+export class DiscordGateway {
+  private readonly manager: WebSocketManager;
+  private readonly handlers: DispatchHandler[] = [];
+  /** Per instance: the library's default session store is shared by every manager in the process. */
+  private readonly sessions = new Map<number, SessionInfo>();
+  private readonly readyShards = new Set<number>();
+  private shardCountHere = 0;
+  private fatal = false;
+  private destroyed = false;
+
+  constructor(private readonly options: GatewayOptions) {
+    this.manager = new WebSocketManager({
+      token: options.token,
+      intents: INTENTS,
+      largeThreshold: LARGE_THRESHOLD,
+      rest: options.rest,
+      shardCount: options.shardCount ?? null,
+      shardIds: options.shardIds ?? null,
+      retrieveSessionInfo: (shardId) => this.sessions.get(shardId) ?? null,
+      updateSessionInfo: (shardId, info) => {
+        if (info) this.sessions.set(shardId, info);
+        else this.sessions.delete(shardId);
+      },
+    });
+    this.listen();
+  }
+
+  onDispatch(handler: DispatchHandler): void {
+    this.handlers.push(handler);
+  }
+
+  /** Every shard this node runs has a live session. */
+  get ready(): boolean {
+    return !this.fatal && this.readyShards.size > 0 && this.readyShards.size === this.shardCountHere;
+  }
+
+  /**
+   * Connects in the background and returns at once: HTTP keeps answering while Discord is slow or down.
+   * `ready` tells when every shard has a session.
+   */
+  start(): void {
+    void this.connectWithRetry();
+  }
+
+  private async connectWithRetry(): Promise<void> {
+    const { logger } = this.options;
+    let delay = FIRST_RETRY_MS;
+    while (!this.destroyed && !this.fatal) {
+      try {
+        this.shardCountHere = (await this.manager.getShardIds()).length;
+        await this.manager.connect();
+        return;
+      } catch (error) {
+        if (this.destroyed) return;
+        if (error instanceof DiscordAPIError && error.status === 401) {
+          this.failed(4004, FATAL_CLOSE_CODES.get(4004) as string);
+          return;
+        }
+        logger.error({ err: error, retryInMs: delay }, 'could not connect to Discord; retrying');
+        await sleep(delay, undefined, { ref: false });
+        delay = Math.min(delay * 2, MAX_RETRY_MS);
+      }
+    }
+  }
+
+  private failed(code: number, reason: string): void {
+    if (this.fatal) return;
+    this.fatal = true;
+    this.options.logger.fatal({ code }, `Discord refused the bot: ${reason}`);
+    this.options.onFatal(code, reason);
+  }
+
+  async requestMembers(shardId: number, data: GatewayRequestGuildMembersData): Promise<void> {
+    try {
+      await this.manager.send(shardId, { op: GatewayOpcodes.RequestGuildMembers, d: data });
+    } catch (error) {
+      this.options.logger.warn({ err: error, shardId, guildId: data.guild_id }, 'member request failed');
+    }
+  }
+
+  async destroy(): Promise<void> {
+    this.destroyed = true;
+    this.readyShards.clear();
+    await this.manager.destroy({ reason: 'shutting down' });
+  }
+
+  private listen(): void {
+    const { logger } = this.options;
+    this.manager.on(WebSocketShardEvents.Dispatch, (payload, shardId) => {
+      for (const handler of this.handlers) {
+        try {
+          handler(payload, shardId);
+        } catch (error) {
+          logger.error({ err: error, event: payload.t, shardId }, 'failed to handle a gateway event');
+        }
+      }
+    });
+    this.manager.on(WebSocketShardEvents.Ready, (data, shardId) => {
+      this.readyShards.add(shardId);
+      logger.info({ shardId, guilds: data.guilds.length, user: data.user.username }, 'gateway session ready');
+    });
+    this.manager.on(WebSocketShardEvents.Resumed, (shardId) => {
+      this.readyShards.add(shardId);
+      logger.info({ shardId }, 'gateway session resumed');
+    });
+    this.manager.on(WebSocketShardEvents.Closed, (code, shardId) => {
+      this.readyShards.delete(shardId);
+      const fatalReason = FATAL_CLOSE_CODES.get(code);
+      if (fatalReason !== undefined) {
+        this.failed(code, fatalReason);
+        return;
+      }
+      if (!this.destroyed)
+        logger.warn({ shardId, code }, 'gateway connection closed; resuming or reconnecting');
+    });
+    this.manager.on(WebSocketShardEvents.Error, (error, shardId) => {
+      logger.error({ err: error, shardId }, 'gateway error');
+    });
+    this.manager.on(WebSocketShardEvents.Debug, (message, shardId) => {
+      logger.trace({ shardId }, message);
+    });
+  }
+}

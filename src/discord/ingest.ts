@@ -1,0 +1,150 @@
+import {
+  GatewayDispatchEvents,
+  type GatewayDispatchPayload,
+  type GatewayGuildCreateDispatchData,
+  type GatewayGuildMembersChunkDispatchData,
+  type GatewayReadyDispatchData,
+  type GatewayRequestGuildMembersData,
+} from 'discord-api-types/v10';
+import type { Logger } from 'pino';
+import type { RawPresence, Snowflake } from '../presence/model.js';
+import { OFFLINE_PRESENCE, rawPresenceFrom } from '../presence/raw.js';
+import type { PresenceRegistry } from '../presence/registry.js';
+
+type PresenceLike = { user?: { id?: string } } & Parameters<typeof rawPresenceFrom>[0];
+
+export interface IngestOptions {
+  registry: PresenceRegistry;
+  /** Sends REQUEST_GUILD_MEMBERS (op 8) on a shard. */
+  requestMembers(shardId: number, data: GatewayRequestGuildMembersData): void;
+  /** USER_UPDATE: the user's profile (banner, accent) may have changed too. */
+  onUserUpdated?(userId: Snowflake): void;
+  logger: Logger;
+}
+
+/**
+ * Turns gateway dispatches into registry calls, and keeps what the registry needs to rebuild state
+ * after a fresh session: which shard each guild lives on, and which member listing is the current one.
+ */
+export class GatewayIngest {
+  private readonly guildShards = new Map<Snowflake, number>();
+  /** nonce → guild, for listings of a whole guild; a listing's last chunk ends its sync. */
+  private readonly syncNonces = new Map<string, Snowflake>();
+  private nonceCounter = 0;
+
+  constructor(private readonly options: IngestOptions) {}
+
+  handle(payload: GatewayDispatchPayload, shardId: number): void {
+    const { registry } = this.options;
+    switch (payload.t) {
+      case GatewayDispatchEvents.Ready:
+        this.ready(payload.d, shardId);
+        break;
+      case GatewayDispatchEvents.GuildCreate:
+        this.guildCreate(payload.d, shardId);
+        break;
+      case GatewayDispatchEvents.GuildMembersChunk:
+        this.membersChunk(payload.d);
+        break;
+      case GatewayDispatchEvents.GuildMemberAdd:
+        registry.memberSeen(payload.d.guild_id, payload.d.user);
+        this.options.requestMembers(shardId, {
+          guild_id: payload.d.guild_id,
+          user_ids: [payload.d.user.id],
+          presences: true,
+          nonce: this.nextNonce(),
+        });
+        break;
+      case GatewayDispatchEvents.GuildMemberUpdate:
+        registry.memberSeen(payload.d.guild_id, payload.d.user);
+        break;
+      case GatewayDispatchEvents.GuildMemberRemove:
+        registry.memberRemoved(payload.d.guild_id, payload.d.user.id);
+        break;
+      case GatewayDispatchEvents.GuildDelete:
+        this.guildShards.delete(payload.d.id);
+        registry.guildRemoved(payload.d.id);
+        break;
+      case GatewayDispatchEvents.PresenceUpdate:
+        registry.memberSeen(payload.d.guild_id, payload.d.user, rawPresenceFrom(payload.d));
+        break;
+      case GatewayDispatchEvents.UserUpdate:
+        registry.userUpdated(payload.d);
+        this.options.onUserUpdated?.(payload.d.id);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /**
+   * A fresh session (not a resume): guilds this shard had that Discord no longer lists were left while
+   * we were away. The guilds it does list follow as GUILD_CREATE and are re-listed in full.
+   */
+  private ready(data: GatewayReadyDispatchData, shardId: number): void {
+    const listed = new Set(data.guilds.map((guild) => guild.id));
+    for (const [guildId, shard] of this.guildShards) {
+      if (shard === shardId && !listed.has(guildId)) {
+        this.guildShards.delete(guildId);
+        this.options.registry.guildRemoved(guildId);
+      }
+    }
+  }
+
+  private guildCreate(data: GatewayGuildCreateDispatchData, shardId: number): void {
+    if ((data as { unavailable?: boolean }).unavailable) return;
+    const { registry } = this.options;
+    this.guildShards.set(data.id, shardId);
+    registry.beginGuildSync(data.id);
+    this.seeMembers(data.id, data.members ?? [], data.presences ?? []);
+
+    const nonce = this.nextNonce();
+    for (const [oldNonce, guildId] of this.syncNonces) {
+      if (guildId === data.id) this.syncNonces.delete(oldNonce);
+    }
+    this.syncNonces.set(nonce, data.id);
+    this.options.requestMembers(shardId, { guild_id: data.id, query: '', limit: 0, presences: true, nonce });
+    this.options.logger.info(
+      { guildId: data.id, shardId, memberCount: data.member_count, large: data.large },
+      'guild available; requesting its members',
+    );
+  }
+
+  private membersChunk(data: GatewayGuildMembersChunkDispatchData): void {
+    this.seeMembers(data.guild_id, data.members, data.presences ?? []);
+    const syncOf = data.nonce === undefined ? undefined : this.syncNonces.get(data.nonce);
+    if (syncOf === data.guild_id && data.chunk_index >= data.chunk_count - 1) {
+      this.syncNonces.delete(data.nonce as string);
+      this.options.registry.endGuildSync(data.guild_id);
+      this.options.logger.info(
+        { guildId: data.guild_id, members: this.options.registry.memberCount(data.guild_id) },
+        'guild members loaded',
+      );
+    }
+  }
+
+  /**
+   * Member listings carry presences only for members who are not offline, so a listed member without
+   * one is offline.
+   */
+  private seeMembers(
+    guildId: Snowflake,
+    members: ReadonlyArray<{ user?: { id: string } }>,
+    presences: ReadonlyArray<PresenceLike>,
+  ): void {
+    const byUser = new Map<string, RawPresence>();
+    for (const presence of presences) {
+      const id = presence.user?.id;
+      if (typeof id === 'string') byUser.set(id, rawPresenceFrom(presence));
+    }
+    for (const member of members) {
+      if (!member.user) continue;
+      this.options.registry.memberSeen(guildId, member.user, byUser.get(member.user.id) ?? OFFLINE_PRESENCE);
+    }
+  }
+
+  private nextNonce(): string {
+    this.nonceCounter = (this.nonceCounter + 1) % Number.MAX_SAFE_INTEGER;
+    return `p${this.nonceCounter.toString(36)}`;
+  }
+}

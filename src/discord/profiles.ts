@@ -1,0 +1,115 @@
+import { DiscordAPIError, type REST } from '@discordjs/rest';
+import { type APIUser, RESTJSONErrorCodes, Routes } from 'discord-api-types/v10';
+import type { Logger } from 'pino';
+import type { Profile, Snowflake } from '../presence/model.js';
+import type { PresenceRegistry } from '../presence/registry.js';
+import type { ProfileStore } from '../store/ports.js';
+
+/** A stored profile younger than this is used as is after a restart instead of being fetched again. */
+export const PROFILE_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Requests in flight at once. The REST library queues by Discord's rate limits; this keeps a guild of a
+ * quarter-million members from becoming a quarter-million pending promises inside it.
+ */
+export const PROFILE_FETCH_CONCURRENCY = 2;
+
+/** A fetch that failed for a passing reason (network, 5xx) is tried again after this long. */
+export const PROFILE_RETRY_MS = 60_000;
+
+export interface ProfileFetcherOptions {
+  rest: REST;
+  store: ProfileStore;
+  registry: PresenceRegistry;
+  logger: Logger;
+  now?: () => number;
+}
+
+/**
+ * Banner and accent colour are not in gateway payloads: they come from `GET /users/:id`, once per user,
+ * in the background. Reads never wait for it; the presence changes when the profile arrives.
+ */
+export class ProfileFetcher {
+  private readonly queue = new Set<Snowflake>();
+  private readonly retries = new Set<Snowflake>();
+  private retryTimer: NodeJS.Timeout | undefined;
+  private active = 0;
+  private stopped = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ProfileFetcherOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** A user started being monitored: use the stored profile when fresh, else fetch it. */
+  async userMonitored(userId: Snowflake): Promise<void> {
+    const stored = await this.options.store.getProfile(userId);
+    if (stored) this.options.registry.profileFetched(userId, stored.profile);
+    if (!stored || this.now() - stored.fetchedAt > PROFILE_TTL_MS) this.enqueue(userId);
+  }
+
+  /** Fetch again, e.g. after USER_UPDATE. */
+  enqueue(userId: Snowflake): void {
+    if (this.stopped) return;
+    this.queue.add(userId);
+    this.pump();
+  }
+
+  get pending(): number {
+    return this.queue.size + this.active;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.queue.clear();
+    this.retries.clear();
+    clearTimeout(this.retryTimer);
+  }
+
+  private retryLater(userId: Snowflake): void {
+    this.retries.add(userId);
+    this.retryTimer ??= setTimeout(() => {
+      this.retryTimer = undefined;
+      for (const id of this.retries) {
+        if (this.options.registry.isMonitored(id)) this.enqueue(id);
+      }
+      this.retries.clear();
+    }, PROFILE_RETRY_MS).unref();
+  }
+
+  private pump(): void {
+    while (!this.stopped && this.active < PROFILE_FETCH_CONCURRENCY && this.queue.size > 0) {
+      const userId = this.queue.values().next().value as Snowflake;
+      this.queue.delete(userId);
+      this.active++;
+      this.fetch(userId).finally(() => {
+        this.active--;
+        this.pump();
+      });
+    }
+  }
+
+  private async fetch(userId: Snowflake): Promise<void> {
+    const { rest, store, registry, logger } = this.options;
+    let profile: Profile;
+    try {
+      const user = (await rest.get(Routes.user(userId))) as APIUser;
+      profile = { banner: user.banner ?? null, accent_color: user.accent_color ?? null };
+    } catch (error) {
+      if (error instanceof DiscordAPIError && error.code === RESTJSONErrorCodes.UnknownUser) {
+        profile = { banner: null, accent_color: null };
+      } else {
+        logger.warn({ err: error, userId }, 'could not fetch the user profile; retrying later');
+        this.retryLater(userId);
+        return;
+      }
+    }
+    if (this.stopped) return;
+    registry.profileFetched(userId, profile);
+    try {
+      await store.putProfile(userId, { profile, fetchedAt: this.now() });
+    } catch (error) {
+      logger.warn({ err: error, userId }, 'could not store the user profile');
+    }
+  }
+}

@@ -1,0 +1,730 @@
+import type { AddressInfo } from 'node:net';
+import {
+  type APIEmbed,
+  type APIMessage,
+  type APIUser,
+  ApplicationFlags,
+  GatewayDispatchEvents,
+  GatewayIntentBits,
+  GatewayOpcodes,
+  type MessageFlags,
+  MessageReferenceType,
+  MessageType,
+  type RESTPostAPIChannelMessageJSONBody,
+  type UserFlags,
+} from 'discord-api-types/v10';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Profile, RawPresence } from '../../presence/model.js';
+import { cdnRoutes } from './cdn.js';
+import {
+  ALL_INTENTS,
+  type MemberRequest,
+  type Session,
+  SimulatedGateway,
+  type SimulatorLogger,
+} from './gateway.js';
+import { type RateLimitOptions, restRoutes, routeOf, sendError } from './rest.js';
+import {
+  defaultUser,
+  discordTimestamp,
+  type GuildInput,
+  type MemberInput,
+  normalizePresence,
+  type PresenceInput,
+  type SimChannel,
+  type SimGuild,
+  SimulatorState,
+  type UserInput,
+} from './state.js';
+
+export type { MemberRequest, SimulatorLogger } from './gateway.js';
+export type { RateLimitOptions } from './rest.js';
+export type { GuildInput, MemberInput, PresenceInput, UserInput } from './state.js';
+export { shardFor } from './state.js';
+
+export const DEFAULT_TOKEN = 'simulator-token';
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 41_250;
+export const DEFAULT_BOT_USER: Readonly<APIUser> = {
+  id: '1204567890123456789',
+  username: 'Presently',
+  discriminator: '0',
+  global_name: null,
+  avatar: null,
+  bot: true,
+  public_flags: 0 as UserFlags,
+  flags: 0 as UserFlags,
+  avatar_decoration_data: null,
+};
+/** Generous enough that a test never waits on it; @discordjs/rest still sees real headers. */
+export const DEFAULT_RATE_LIMIT: RateLimitOptions = { limit: 50, windowMs: 1000 };
+/** How long waitForReady and waitForMessage wait unless told. */
+export const DEFAULT_WAIT_MS = 5000;
+/** Messages kept for replies and for sentMessages(). */
+const MAX_KEPT_MESSAGES = 5000;
+
+export interface DiscordSimulatorOptions {
+  /** The bot token clients must present (without "Bot "). Default 'simulator-token'. */
+  token?: string;
+  /** Shards `GET /gateway/bot` recommends. Default 1. */
+  shardCount?: number;
+  /** HELLO's heartbeat_interval. Default 41,250 ms, as Discord's; keep it short in tests. */
+  heartbeatIntervalMs?: number;
+  /** Merged over DEFAULT_BOT_USER. */
+  botUser?: Partial<APIUser>;
+  /** Default: the bot user's id, as for every bot made since 2016. */
+  applicationId?: string;
+  /**
+   * Intents the app may use, privileged ones being what matters: identifying with a privileged intent not
+   * in here closes with 4014. Default: all.
+   */
+  allowedIntents?: number;
+  /** session_start_limit.max_concurrency. Default 1 (so @discordjs/ws waits 5 s between identifies). */
+  maxConcurrency?: number;
+  /** Minimum time between two all-member requests for one guild (RATE_LIMITED dispatch). Default 0: off. */
+  memberRequestCooldownMs?: number;
+  /** REST buckets. Default 50 requests per second per route. */
+  rateLimit?: RateLimitOptions;
+  /** Loopback address to listen on. Default 127.0.0.1. */
+  host?: string;
+  logger?: SimulatorLogger;
+}
+
+export interface SetPresenceOptions {
+  /**
+   * Shift each guild's copy's activity timestamps (start, end, created_at) by a different amount up to
+   * this many ms, as Discord's per-guild copies differ. Default 0: identical copies.
+   */
+  jitterMs?: number;
+  /** Send the full user object instead of `{id}`. */
+  fullUser?: boolean;
+}
+
+export interface MemberUpdate {
+  /** `id` names the member; other fields change the user. */
+  user: UserInput;
+  nick?: string | null;
+  roles?: string[];
+}
+
+export interface UserMessage {
+  /** Default: the author's DM channel with the bot (unless guildId is given). */
+  channelId?: string;
+  guildId?: string;
+  /** A user id or user object. */
+  author: string | UserInput;
+  content: string;
+}
+
+/** One request the simulator answered; path and route are relative to apiUrl (REST) or cdnUrl (CDN). */
+export interface RequestRecord {
+  kind: 'rest' | 'cdn' | 'other';
+  method: string;
+  path: string;
+  route: string | null;
+  status: number;
+}
+
+interface MessageWaiter {
+  predicate(message: APIMessage): boolean;
+  resolve(message: APIMessage): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * A simulated Discord on loopback: gateway v10 (JSON) and REST v10 on one HTTP server, plus a tiny CDN.
+ * The real @discordjs/ws and @discordjs/rest talk to it unchanged. Drivers change the world (guilds,
+ * members, presences, messages) and dispatch what Discord would; fault drivers break connections the ways
+ * Discord does.
+ */
+export class DiscordSimulator {
+  private readonly state: SimulatorState;
+  private readonly gateway: SimulatedGateway;
+  private readonly options: Required<
+    Omit<DiscordSimulatorOptions, 'botUser' | 'logger' | 'applicationId'>
+  > & {
+    logger?: SimulatorLogger;
+  };
+  private http: FastifyInstance | null = null;
+  private origin: string | null = null;
+  private readonly messages = new Map<string, APIMessage>();
+  private readonly botMessages: APIMessage[] = [];
+  private readonly claimedMessages = new Set<string>();
+  private messageWaiters: MessageWaiter[] = [];
+  private readonly requestLog: RequestRecord[] = [];
+  private readonly requestCounts = new Map<string, number>();
+
+  constructor(options: DiscordSimulatorOptions = {}) {
+    this.options = {
+      token: options.token ?? DEFAULT_TOKEN,
+      shardCount: options.shardCount ?? 1,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
+      allowedIntents: options.allowedIntents ?? ALL_INTENTS,
+      maxConcurrency: options.maxConcurrency ?? 1,
+      memberRequestCooldownMs: options.memberRequestCooldownMs ?? 0,
+      rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
+      host: options.host ?? '127.0.0.1',
+      ...(options.logger ? { logger: options.logger } : {}),
+    };
+    const bot: APIUser = { ...DEFAULT_BOT_USER, ...options.botUser, bot: true };
+    this.state = new SimulatorState(bot.id);
+    this.state.users.set(bot.id, bot);
+    this.gateway = new SimulatedGateway({
+      state: this.state,
+      token: this.options.token,
+      heartbeatIntervalMs: this.options.heartbeatIntervalMs,
+      allowedIntents: this.options.allowedIntents,
+      applicationId: options.applicationId ?? bot.id,
+      applicationFlags: applicationFlags(this.options.allowedIntents),
+      resumeUrl: () => this.gatewayUrl,
+      memberRequestCooldownMs: this.options.memberRequestCooldownMs,
+      logger: this.options.logger,
+    });
+  }
+
+  // ---- lifecycle ------------------------------------------------------------------------------------
+
+  /** Listens on an ephemeral port: REST under /api, the CDN under /cdn, the gateway on websocket upgrade. */
+  async start(): Promise<void> {
+    if (this.http) throw new Error('simulated Discord: already started');
+    const app = Fastify({ logger: false, forceCloseConnections: true });
+    this.http = app;
+
+    app.addHook('onResponse', async (request, reply) =>
+      this.record(request.method, request.url, request, reply),
+    );
+    app.setNotFoundHandler((_request, reply) =>
+      sendError(reply, 404, { message: '404: Not Found', code: 0 }),
+    );
+    app.setErrorHandler((error: { statusCode?: number }, _request, reply) => {
+      const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
+      const text =
+        status === 500 ? 'Internal Server Error' : status === 413 ? 'Payload Too Large' : 'Bad Request';
+      return sendError(reply, status, { message: `${status}: ${text}`, code: 0 });
+    });
+    app.register(
+      restRoutes({
+        token: this.options.token,
+        state: this.state,
+        gatewayUrl: () => this.gatewayUrl,
+        shardCount: this.options.shardCount,
+        maxConcurrency: this.options.maxConcurrency,
+        rateLimit: this.options.rateLimit,
+        postMessage: (channel, body) => this.postBotMessage(channel, body),
+      }),
+      { prefix: '/api/v10' },
+    );
+    app.register(cdnRoutes, { prefix: '/cdn' });
+    app.server.on('upgrade', (request, socket, head) => this.gateway.handleUpgrade(request, socket, head));
+
+    await app.listen({ port: 0, host: this.options.host });
+    const { port } = app.server.address() as AddressInfo;
+    const host = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host;
+    this.origin = `${host}:${port}`;
+    this.options.logger?.info({ api: this.apiUrl, gateway: this.gatewayUrl }, 'simulated Discord listening');
+  }
+
+  /** Terminates every gateway socket, closes the server; pending waits reject. Safe to call twice. */
+  async stop(): Promise<void> {
+    const app = this.http;
+    if (!app) return;
+    this.http = null;
+    this.gateway.shutdown();
+    for (const waiter of this.messageWaiters.splice(0)) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new Error('simulated Discord: stopped'));
+    }
+    await app.close();
+  }
+
+  // ---- addresses and identity -----------------------------------------------------------------------
+
+  /** REST base without the version, e.g. http://127.0.0.1:PORT/api (give it to @discordjs/rest as `api`). */
+  get apiUrl(): string {
+    return `http://${this.address}/api`;
+  }
+
+  get cdnUrl(): string {
+    return `http://${this.address}/cdn`;
+  }
+
+  get gatewayUrl(): string {
+    return `ws://${this.address}`;
+  }
+
+  get token(): string {
+    return this.options.token;
+  }
+
+  get botUser(): APIUser {
+    return this.state.botUser;
+  }
+
+  private get address(): string {
+    if (this.origin === null) throw new Error('simulated Discord: not started (await start() first)');
+    return this.origin;
+  }
+
+  // ---- guilds and members ---------------------------------------------------------------------------
+
+  /** Adds a guild with its members and their presences; a connected shard that owns it gets GUILD_CREATE. */
+  createGuild(input: GuildInput): void {
+    if (this.state.guilds.has(input.id))
+      throw new Error(`simulated Discord: guild ${input.id} exists already`);
+    const guild = this.state.addGuild(input, Date.now());
+    this.gateway.dispatchToGuild(guild.id, (session) => this.gateway.guildCreate(guild, session));
+  }
+
+  /**
+   * GUILD_DELETE. By default the bot left (or was removed from) the guild and it is forgotten;
+   * `unavailable: true` is an outage instead: the guild stays, unavailable, until restoreGuild().
+   */
+  deleteGuild(guildId: string, options: { unavailable?: boolean } = {}): void {
+    const guild = this.guild(guildId);
+    if (options.unavailable) {
+      guild.unavailable = true;
+    } else {
+      this.state.guilds.delete(guildId);
+      for (const channelId of guild.channelIds) this.state.channels.delete(channelId);
+    }
+    this.gateway.dispatchToGuild(guildId, () => ({
+      op: GatewayOpcodes.Dispatch,
+      t: GatewayDispatchEvents.GuildDelete,
+      d: options.unavailable ? { id: guildId, unavailable: true } : { id: guildId },
+    }));
+  }
+
+  /** Ends an outage started with deleteGuild(id, {unavailable: true}): GUILD_CREATE. */
+  restoreGuild(guildId: string): void {
+    const guild = this.guild(guildId);
+    if (!guild.unavailable) return;
+    guild.unavailable = false;
+    this.gateway.dispatchToGuild(guildId, (session) => this.gateway.guildCreate(guild, session));
+  }
+
+  /** GUILD_MEMBER_ADD, then PRESENCE_UPDATE if the member is not offline. */
+  addMember(guildId: string, input: MemberInput): void {
+    const guild = this.guild(guildId);
+    if (guild.members.has(input.user.id)) {
+      throw new Error(`simulated Discord: ${input.user.id} is already a member of ${guildId}`);
+    }
+    const before = this.state.presences.get(input.user.id);
+    const member = this.state.addMember(guild, { ...input, presence: undefined }, Date.now());
+    this.gateway.dispatchToGuild(guildId, () => ({
+      op: GatewayOpcodes.Dispatch,
+      t: GatewayDispatchEvents.GuildMemberAdd,
+      d: { ...this.state.memberPayload(member), guild_id: guildId },
+    }));
+    if (input.presence && !samePresence(before, input.presence)) {
+      // A new presence: every shared guild (this one included) hears of it.
+      this.setPresence(input.user.id, input.presence);
+    } else if (this.state.isOnline(input.user.id)) {
+      this.dispatchPresence(guildId, input.user.id, {});
+    }
+  }
+
+  /** GUILD_MEMBER_UPDATE with the full user object. */
+  updateMember(guildId: string, update: MemberUpdate): void {
+    const guild = this.guild(guildId);
+    const member = guild.members.get(update.user.id);
+    if (!member) throw new Error(`simulated Discord: ${update.user.id} is not a member of ${guildId}`);
+    this.state.upsertUser(update.user);
+    if (update.nick !== undefined) member.nick = update.nick;
+    if (update.roles !== undefined) member.roles = update.roles;
+    this.dispatchMemberUpdate(guildId, update.user.id);
+  }
+
+  /** GUILD_MEMBER_REMOVE. */
+  removeMember(guildId: string, userId: string): void {
+    const guild = this.guild(guildId);
+    if (!guild.members.delete(userId))
+      throw new Error(`simulated Discord: ${userId} is not a member of ${guildId}`);
+    const user = this.state.users.get(userId) ?? defaultUser(userId);
+    this.gateway.dispatchToGuild(guildId, () => ({
+      op: GatewayOpcodes.Dispatch,
+      t: GatewayDispatchEvents.GuildMemberRemove,
+      d: { guild_id: guildId, user },
+    }));
+  }
+
+  // ---- users, presences, profiles -------------------------------------------------------------------
+
+  /**
+   * Sets a user's presence and sends one PRESENCE_UPDATE per available guild the user shares with the bot.
+   * Returns how many guild copies were sent (to sessions that exist; 0 if the user shares no guild).
+   */
+  setPresence(userId: string, presence: PresenceInput, options: SetPresenceOptions = {}): number {
+    if (!this.state.users.has(userId)) this.state.upsertUser({ id: userId });
+    this.state.setPresence(userId, presence);
+    const guilds = this.state.guildsOf(userId).filter((guild) => !guild.unavailable);
+    const jitter = options.jitterMs ?? 0;
+    guilds.forEach((guild, index) => {
+      // Distinct shifts in (0, jitter]: no two copies alike.
+      const shiftMs = jitter > 0 ? Math.round((jitter * (index + 1)) / guilds.length) : 0;
+      this.dispatchPresence(guild.id, userId, { shiftMs, fullUser: options.fullUser ?? false });
+    });
+    return guilds.length;
+  }
+
+  /** The profile `GET /users/:id` answers with (banner hash, accent colour). Creates the user if unknown. */
+  setProfile(userId: string, profile: Partial<Profile>): void {
+    this.state.upsertUser({ id: userId, ...profile });
+  }
+
+  /**
+   * Changes a stored user (what `GET /users/:id` returns). The bot: USER_UPDATE to every session. Anyone
+   * else: GUILD_MEMBER_UPDATE in each shared guild when a field the gateway shows changed (banner and
+   * accent colour are REST-only).
+   */
+  updateUser(partial: UserInput): void {
+    const before = this.state.users.get(partial.id);
+    const after = this.state.upsertUser(partial);
+    if (after.id === this.state.botUserId) {
+      this.gateway.dispatchToAll(() => ({
+        op: GatewayOpcodes.Dispatch,
+        t: GatewayDispatchEvents.UserUpdate,
+        d: after,
+      }));
+      return;
+    }
+    if (before && JSON.stringify(before) === JSON.stringify(after)) return;
+    for (const guild of this.state.guildsOf(after.id)) {
+      if (!guild.unavailable) this.dispatchMemberUpdate(guild.id, after.id);
+    }
+  }
+
+  // ---- messages -------------------------------------------------------------------------------------
+
+  /** The id of the DM channel between the bot and a user (the one `POST /users/@me/channels` returns). */
+  dmChannelFor(userId: string): string {
+    if (!this.state.users.has(userId)) this.state.upsertUser({ id: userId });
+    return this.state.dmChannelFor(userId).id;
+  }
+
+  /** A user writes: MESSAGE_CREATE to the bot (DMs go to shard 0). Returns the message. */
+  sendMessage(input: UserMessage): APIMessage {
+    const author =
+      typeof input.author === 'string'
+        ? (this.state.users.get(input.author) ?? this.state.upsertUser({ id: input.author }))
+        : this.state.upsertUser(input.author);
+    let channel: SimChannel;
+    if (input.guildId !== undefined) {
+      const guild = this.guild(input.guildId);
+      const known = input.channelId === undefined ? undefined : this.state.channels.get(input.channelId);
+      if (known && known.guildId !== guild.id) {
+        throw new Error(`simulated Discord: channel ${input.channelId} is not in guild ${guild.id}`);
+      }
+      channel =
+        known ??
+        (input.channelId === undefined
+          ? (this.state.channels.get(guild.channelIds[0] ?? '') as SimChannel)
+          : this.state.addGuildChannel(guild, input.channelId, `channel-${guild.channelIds.length}`));
+    } else {
+      const dm = this.state.dmChannelFor(author.id);
+      if (input.channelId !== undefined && input.channelId !== dm.id) {
+        const known = this.state.channels.get(input.channelId);
+        if (!known) throw new Error(`simulated Discord: unknown channel ${input.channelId} (give guildId?)`);
+        channel = known;
+      } else {
+        channel = dm;
+      }
+    }
+    return this.createMessage(channel, author, { content: input.content });
+  }
+
+  /** Messages the bot posted through REST, oldest first; only one channel's if given. */
+  sentMessages(channelId?: string): APIMessage[] {
+    return this.botMessages.filter((message) => channelId === undefined || message.channel_id === channelId);
+  }
+
+  /**
+   * The first message the bot posts (or has posted) that matches and that no earlier waitForMessage
+   * returned. Rejects after timeoutMs with what the bot did post.
+   */
+  waitForMessage(
+    predicate: (message: APIMessage) => boolean,
+    timeoutMs = DEFAULT_WAIT_MS,
+  ): Promise<APIMessage> {
+    const existing = this.botMessages.find(
+      (message) => !this.claimedMessages.has(message.id) && predicate(message),
+    );
+    if (existing) {
+      this.claimedMessages.add(existing.id);
+      return Promise.resolve(existing);
+    }
+    return new Promise((resolve, reject) => {
+      const waiter: MessageWaiter = {
+        predicate,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.messageWaiters = this.messageWaiters.filter((other) => other !== waiter);
+          const posted = this.botMessages.map((message) => JSON.stringify(message.content)).slice(-5);
+          reject(
+            new Error(
+              `simulated Discord: no message from the bot matched within ${timeoutMs} ms ` +
+                `(${this.botMessages.length} posted${posted.length ? `; latest: ${posted.join(', ')}` : ''})`,
+            ),
+          );
+        }, timeoutMs),
+      };
+      this.messageWaiters.push(waiter);
+    });
+  }
+
+  // ---- faults and observation -----------------------------------------------------------------------
+
+  /** Destroys the shard's TCP socket without a close frame: the client should RESUME. */
+  dropConnection(shardId = 0): void {
+    this.gateway.dropConnection(shardId);
+  }
+
+  /** Closes the shard's socket with a code (4000 resumable; 4004, 4014… fatal; 4007, 4009 end the session). */
+  closeConnection(code: number, shardId = 0, reason?: string): void {
+    this.gateway.closeConnection(code, shardId, reason);
+  }
+
+  /** op 7 Reconnect. */
+  requestReconnect(shardId = 0): void {
+    this.gateway.requestReconnect(shardId);
+  }
+
+  /** op 9 Invalid Session; `resumable` is its `d`. */
+  invalidateSession(resumable: boolean, shardId = 0): void {
+    this.gateway.invalidateSession(resumable, shardId);
+  }
+
+  /** Heartbeats on this shard go unanswered (the client should treat the connection as a zombie). */
+  stopHeartbeatAcks(shardId = 0): void {
+    this.gateway.stopHeartbeatAcks(shardId);
+  }
+
+  resumeHeartbeatAcks(shardId = 0): void {
+    this.gateway.resumeHeartbeatAcks(shardId);
+  }
+
+  /** IDENTIFY payloads received (accepted or not). */
+  get identifyCount(): number {
+    return this.gateway.identifyCount;
+  }
+
+  /** Sessions resumed. */
+  get resumeCount(): number {
+    return this.gateway.resumeCount;
+  }
+
+  /** Every REQUEST_GUILD_MEMBERS received, with the shard it came on. */
+  get memberRequests(): readonly MemberRequest[] {
+    return this.gateway.memberRequests;
+  }
+
+  /** Shards with a live READY (or RESUMED) session. */
+  get connectedShards(): number[] {
+    return this.gateway.connectedShards;
+  }
+
+  /** Resolves when the shard has a live session: at once if it has, else at the next READY or RESUMED. */
+  waitForReady(shardId = 0, timeoutMs = DEFAULT_WAIT_MS): Promise<void> {
+    return this.gateway.waitForReady(shardId, timeoutMs);
+  }
+
+  /** Every HTTP request answered, oldest first. */
+  get requests(): readonly RequestRecord[] {
+    return this.requestLog;
+  }
+
+  /**
+   * How many requests matched `"METHOD path"`, where path is concrete (`GET /users/123`) or a route
+   * (`GET /users/:id`), relative to apiUrl or cdnUrl (`GET /avatars/:id/:file`).
+   */
+  requestCount(match: string): number {
+    return this.requestCounts.get(match) ?? 0;
+  }
+
+  // ---- internals ------------------------------------------------------------------------------------
+
+  private guild(guildId: string): SimGuild {
+    const guild = this.state.guilds.get(guildId);
+    if (!guild) throw new Error(`simulated Discord: unknown guild ${guildId}`);
+    return guild;
+  }
+
+  private dispatchPresence(
+    guildId: string,
+    userId: string,
+    options: { shiftMs?: number; fullUser?: boolean },
+  ): void {
+    this.gateway.dispatchToGuild(guildId, () => ({
+      op: GatewayOpcodes.Dispatch,
+      t: GatewayDispatchEvents.PresenceUpdate,
+      d: this.state.presencePayload(guildId, userId, options),
+    }));
+  }
+
+  private dispatchMemberUpdate(guildId: string, userId: string): void {
+    const member = this.state.guilds.get(guildId)?.members.get(userId);
+    if (!member) return;
+    const { user, ...payload } = this.state.memberPayload(member);
+    this.gateway.dispatchToGuild(guildId, () => ({
+      op: GatewayOpcodes.Dispatch,
+      t: GatewayDispatchEvents.GuildMemberUpdate,
+      d: {
+        ...payload,
+        avatar: payload.avatar ?? null,
+        banner: payload.banner ?? null,
+        user,
+        guild_id: guildId,
+      },
+    }));
+  }
+
+  private postBotMessage(channel: SimChannel, body: RESTPostAPIChannelMessageJSONBody): APIMessage {
+    const message = this.createMessage(channel, this.state.botUser, body);
+    this.botMessages.push(message);
+    if (this.botMessages.length > MAX_KEPT_MESSAGES) this.botMessages.shift();
+    for (const waiter of this.messageWaiters) {
+      if (this.claimedMessages.has(message.id)) break;
+      if (waiter.predicate(message)) {
+        this.claimedMessages.add(message.id);
+        clearTimeout(waiter.timer);
+        this.messageWaiters = this.messageWaiters.filter((other) => other !== waiter);
+        waiter.resolve(message);
+      }
+    }
+    return message;
+  }
+
+  /** Builds a message as Discord stores it and dispatches MESSAGE_CREATE to whoever may see it. */
+  private createMessage(
+    channel: SimChannel,
+    author: APIUser,
+    body: RESTPostAPIChannelMessageJSONBody,
+  ): APIMessage {
+    const now = Date.now();
+    const content = body.content ?? '';
+    const mentions = [...content.matchAll(/<@!?(\d{1,20})>/g)].flatMap((match) => {
+      const user = this.state.users.get(match[1] ?? '');
+      return user ? [user] : [];
+    });
+    const reference = body.message_reference;
+    const referenced =
+      reference?.message_id === undefined ? undefined : this.messages.get(reference.message_id);
+    const message: APIMessage = {
+      type: reference ? MessageType.Reply : MessageType.Default,
+      channel_id: channel.id,
+      content,
+      attachments: [],
+      embeds: (body.embeds ?? []).map((embed): APIEmbed => ({ type: 'rich' as APIEmbed['type'], ...embed })),
+      timestamp: discordTimestamp(now),
+      edited_timestamp: null,
+      flags: body.flags ?? (0 as MessageFlags),
+      components: body.components ?? [],
+      id: this.state.ids.next(now),
+      author,
+      mentions,
+      mention_roles: [],
+      pinned: false,
+      mention_everyone: false,
+      tts: body.tts ?? false,
+      ...(body.nonce !== undefined ? { nonce: body.nonce } : {}),
+      ...(reference
+        ? {
+            message_reference: {
+              type: MessageReferenceType.Default,
+              channel_id: reference.channel_id ?? channel.id,
+              message_id: reference.message_id,
+              ...(channel.guildId ? { guild_id: channel.guildId } : {}),
+            },
+            referenced_message: referenced ?? null,
+          }
+        : {}),
+    };
+    channel.lastMessageId = message.id;
+    this.messages.set(message.id, message);
+    if (this.messages.size > MAX_KEPT_MESSAGES) {
+      const oldest = this.messages.keys().next().value;
+      if (oldest !== undefined) this.messages.delete(oldest);
+    }
+
+    const botId = this.state.botUserId;
+    const visibleContent = (session: Session): boolean =>
+      channel.guildId === null ||
+      session.has(GatewayIntentBits.MessageContent) ||
+      author.id === botId ||
+      mentions.some((user) => user.id === botId);
+    const forSession = (session: Session) => {
+      const hidden = !visibleContent(session);
+      return {
+        op: GatewayOpcodes.Dispatch as const,
+        t: GatewayDispatchEvents.MessageCreate as const,
+        d: {
+          ...message,
+          ...(hidden ? { content: '', embeds: [], attachments: [], components: [] } : {}),
+          ...(channel.guildId
+            ? { guild_id: channel.guildId, member: this.memberOf(channel.guildId, author.id) }
+            : {}),
+        },
+      };
+    };
+
+    if (channel.guildId === null) {
+      this.gateway.dispatchToShard(0, (session) =>
+        session.has(GatewayIntentBits.DirectMessages) ? forSession(session) : null,
+      );
+    } else {
+      this.gateway.dispatchToGuild(channel.guildId, (session) =>
+        session.has(GatewayIntentBits.GuildMessages) ? forSession(session) : null,
+      );
+    }
+    return message;
+  }
+
+  /** The `member` of a guild MESSAGE_CREATE: the member object without its user. */
+  private memberOf(guildId: string, userId: string) {
+    const member = this.state.guilds.get(guildId)?.members.get(userId);
+    if (!member) return undefined;
+    const { user: _user, ...rest } = this.state.memberPayload(member);
+    return { ...rest, joined_at: rest.joined_at ?? discordTimestamp(member.joinedAt) };
+  }
+
+  private record(
+    method: string,
+    url: string,
+    request: Parameters<typeof routeOf>[0],
+    reply: { statusCode: number },
+  ): void {
+    const path = url.split('?')[0] ?? url;
+    let kind: RequestRecord['kind'] = 'other';
+    let relative = path;
+    let route: string | null = null;
+    if (path.startsWith('/api/v10/') || path === '/api/v10') {
+      kind = 'rest';
+      relative = path.slice('/api/v10'.length) || '/';
+      route = routeOf(request, '/api/v10');
+    } else if (path.startsWith('/cdn/')) {
+      kind = 'cdn';
+      relative = path.slice('/cdn'.length);
+      route = routeOf(request, '/cdn');
+    }
+    this.requestLog.push({ kind, method, path: relative, route, status: reply.statusCode });
+    if (this.requestLog.length > 50_000) this.requestLog.splice(0, 10_000);
+    const keys = new Set([`${method} ${relative}`, ...(route === null ? [] : [`${method} ${route}`])]);
+    for (const key of keys) this.requestCounts.set(key, (this.requestCounts.get(key) ?? 0) + 1);
+  }
+}
+
+/** Privileged intents show in the app's flags; the simulated app is an unverified bot, hence "limited". */
+function applicationFlags(allowedIntents: number): number {
+  let flags = 0;
+  if (allowedIntents & GatewayIntentBits.GuildPresences) flags |= ApplicationFlags.GatewayPresenceLimited;
+  if (allowedIntents & GatewayIntentBits.GuildMembers) flags |= ApplicationFlags.GatewayGuildMembersLimited;
+  if (allowedIntents & GatewayIntentBits.MessageContent)
+    flags |= ApplicationFlags.GatewayMessageContentLimited;
+  return flags;
+}
+
+function samePresence(before: RawPresence | undefined, after: PresenceInput): boolean {
+  const next = normalizePresence(after);
+  if (!before) return next.status === 'offline';
+  return JSON.stringify(before) === JSON.stringify(next);
+}

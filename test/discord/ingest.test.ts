@@ -1,0 +1,198 @@
+import {
+  GatewayDispatchEvents,
+  type GatewayDispatchPayload,
+  type GatewayRequestGuildMembersData,
+} from 'discord-api-types/v10';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { GatewayIngest } from '../../src/discord/ingest.js';
+import { PresenceRegistry } from '../../src/presence/registry.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+
+const GUILD = '200000000000000001';
+const OTHER_GUILD = '200000000000000002';
+const user = (id: string, username = `user${id}`) => ({
+  id,
+  username,
+  discriminator: '0',
+  global_name: null,
+  avatar: null,
+});
+const member = (id: string) => ({
+  user: user(id),
+  roles: [],
+  joined_at: '2024-01-01T00:00:00.000Z',
+  deaf: false,
+  mute: false,
+  flags: 0,
+});
+const online = (id: string) => ({
+  user: { id },
+  status: 'online',
+  activities: [],
+  client_status: { desktop: 'online' },
+});
+
+function setup() {
+  const registry = new PresenceRegistry({
+    cdnUrl: 'https://cdn.discordapp.com',
+    youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+  });
+  const requests: { shardId: number; data: GatewayRequestGuildMembersData }[] = [];
+  const updatedUsers: string[] = [];
+  const ingest = new GatewayIngest({
+    registry,
+    requestMembers: (shardId, data) => requests.push({ shardId, data }),
+    onUserUpdated: (id) => updatedUsers.push(id),
+    logger: pino({ level: 'silent' }),
+  });
+  const dispatch = (t: string, d: unknown, shardId = 0) =>
+    ingest.handle({ op: 0, s: 1, t, d } as unknown as GatewayDispatchPayload, shardId);
+  return { registry, requests, updatedUsers, dispatch };
+}
+
+function guildCreate(
+  id: string,
+  members: string[],
+  presences: string[],
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    id,
+    name: 'Guild',
+    member_count: members.length,
+    large: false,
+    members: members.map(member),
+    presences: presences.map(online),
+    ...extra,
+  };
+}
+
+describe('GatewayIngest', () => {
+  it('reads members and presences from GUILD_CREATE, then asks for every member with presences', () => {
+    const { registry, requests, dispatch } = setup();
+    dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(GUILD, ['1', '2'], ['1']), 3);
+    expect(registry.get('1')?.presence.discord_status).toBe('online');
+    expect(registry.get('2')?.presence.discord_status).toBe('offline');
+    expect(requests).toEqual([
+      {
+        shardId: 3,
+        data: { guild_id: GUILD, query: '', limit: 0, presences: true, nonce: expect.any(String) },
+      },
+    ]);
+    expect((requests[0]?.data.nonce ?? '').length).toBeLessThanOrEqual(32);
+  });
+
+  it('adds offline members of a large guild from the member chunks', () => {
+    const { registry, requests, dispatch } = setup();
+    dispatch(
+      GatewayDispatchEvents.GuildCreate,
+      guildCreate(GUILD, ['1'], ['1'], { large: true, member_count: 3 }),
+    );
+    const nonce = requests[0]?.data.nonce;
+    dispatch(GatewayDispatchEvents.GuildMembersChunk, {
+      guild_id: GUILD,
+      members: [member('1'), member('2')],
+      presences: [online('1')],
+      chunk_index: 0,
+      chunk_count: 2,
+      nonce,
+    });
+    dispatch(GatewayDispatchEvents.GuildMembersChunk, {
+      guild_id: GUILD,
+      members: [member('3')],
+      presences: [],
+      chunk_index: 1,
+      chunk_count: 2,
+      nonce,
+    });
+    expect(registry.size).toBe(3);
+    expect(registry.get('1')?.presence.discord_status).toBe('online');
+    expect(registry.get('3')?.presence.discord_status).toBe('offline');
+  });
+
+  it('on a fresh session, forgets guilds Discord no longer lists and members who left meanwhile', () => {
+    const { registry, requests, dispatch } = setup();
+    dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(GUILD, ['1', '2'], []));
+    dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(OTHER_GUILD, ['3'], []));
+    expect(registry.size).toBe(3);
+
+    dispatch(GatewayDispatchEvents.Ready, {
+      v: 10,
+      user: user('999'),
+      guilds: [{ id: GUILD, unavailable: true }],
+      session_id: 'x',
+    });
+    expect(registry.isMonitored('3')).toBe(false);
+
+    requests.length = 0;
+    dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(GUILD, ['1'], ['1']));
+    const nonce = requests[0]?.data.nonce;
+    expect(registry.isMonitored('2')).toBe(true);
+    dispatch(GatewayDispatchEvents.GuildMembersChunk, {
+      guild_id: GUILD,
+      members: [member('1')],
+      presences: [online('1')],
+      chunk_index: 0,
+      chunk_count: 1,
+      nonce,
+    });
+    expect(registry.isMonitored('2')).toBe(false);
+    expect(registry.get('1')?.presence.discord_status).toBe('online');
+  });
+
+  it('does not end a re-listing on chunks that answer another request', () => {
+    const { registry, requests, dispatch } = setup();
+    dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(GUILD, ['1', '2'], []));
+    dispatch(GatewayDispatchEvents.GuildMemberAdd, { ...member('4'), guild_id: GUILD });
+    const memberNonce = requests[1]?.data.nonce;
+    expect(requests[1]?.data).toMatchObject({ guild_id: GUILD, user_ids: ['4'], presences: true });
+    dispatch(GatewayDispatchEvents.GuildMembersChunk, {
+      guild_id: GUILD,
+      members: [member('4')],
+      presences: [online('4')],
+      chunk_index: 0,
+      chunk_count: 1,
+      nonce: memberNonce,
+    });
+    expect(registry.isMonitored('1')).toBe(true);
+    expect(registry.isMonitored('2')).toBe(true);
+    expect(registry.get('4')?.presence.discord_status).toBe('online');
+  });
+
+  it('follows member updates, removals, guild deletion, presence and user updates', () => {
+    const { registry, updatedUsers, dispatch } = setup();
+    dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(GUILD, ['1', '2'], []));
+    dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(OTHER_GUILD, ['1'], []));
+
+    dispatch(GatewayDispatchEvents.PresenceUpdate, { ...online('1'), guild_id: GUILD, status: 'dnd' });
+    expect(registry.get('1')?.presence.discord_status).toBe('dnd');
+
+    dispatch(GatewayDispatchEvents.GuildMemberUpdate, {
+      guild_id: GUILD,
+      user: user('1', 'renamed'),
+      roles: [],
+    });
+    expect(registry.get('1')?.presence.discord_user.username).toBe('renamed');
+
+    dispatch(GatewayDispatchEvents.UserUpdate, user('1', 'again'));
+    expect(registry.get('1')?.presence.discord_user.username).toBe('again');
+    expect(updatedUsers).toEqual(['1']);
+
+    dispatch(GatewayDispatchEvents.GuildMemberRemove, { guild_id: GUILD, user: user('2') });
+    expect(registry.isMonitored('2')).toBe(false);
+
+    dispatch(GatewayDispatchEvents.GuildDelete, { id: OTHER_GUILD, unavailable: true });
+    expect(registry.isMonitored('1')).toBe(true);
+    dispatch(GatewayDispatchEvents.GuildDelete, { id: GUILD });
+    expect(registry.isMonitored('1')).toBe(false);
+    expect(registry.size).toBe(0);
+  });
+
+  it('ignores an unavailable GUILD_CREATE', () => {
+    const { registry, requests, dispatch } = setup();
+    dispatch(GatewayDispatchEvents.GuildCreate, { id: GUILD, unavailable: true });
+    expect(registry.size).toBe(0);
+    expect(requests).toHaveLength(0);
+  });
+});

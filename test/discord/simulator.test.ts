@@ -1,0 +1,707 @@
+import { DiscordAPIError, REST } from '@discordjs/rest';
+import { type SessionInfo, WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
+import {
+  type APIDMChannel,
+  type APIMessage,
+  type APIUser,
+  GatewayDispatchEvents,
+  type GatewayDispatchPayload,
+  type GatewayGuildCreateDispatchData,
+  type GatewayGuildMembersChunkDispatchData,
+  GatewayIntentBits,
+  GatewayOpcodes,
+  type GatewayPresenceUpdateDispatchData,
+  Routes,
+} from 'discord-api-types/v10';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WebSocket } from 'ws';
+import { gameActivity } from '../../src/discord/simulator/activities.js';
+import {
+  DiscordSimulator,
+  type DiscordSimulatorOptions,
+  type MemberInput,
+  shardFor,
+} from '../../src/discord/simulator/index.js';
+
+/** GUILDS | GUILD_MEMBERS | GUILD_PRESENCES | GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT */
+const INTENTS = 37635;
+const HEARTBEAT_MS = 200;
+const CHESS = '383226320970055681';
+
+const simulators: DiscordSimulator[] = [];
+const managers: WebSocketManager[] = [];
+const sockets: WebSocket[] = [];
+
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.terminate();
+  await Promise.all(managers.splice(0).map((manager) => manager.destroy()));
+  await Promise.all(simulators.splice(0).map((simulator) => simulator.stop()));
+});
+
+async function startSimulator(options: DiscordSimulatorOptions = {}): Promise<DiscordSimulator> {
+  const simulator = new DiscordSimulator({ heartbeatIntervalMs: HEARTBEAT_MS, ...options });
+  simulators.push(simulator);
+  await simulator.start();
+  return simulator;
+}
+
+// Snowflakes with a realistic timestamp part; (id >> 22) % 2 = n % 2, so guildId(n) lives on shard n % 2 of 2.
+const BASE_MS = 1_100_000_000_000n;
+const guildId = (n: number): string => ((BASE_MS + BigInt(n)) << 22n).toString();
+const userId = (n: number): string => (((BASE_MS + 500_000n + BigInt(n)) << 22n) | 1n).toString();
+
+function member(n: number, status: 'online' | 'idle' | 'dnd' | 'offline' = 'online'): MemberInput {
+  return {
+    user: {
+      id: userId(n),
+      username: `member${n}`,
+      global_name: `Member ${n}`,
+      avatar: null,
+      discriminator: '0',
+    },
+    presence: {
+      status,
+      activities:
+        status === 'offline'
+          ? []
+          : [gameActivity({ name: 'Chess', applicationId: CHESS, start: 1_700_000_000_000 })],
+      client_status: status === 'offline' ? {} : { desktop: status },
+    },
+  };
+}
+
+interface Client {
+  manager: WebSocketManager;
+  rest: REST;
+  events: Array<{ shardId: number; payload: GatewayDispatchPayload }>;
+  errors: Error[];
+  closes: Array<{ code: number; shardId: number }>;
+  resumes: number[];
+  of<T>(event: GatewayDispatchEvents, shardId?: number): T[];
+}
+
+/**
+ * The real gateway client, as Presently builds it: its own session store (the library's default one is
+ * shared by every manager in the process) and no identify throttle (the default waits 5 s between two
+ * identifies with max_concurrency 1, which only slows the tests down).
+ */
+function client(
+  simulator: DiscordSimulator,
+  options: { shardCount?: number; intents?: number } = {},
+): Client {
+  const sessions = new Map<number, SessionInfo>();
+  const rest = new REST({ api: simulator.apiUrl, cdn: simulator.cdnUrl, version: '10' }).setToken(
+    simulator.token,
+  );
+  const manager = new WebSocketManager({
+    token: simulator.token,
+    intents: options.intents ?? INTENTS,
+    largeThreshold: 250,
+    rest,
+    shardCount: options.shardCount ?? null,
+    retrieveSessionInfo: (shardId) => sessions.get(shardId) ?? null,
+    updateSessionInfo: (shardId, info) => {
+      if (info) sessions.set(shardId, info);
+      else sessions.delete(shardId);
+    },
+    buildIdentifyThrottler: () => ({ waitForIdentify: async () => {} }),
+  });
+  managers.push(manager);
+  const result: Client = {
+    manager,
+    rest,
+    events: [],
+    errors: [],
+    closes: [],
+    resumes: [],
+    of: <T>(event: GatewayDispatchEvents, shardId?: number) =>
+      result.events
+        .filter((entry) => entry.payload.t === event && (shardId === undefined || entry.shardId === shardId))
+        .map((entry) => entry.payload.d as T),
+  };
+  manager.on(WebSocketShardEvents.Dispatch, (payload, shardId) => result.events.push({ shardId, payload }));
+  manager.on(WebSocketShardEvents.Error, (error) => result.errors.push(error));
+  manager.on(WebSocketShardEvents.Closed, (code, shardId) => result.closes.push({ code, shardId }));
+  manager.on(WebSocketShardEvents.Resumed, (shardId) => result.resumes.push(shardId));
+  return result;
+}
+
+const until = (assertion: () => void, timeout = 5000) => vi.waitFor(assertion, { timeout, interval: 10 });
+
+describe('DiscordSimulator gateway with @discordjs/ws', () => {
+  it('sends READY, then a realistic GUILD_CREATE per guild, with increasing sequence numbers', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({
+      id: guildId(0),
+      name: 'Small',
+      members: [member(1), member(2, 'idle'), member(3, 'offline')],
+    });
+    const bot = client(simulator);
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
+
+    const [ready] = bot.events;
+    expect(ready?.payload.t).toBe(GatewayDispatchEvents.Ready);
+    if (ready?.payload.t !== GatewayDispatchEvents.Ready) throw new Error('no READY');
+    expect(ready.payload.d).toMatchObject({
+      v: 10,
+      user: { id: simulator.botUser.id, bot: true },
+      guilds: [{ id: guildId(0), unavailable: true }],
+      resume_gateway_url: simulator.gatewayUrl,
+      shard: [0, 1],
+      application: { id: simulator.botUser.id },
+    });
+
+    const [guild] = bot.of<GatewayGuildCreateDispatchData>(GatewayDispatchEvents.GuildCreate);
+    expect(guild).toMatchObject({ id: guildId(0), name: 'Small', member_count: 3, large: false });
+    expect(guild?.members.map((entry) => entry.user.id)).toEqual([userId(1), userId(2), userId(3)]);
+    // presences never list offline members
+    expect(guild?.presences.map((presence) => [presence.user.id, presence.status])).toEqual([
+      [userId(1), 'online'],
+      [userId(2), 'idle'],
+    ]);
+    expect(bot.events.map((entry) => entry.payload.s)).toEqual([1, 2]);
+    expect(simulator.identifyCount).toBe(1);
+    expect(simulator.connectedShards).toEqual([0]);
+  });
+
+  it('lists only non-offline members of a large guild and chunks op 8 answers by 1,000', async () => {
+    const simulator = await startSimulator();
+    const members = Array.from({ length: 2500 }, (_, n) => member(n, n % 3 === 0 ? 'online' : 'offline'));
+    const online = members.filter((entry) => entry.presence?.status !== 'offline').length;
+    simulator.createGuild({ id: guildId(0), name: 'Large', members });
+    const bot = client(simulator);
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
+
+    const [guild] = bot.of<GatewayGuildCreateDispatchData>(GatewayDispatchEvents.GuildCreate);
+    expect(guild).toMatchObject({ member_count: 2500, large: true });
+    expect(guild?.members).toHaveLength(online);
+    expect(guild?.presences).toHaveLength(online);
+
+    await bot.manager.send(0, {
+      op: GatewayOpcodes.RequestGuildMembers,
+      d: { guild_id: guildId(0), query: '', limit: 0, presences: true, nonce: 'all-members' },
+    });
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildMembersChunk)).toHaveLength(3));
+    const chunks = bot.of<GatewayGuildMembersChunkDispatchData>(GatewayDispatchEvents.GuildMembersChunk);
+    expect(chunks.map((chunk) => [chunk.chunk_index, chunk.chunk_count, chunk.members.length])).toEqual([
+      [0, 3, 1000],
+      [1, 3, 1000],
+      [2, 3, 500],
+    ]);
+    expect(new Set(chunks.flatMap((chunk) => chunk.members.map((entry) => entry.user.id))).size).toBe(2500);
+    const presences = chunks.flatMap((chunk) => chunk.presences ?? []);
+    expect(presences).toHaveLength(online);
+    expect(presences.every((presence) => presence.status === 'online')).toBe(true);
+    expect(chunks.every((chunk) => chunk.nonce === 'all-members' && chunk.guild_id === guildId(0))).toBe(
+      true,
+    );
+
+    await bot.manager.send(0, {
+      op: GatewayOpcodes.RequestGuildMembers,
+      d: { guild_id: guildId(0), user_ids: [userId(3), '42'], presences: true },
+    });
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildMembersChunk)).toHaveLength(4));
+    const byIds = bot.of<GatewayGuildMembersChunkDispatchData>(GatewayDispatchEvents.GuildMembersChunk)[3];
+    expect(byIds).toMatchObject({ chunk_index: 0, chunk_count: 1, not_found: ['42'] });
+    expect(byIds?.members.map((entry) => entry.user.id)).toEqual([userId(3)]);
+    expect(byIds?.presences?.map((presence) => presence.user.id)).toEqual([userId(3)]);
+
+    expect(simulator.memberRequests).toEqual([
+      { shardId: 0, guild_id: guildId(0), query: '', limit: 0, presences: true, nonce: 'all-members' },
+      { shardId: 0, guild_id: guildId(0), user_ids: [userId(3), '42'], presences: true },
+    ]);
+  });
+
+  it('sends one PRESENCE_UPDATE per shared guild, with {id} only and jittered timestamps', async () => {
+    const simulator = await startSimulator();
+    for (const n of [0, 2, 4]) simulator.createGuild({ id: guildId(n), name: `G${n}`, members: [member(1)] });
+    simulator.createGuild({ id: guildId(6), name: 'Elsewhere', members: [member(2)] });
+    const bot = client(simulator);
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(4));
+
+    const start = 1_700_000_000_000;
+    const copies = simulator.setPresence(
+      userId(1),
+      {
+        status: 'dnd',
+        activities: [gameActivity({ name: 'Chess', applicationId: CHESS, start })],
+        client_status: { desktop: 'dnd', mobile: 'dnd' },
+      },
+      { jitterMs: 300 },
+    );
+    expect(copies).toBe(3);
+    await until(() => expect(bot.of(GatewayDispatchEvents.PresenceUpdate)).toHaveLength(3));
+    const updates = bot.of<GatewayPresenceUpdateDispatchData>(GatewayDispatchEvents.PresenceUpdate);
+    expect(updates.map((update) => update.guild_id)).toEqual([guildId(0), guildId(2), guildId(4)]);
+    for (const update of updates) {
+      expect(update).toMatchObject({
+        user: { id: userId(1) },
+        status: 'dnd',
+        client_status: { desktop: 'dnd' },
+      });
+      expect(Object.keys(update.user)).toEqual(['id']);
+    }
+    const starts = updates.map((update) => update.activities?.[0]?.timestamps?.start ?? 0);
+    expect(new Set(starts).size).toBe(3);
+    for (const value of starts) expect(Math.abs(value - start)).toBeLessThanOrEqual(300);
+    const createdAt = updates.map((update) => update.activities?.[0]?.created_at ?? 0);
+    expect(createdAt.map((value, index) => value - (starts[index] ?? 0))).toEqual([0, 0, 0]);
+  });
+
+  it('gives each of two shards only the guilds it owns', async () => {
+    const simulator = await startSimulator({ shardCount: 2 });
+    simulator.createGuild({ id: guildId(0), name: 'Even', members: [member(1), member(2)] });
+    simulator.createGuild({ id: guildId(1), name: 'Odd', members: [member(1)] });
+    expect([shardFor(guildId(0), 2), shardFor(guildId(1), 2)]).toEqual([0, 1]);
+    const bot = client(simulator); // shard count from GET /gateway/bot
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(2));
+
+    const guildsOf = (shardId: number) =>
+      bot
+        .of<GatewayGuildCreateDispatchData>(GatewayDispatchEvents.GuildCreate, shardId)
+        .map((guild) => guild.id);
+    expect(guildsOf(0)).toEqual([guildId(0)]);
+    expect(guildsOf(1)).toEqual([guildId(1)]);
+    expect(simulator.connectedShards).toEqual([0, 1]);
+
+    simulator.setPresence(userId(1), { status: 'idle' });
+    simulator.setPresence(userId(2), { status: 'idle' });
+    await until(() => expect(bot.of(GatewayDispatchEvents.PresenceUpdate)).toHaveLength(3));
+    const presences = (shardId: number) =>
+      bot
+        .of<GatewayPresenceUpdateDispatchData>(GatewayDispatchEvents.PresenceUpdate, shardId)
+        .map((update) => [update.guild_id, update.user.id]);
+    expect(presences(0)).toEqual([
+      [guildId(0), userId(1)],
+      [guildId(0), userId(2)],
+    ]);
+    expect(presences(1)).toEqual([[guildId(1), userId(1)]]);
+
+    simulator.createGuild({ id: guildId(3), name: 'Joined later', members: [] });
+    await until(() => expect(guildsOf(1)).toEqual([guildId(1), guildId(3)]));
+    expect(guildsOf(0)).toEqual([guildId(0)]);
+  });
+
+  it('resumes after a dropped TCP connection and replays what was missed exactly once', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });
+    const bot = client(simulator);
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
+
+    simulator.dropConnection();
+    expect(simulator.connectedShards).toEqual([]);
+    simulator.setPresence(userId(1), { status: 'idle' }); // while the socket is down
+    await until(() => expect(bot.resumes).toEqual([0]));
+    await simulator.waitForReady(0);
+
+    expect(simulator.resumeCount).toBe(1);
+    expect(simulator.identifyCount).toBe(1);
+    expect(bot.closes.map((close) => close.code)).toEqual([1006]);
+    expect(bot.of<GatewayPresenceUpdateDispatchData>(GatewayDispatchEvents.PresenceUpdate)).toMatchObject([
+      { status: 'idle', user: { id: userId(1) } },
+    ]);
+    expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1);
+    expect(bot.of(GatewayDispatchEvents.Resumed)).toHaveLength(1);
+    const sequence = bot.events.map((entry) => entry.payload.s);
+    expect(sequence).toEqual([...sequence].sort((a, b) => a - b));
+
+    // and the resumed session carries on
+    simulator.setPresence(userId(1), { status: 'online' });
+    await until(() => expect(bot.of(GatewayDispatchEvents.PresenceUpdate)).toHaveLength(2));
+  });
+
+  it('re-identifies with fresh GUILD_CREATEs after a non-resumable op 9', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });
+    const bot = client(simulator);
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
+
+    simulator.invalidateSession(false);
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(2));
+    expect(simulator.identifyCount).toBe(2);
+    expect(simulator.resumeCount).toBe(0);
+    expect(bot.of(GatewayDispatchEvents.Ready)).toHaveLength(2);
+    const [first, second] = bot.of<{ session_id: string }>(GatewayDispatchEvents.Ready);
+    expect(second?.session_id).not.toBe(first?.session_id);
+  });
+
+  it('resumes on the same socket after a resumable op 9, and after op 7, close 4000 and missed heartbeat ACKs', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });
+    const bot = client(simulator);
+    await bot.manager.connect();
+
+    simulator.invalidateSession(true);
+    await until(() => expect(simulator.resumeCount).toBe(1));
+    await simulator.waitForReady();
+    expect(bot.closes).toEqual([]); // no new connection was needed
+
+    simulator.requestReconnect();
+    await until(() => expect(simulator.resumeCount).toBe(2));
+    await until(() => expect(bot.resumes).toHaveLength(2));
+
+    simulator.closeConnection(4000);
+    await until(() => expect(simulator.resumeCount).toBe(3));
+    await until(() => expect(bot.resumes).toHaveLength(3));
+
+    const closesBefore = bot.closes.length;
+    simulator.stopHeartbeatAcks();
+    // the zombie check: a heartbeat goes unacknowledged, the next one closes with 4200 and resumes
+    await until(() => expect(bot.closes.slice(closesBefore).map((close) => close.code)).toEqual([4200]));
+    simulator.resumeHeartbeatAcks();
+    await until(() => expect(simulator.resumeCount).toBe(4));
+    await until(() => expect(bot.resumes).toHaveLength(4));
+
+    expect(simulator.identifyCount).toBe(1);
+    expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1);
+  });
+
+  it('ends with an error and no reconnect on close 4004', async () => {
+    const simulator = await startSimulator();
+    const bot = client(simulator);
+    await bot.manager.connect();
+
+    simulator.closeConnection(4004);
+    await until(() => expect(bot.errors.map((error) => error.message)).toEqual(['Authentication failed']));
+    await new Promise((resolve) => setTimeout(resolve, 800)); // @discordjs/ws reconnects after 500 ms when it does
+    expect(simulator.identifyCount).toBe(1);
+    expect(simulator.resumeCount).toBe(0);
+    expect(simulator.connectedShards).toEqual([]);
+    expect(bot.closes.map((close) => close.code)).toEqual([4004]);
+  });
+
+  it('dispatches member, user and guild changes as Discord does', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({ id: guildId(0), name: 'A', members: [member(1)] });
+    simulator.createGuild({ id: guildId(2), name: 'B', members: [member(1)] });
+    const bot = client(simulator);
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(2));
+    const types = () => bot.events.slice(3).map((entry) => entry.payload.t);
+
+    simulator.addMember(guildId(0), member(7, 'idle'));
+    simulator.addMember(guildId(0), member(8, 'offline'));
+    simulator.updateMember(guildId(0), { user: { id: userId(7), global_name: 'Seven' }, nick: 'seven' });
+    simulator.updateUser({ id: userId(1), avatar: '0123456789abcdef0123456789abcdef' });
+    simulator.updateUser({ id: userId(1), accent_color: 0xff0000 }); // REST-only: nothing on the gateway
+    simulator.removeMember(guildId(0), userId(8));
+    simulator.updateUser({ id: simulator.botUser.id, username: 'Renamed bot' });
+    simulator.deleteGuild(guildId(2), { unavailable: true });
+    simulator.setPresence(userId(1), { status: 'idle' }); // only the available guild hears it
+    simulator.restoreGuild(guildId(2));
+    simulator.deleteGuild(guildId(0));
+
+    await until(() => expect(types()).toHaveLength(12));
+    expect(types()).toEqual([
+      'GUILD_MEMBER_ADD',
+      'PRESENCE_UPDATE',
+      'GUILD_MEMBER_ADD',
+      'GUILD_MEMBER_UPDATE',
+      'GUILD_MEMBER_UPDATE',
+      'GUILD_MEMBER_UPDATE',
+      'GUILD_MEMBER_REMOVE',
+      'USER_UPDATE',
+      'GUILD_DELETE',
+      'PRESENCE_UPDATE',
+      'GUILD_CREATE',
+      'GUILD_DELETE',
+    ]);
+    const payloads = bot.events.slice(3).map((entry) => entry.payload.d);
+    expect(payloads[0]).toMatchObject({ guild_id: guildId(0), user: { id: userId(7), username: 'member7' } });
+    expect(payloads[3]).toMatchObject({
+      guild_id: guildId(0),
+      nick: 'seven',
+      user: { id: userId(7), username: 'member7', global_name: 'Seven' },
+    });
+    expect(payloads[4]).toMatchObject({
+      guild_id: guildId(0),
+      user: { avatar: '0123456789abcdef0123456789abcdef' },
+    });
+    expect(payloads[5]).toMatchObject({ guild_id: guildId(2) });
+    expect(payloads[6]).toMatchObject({ guild_id: guildId(0), user: { id: userId(8) } });
+    expect(payloads[7]).toMatchObject({ id: simulator.botUser.id, username: 'Renamed bot' });
+    expect(payloads[8]).toEqual({ id: guildId(2), unavailable: true });
+    expect(payloads[9]).toMatchObject({ guild_id: guildId(0), status: 'idle' });
+    expect(payloads[10]).toMatchObject({ id: guildId(2), member_count: 1 });
+    expect(payloads[11]).toEqual({ id: guildId(0) });
+    expect(() => simulator.addMember(guildId(0), member(9))).toThrow(/unknown guild/);
+  });
+
+  it('delivers DMs, and guild message content only with MESSAGE_CONTENT or a mention', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });
+    const full = client(simulator);
+    const partial = client(simulator, {
+      intents: INTENTS & ~GatewayIntentBits.MessageContent & ~GatewayIntentBits.GuildPresences,
+    });
+    await Promise.all([full.manager.connect(), partial.manager.connect()]);
+
+    const dm = simulator.sendMessage({ author: userId(1), content: '?apikey' });
+    expect(dm.channel_id).toBe(simulator.dmChannelFor(userId(1)));
+    simulator.sendMessage({ guildId: guildId(0), author: userId(1), content: 'hello all' });
+    simulator.sendMessage({
+      guildId: guildId(0),
+      author: userId(1),
+      content: `<@${simulator.botUser.id}> hi`,
+    });
+
+    for (const bot of [full, partial]) {
+      await until(() => expect(bot.of(GatewayDispatchEvents.MessageCreate)).toHaveLength(3));
+    }
+    const contents = (bot: Client) =>
+      bot.of<APIMessage>(GatewayDispatchEvents.MessageCreate).map((m) => m.content);
+    expect(contents(full)).toEqual(['?apikey', 'hello all', `<@${simulator.botUser.id}> hi`]);
+    expect(contents(partial)).toEqual(['?apikey', '', `<@${simulator.botUser.id}> hi`]);
+    const [, inGuild] = full.of<APIMessage & { guild_id?: string; member?: unknown }>(
+      GatewayDispatchEvents.MessageCreate,
+    );
+    expect(inGuild).toMatchObject({ guild_id: guildId(0), author: { id: userId(1) }, type: 0, mentions: [] });
+    expect(inGuild?.member).toBeDefined();
+    // without GUILD_PRESENCES, GUILD_CREATE lists neither members nor presences
+    const [guild] = partial.of<GatewayGuildCreateDispatchData>(GatewayDispatchEvents.GuildCreate);
+    expect(guild).toMatchObject({ member_count: 1, members: [], presences: [] });
+  });
+});
+
+describe('DiscordSimulator REST with @discordjs/rest', () => {
+  it('answers GET /users/:id with the profile, and Discord errors otherwise', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });
+    simulator.setProfile(userId(1), { banner: 'a_0123456789abcdef0123456789abcdef', accent_color: 0x5865f2 });
+    const bot = client(simulator);
+
+    const user = (await bot.rest.get(Routes.user(userId(1)))) as APIUser;
+    expect(user).toMatchObject({
+      id: userId(1),
+      username: 'member1',
+      banner: 'a_0123456789abcdef0123456789abcdef',
+      accent_color: 0x5865f2,
+    });
+    expect(await bot.rest.get(Routes.user())).toMatchObject({ id: simulator.botUser.id, bot: true });
+    expect(simulator.requestCount('GET /users/:id')).toBe(1);
+    expect(simulator.requestCount(`GET /users/${userId(1)}`)).toBe(1);
+
+    const unknown = await bot.rest.get(Routes.user('42')).catch((error: unknown) => error);
+    expect(unknown).toBeInstanceOf(DiscordAPIError);
+    expect(unknown).toMatchObject({ status: 404, code: 10013, message: 'Unknown User' });
+
+    simulator.updateUser({ id: userId(1), username: 'renamed' });
+    expect(await bot.rest.get(Routes.user(userId(1)))).toMatchObject({ username: 'renamed' });
+
+    const noAuth = await fetch(`${simulator.apiUrl}/v10/users/${userId(1)}`);
+    expect(noAuth.status).toBe(401);
+    expect(await noAuth.json()).toEqual({ message: '401: Unauthorized', code: 0 });
+    const nowhere = await fetch(`${simulator.apiUrl}/v10/nowhere`, {
+      headers: { authorization: `Bot ${simulator.token}` },
+    });
+    expect(nowhere.status).toBe(404);
+    expect(await nowhere.json()).toEqual({ message: '404: Not Found', code: 0 });
+
+    const gateway = await fetch(`${simulator.apiUrl}/v10/gateway/bot`, {
+      headers: { authorization: `Bot ${simulator.token}` },
+    });
+    expect(await gateway.json()).toEqual({
+      url: simulator.gatewayUrl,
+      shards: 1,
+      session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 },
+    });
+    expect(gateway.headers.get('x-ratelimit-limit')).toBe('50');
+    expect(gateway.headers.get('x-ratelimit-bucket')).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('opens a DM, posts the bot message, echoes it on the gateway and lets tests wait for it', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });
+    const bot = client(simulator);
+    await bot.manager.connect();
+
+    const waiting = simulator.waitForMessage((message) => message.content.startsWith('Your key'));
+    const channel = (await bot.rest.post(Routes.userChannels(), {
+      body: { recipient_id: userId(1) },
+    })) as APIDMChannel;
+    expect(channel).toMatchObject({
+      id: simulator.dmChannelFor(userId(1)),
+      type: 1,
+      recipients: [{ id: userId(1) }],
+    });
+    const posted = (await bot.rest.post(Routes.channelMessages(channel.id), {
+      body: { content: 'Your key: abc' },
+    })) as APIMessage;
+    expect(posted).toMatchObject({
+      channel_id: channel.id,
+      content: 'Your key: abc',
+      author: { id: simulator.botUser.id, bot: true },
+      type: 0,
+      mentions: [],
+      attachments: [],
+      embeds: [],
+    });
+    expect(await waiting).toEqual(posted);
+    expect(simulator.sentMessages(channel.id)).toEqual([posted]);
+    expect(simulator.sentMessages('1')).toEqual([]);
+    await until(() =>
+      expect(bot.of<APIMessage>(GatewayDispatchEvents.MessageCreate)).toMatchObject([{ id: posted.id }]),
+    );
+
+    const empty = await bot.rest
+      .post(Routes.channelMessages(channel.id), { body: {} })
+      .catch((error: unknown) => error);
+    expect(empty).toMatchObject({ status: 400, code: 50006 });
+    const unknownChannel = await bot.rest
+      .post(Routes.channelMessages('42'), { body: { content: 'x' } })
+      .catch((error: unknown) => error);
+    expect(unknownChannel).toMatchObject({ status: 404, code: 10003 });
+
+    await expect(simulator.waitForMessage(() => true, 50)).rejects.toThrow(
+      /no message from the bot matched within 50 ms/,
+    );
+  });
+
+  it('paces @discordjs/rest with rate-limit headers and answers 429 to a client that ignores them', async () => {
+    const simulator = await startSimulator({ rateLimit: { limit: 2, windowMs: 300 } });
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });
+    const headers = { authorization: `Bot ${simulator.token}` };
+    const statuses = [];
+    for (let i = 0; i < 3; i++)
+      statuses.push((await fetch(`${simulator.apiUrl}/v10/users/@me`, { headers })).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    const limited = await fetch(`${simulator.apiUrl}/v10/users/@me`, { headers });
+    expect(limited.headers.get('retry-after')).toBe('1');
+    expect(await limited.json()).toMatchObject({ message: 'You are being rate limited.', global: false });
+
+    const bot = client(simulator);
+    const users = await Promise.all([1, 1, 1, 1, 1].map((n) => bot.rest.get(Routes.user(userId(n)))));
+    expect(users).toHaveLength(5);
+    expect(
+      simulator.requests.filter((request) => request.status === 429 && request.route === '/users/:id'),
+    ).toEqual([]);
+  });
+
+  it('serves small PNGs on the CDN paths and 404s malformed ones', async () => {
+    const simulator = await startSimulator();
+    const png = async (path: string) => {
+      const response = await fetch(`${simulator.cdnUrl}${path}`);
+      return {
+        status: response.status,
+        type: response.headers.get('content-type'),
+        body: Buffer.from(await response.arrayBuffer()),
+      };
+    };
+    const avatar = await png(`/avatars/${userId(1)}/0123456789abcdef0123456789abcdef.png?size=128`);
+    expect(avatar.status).toBe(200);
+    expect(avatar.type).toBe('image/png');
+    expect(avatar.body.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect(avatar.body.readUInt32BE(16)).toBe(128); // IHDR width
+
+    for (const path of [
+      `/avatars/${userId(1)}/a_0123456789abcdef0123456789abcdef.gif`,
+      `/banners/${userId(1)}/a_0123456789abcdef0123456789abcdef.gif?size=1024`,
+      '/embed/avatars/3.png',
+      '/app-assets/383226320970055681/565945350290210816.png',
+      '/emojis/123456789012345678.webp',
+    ]) {
+      expect((await png(path)).type, path).toBe('image/png');
+    }
+    const other = await png(`/avatars/${userId(1)}/fedcba9876543210fedcba9876543210.png?size=128`);
+    expect(other.body.equals(avatar.body)).toBe(false); // the colour comes from the hash
+
+    for (const path of [
+      `/avatars/${userId(1)}/hash.bmp`,
+      '/avatars/not-an-id/hash.png',
+      '/embed/avatars/6.png',
+      '/emojis/abc.png',
+      '/avatars/1',
+    ]) {
+      expect((await png(path)).status, path).toBe(404);
+    }
+    expect((await png(`/avatars/${userId(1)}/hash.png?size=100`)).status).toBe(400);
+    // every request counts, answered or refused
+    expect(simulator.requestCount('GET /avatars/:id/:file')).toBe(6);
+    expect(simulator.requestCount(`GET /avatars/${userId(1)}/hash.png`)).toBe(1);
+  });
+});
+
+describe('DiscordSimulator gateway protocol', () => {
+  interface Raw {
+    ws: WebSocket;
+    received: Array<{ op: number; t: string | null; s: number | null; d: unknown }>;
+    closed: Promise<{ code: number; reason: string }>;
+  }
+
+  async function raw(simulator: DiscordSimulator, query = '?v=10&encoding=json'): Promise<Raw> {
+    const ws = new WebSocket(`${simulator.gatewayUrl}${query}`);
+    sockets.push(ws);
+    const received: Raw['received'] = [];
+    ws.on('message', (data) => received.push(JSON.parse(String(data))));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    return { ws, received, closed };
+  }
+
+  const identify = (token: string, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      op: GatewayOpcodes.Identify,
+      d: { token, intents: INTENTS, properties: { os: 'linux', browser: 'test', device: 'test' }, ...extra },
+    });
+
+  it('says HELLO and answers heartbeats', async () => {
+    const simulator = await startSimulator();
+    const socket = await raw(simulator);
+    socket.ws.send(JSON.stringify({ op: GatewayOpcodes.Heartbeat, d: null }));
+    await until(() => expect(socket.received.map((payload) => payload.op)).toEqual([10, 11]));
+    expect(socket.received[0]).toEqual({ t: null, s: null, op: 10, d: { heartbeat_interval: HEARTBEAT_MS } });
+  });
+
+  it.each([
+    ['a wrong token', identify('nope'), 4004],
+    ['a wrong shard', identify('simulator-token', { shard: [2, 2] }), 4010],
+    ['invalid JSON', '{op: 2', 4002],
+    ['an unknown opcode', JSON.stringify({ op: 99, d: null }), 4001],
+    ['op 8 before identifying', JSON.stringify({ op: 8, d: { guild_id: '1', query: '', limit: 0 } }), 4003],
+  ])('closes on %s', async (_what, payload, code) => {
+    const simulator = await startSimulator();
+    const socket = await raw(simulator);
+    socket.ws.send(payload);
+    expect((await socket.closed).code).toBe(code);
+  });
+
+  it('closes 4014 when a privileged intent is not enabled for the app', async () => {
+    const simulator = await startSimulator({ allowedIntents: GatewayIntentBits.GuildMembers });
+    const socket = await raw(simulator);
+    socket.ws.send(identify(simulator.token));
+    expect(await socket.closed).toEqual({ code: 4014, reason: 'Disallowed intent(s).' });
+  });
+
+  it('refuses other versions, encodings and compression with a clear close', async () => {
+    const simulator = await startSimulator();
+    expect((await (await raw(simulator, '?v=9&encoding=json')).closed).code).toBe(4012);
+    const etf = await (await raw(simulator, '?v=10&encoding=etf')).closed;
+    expect(etf.code).toBe(1003);
+    expect(etf.reason).toMatch(/encoding=json without compression/);
+    expect((await (await raw(simulator, '?v=10&encoding=json&compress=zlib-stream')).closed).code).toBe(1003);
+  });
+
+  it('answers RESUME of an unknown session with op 9 false, and 4005 to a second IDENTIFY', async () => {
+    const simulator = await startSimulator();
+    const socket = await raw(simulator);
+    socket.ws.send(
+      JSON.stringify({ op: GatewayOpcodes.Resume, d: { token: simulator.token, session_id: 'x', seq: 3 } }),
+    );
+    await until(() => expect(socket.received.at(-1)).toEqual({ t: null, s: null, op: 9, d: false }));
+    socket.ws.send(identify(simulator.token));
+    await until(() => expect(socket.received.at(-1)).toMatchObject({ op: 0, t: 'READY', s: 1 }));
+    socket.ws.send(identify(simulator.token));
+    expect((await socket.closed).code).toBe(4005);
+  });
+});

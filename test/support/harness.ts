@@ -1,0 +1,58 @@
+import pino from 'pino';
+import { type App, startApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/discord/simulator/index.js';
+import type { PresenceChange } from '../../src/presence/registry.js';
+
+export interface Harness {
+  simulator: DiscordSimulator;
+  app: App;
+  base: string;
+  /** Every change the registry emitted, in order. */
+  changes: PresenceChange[];
+  fatal: { code: number; reason: string }[];
+  close(): Promise<void>;
+}
+
+/**
+ * The service as it runs in production, connected through its real gateway and REST clients to a
+ * simulated Discord on loopback, with an in-memory store and an HTTP server on an ephemeral port.
+ */
+export async function startHarness(
+  options: {
+    simulator?: Partial<DiscordSimulatorOptions>;
+    env?: Record<string, string>;
+    setup?: (sim: DiscordSimulator) => void;
+  } = {},
+): Promise<Harness> {
+  const simulator = new DiscordSimulator({ heartbeatIntervalMs: 1_000, ...options.simulator });
+  await simulator.start();
+  options.setup?.(simulator);
+  const config = loadConfig({
+    DISCORD_TOKEN: simulator.token,
+    DISCORD_API_URL: simulator.apiUrl,
+    DISCORD_CDN_URL: simulator.cdnUrl,
+    DATABASE_URL: 'sqlite::memory:',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    ...options.env,
+  });
+  const fatal: Harness['fatal'] = [];
+  const app = await startApp(config, {
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    onFatal: (code, reason) => fatal.push({ code, reason }),
+  });
+  const changes: PresenceChange[] = [];
+  app.registry.onChange((change) => changes.push(change));
+  return {
+    simulator,
+    app,
+    base: app.url,
+    changes,
+    fatal,
+    close: async () => {
+      await app.close();
+      await simulator.stop();
+    },
+  };
+}
