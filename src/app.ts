@@ -1,12 +1,18 @@
 import { REST } from '@discordjs/rest';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { LocalBus } from './bus/local.js';
+import type { Bus } from './bus/ports.js';
 import type { Config } from './config.js';
+import { Bot } from './discord/commands/index.js';
 import { DiscordGateway } from './discord/gateway.js';
 import { GatewayIngest } from './discord/ingest.js';
+import { Messenger } from './discord/messenger.js';
 import { ProfileFetcher } from './discord/profiles.js';
 import { type Demo, startDemo } from './discord/simulator/demo.js';
 import { buildHttpServer } from './http/server.js';
+import { ApiKeyService } from './keys/service.js';
+import { KvService } from './kv/service.js';
 import { PresenceRegistry } from './presence/registry.js';
 import { youtubeMusicMatcher } from './presence/youtube-music.js';
 import type { Store } from './store/ports.js';
@@ -19,6 +25,7 @@ export interface App {
   readonly registry: PresenceRegistry;
   readonly gateway: DiscordGateway;
   readonly store: Store;
+  readonly bus: Bus;
   /** The built-in simulated Discord and its users, in demo mode. */
   readonly demo: Demo | null;
   /** Where the HTTP server listens, e.g. http://127.0.0.1:4001 */
@@ -74,6 +81,11 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       logger.info({ api: discord.apiUrl }, 'connecting to Discord');
     }
 
+    const bus = new LocalBus();
+    cleanups.push(() => bus.close());
+    const keys = new ApiKeyService(store.apiKeys);
+    const kv = new KvService(store.kv, bus);
+
     const registry = new PresenceRegistry({
       cdnUrl: discord.cdnUrl,
       youtubeMusic: youtubeMusicMatcher(config.youtubeMusicApplicationIds, config.youtubeMusicNames),
@@ -84,11 +96,18 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     );
     const profiles = new ProfileFetcher({ rest, store: store.profiles, registry, logger });
     cleanups.push(() => profiles.stop());
+    bus.subscribe('kv.changed', (change) => registry.kvChanged(change.userId, change.kv, change.revision));
     registry.onChange((change) => {
       if (change.kind !== 'monitored') return;
-      profiles.userMonitored(change.userId).catch((error: unknown) => {
-        logger.warn({ err: error, userId: change.userId }, 'could not load the stored profile');
+      const { userId } = change;
+      profiles.userMonitored(userId).catch((error: unknown) => {
+        logger.warn({ err: error, userId }, 'could not load the stored profile');
       });
+      // KV outlives monitoring: a returning user gets theirs back.
+      store.kv.getKv(userId).then(
+        (state) => registry.kvChanged(userId, state.kv, state.revision),
+        (error: unknown) => logger.error({ err: error, userId }, 'could not load the stored KV'),
+      );
     });
 
     const gateway = new DiscordGateway({
@@ -104,15 +123,23 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       logger,
     });
     gateway.onDispatch((payload, shardId) => ingest.handle(payload, shardId));
+    const bot = new Bot({
+      prefix: config.commandPrefix,
+      keys,
+      kv,
+      messenger: new Messenger(rest, logger),
+      logger,
+    });
+    gateway.onDispatch((payload) => void bot.handle(payload));
 
-    const http = await buildHttpServer({ view: registry, version: readVersionInfo(), logger });
+    const http = await buildHttpServer({ view: registry, keys, kv, version: readVersionInfo(), logger });
     cleanups.push(() => http.close());
     const url = await http.listen({ port: config.port, host: config.host });
 
     cleanups.push(() => gateway.destroy());
     gateway.start();
 
-    return { config, http, registry, gateway, store, demo, url, close };
+    return { config, http, registry, gateway, store, bus, demo, url, close };
   } catch (error) {
     await close();
     throw error;

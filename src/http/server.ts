@@ -1,13 +1,18 @@
 import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
+import type { ApiKeyService } from '../keys/service.js';
+import type { KvService } from '../kv/service.js';
 import type { PresenceView } from '../presence/registry.js';
 import { ApiError, installErrorHandling, sendError } from './errors.js';
+import { kvRoutes } from './routes/kv.js';
 import { userRoutes } from './routes/users.js';
 import { type VersionInfo, versionRoutes } from './routes/version.js';
 
 export interface HttpServerOptions {
   view: PresenceView;
+  keys: ApiKeyService;
+  kv: KvService;
   version: VersionInfo;
   logger: Logger;
 }
@@ -26,7 +31,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   installErrorHandling(app);
   // No `allowedHeaders`: the plugin then echoes Access-Control-Request-Headers, `authorization` included.
   await app.register(cors, { origin: '*', methods: CORS_METHODS, maxAge: 86_400 });
-  await app.register(userRoutes(options.view));
+  await app.register(userRoutes(options));
+  await app.register(kvRoutes(options));
   await app.register(versionRoutes(options.version));
   return app;
 }

@@ -27,6 +27,8 @@ interface Entry {
   raw: RawPresence;
   profile: Profile | null;
   kv: Kv;
+  /** The store's revision of `kv`: an older KV arriving late is ignored. */
+  kvRevision: number;
   guilds: Set<Snowflake>;
   snapshot: PresenceSnapshot;
 }
@@ -91,6 +93,7 @@ export class PresenceRegistry implements PresenceView {
         raw: raw ?? OFFLINE_PRESENCE,
         profile: null,
         kv: {},
+        kvRevision: 0,
         guilds: new Set([guildId]),
       };
       const rendered = this.render(created);
@@ -122,6 +125,15 @@ export class PresenceRegistry implements PresenceView {
     const entry = this.entries.get(userId);
     if (!entry) return;
     entry.profile = profile;
+    this.refresh(entry);
+  }
+
+  /** The user's KV as of `revision`; ignored for users not monitored (it is loaded when they come). */
+  kvChanged(userId: Snowflake, kv: Kv, revision: number): void {
+    const entry = this.entries.get(userId);
+    if (!entry || revision <= entry.kvRevision) return;
+    entry.kv = kv;
+    entry.kvRevision = revision;
     this.refresh(entry);
   }
 

@@ -1,3 +1,4 @@
+import type { KvChange, KvState } from '../kv/rules.js';
 import type { Profile, Snowflake } from '../presence/model.js';
 
 /** A profile as the store keeps it: what `GET /users/:id` said, and when. */
@@ -11,12 +12,37 @@ export interface ProfileStore {
   putProfile(userId: Snowflake, stored: StoredProfile): Promise<void>;
 }
 
+/** The limit refused the write; nothing was written. */
+export interface KvLimitRefusal {
+  refused: 'limit';
+  /** How many keys the write would have left. */
+  wouldHave: number;
+}
+
+export interface KvStore {
+  getKv(userId: Snowflake): Promise<KvState>;
+  /**
+   * Applies a change atomically: all of it, or nothing when the result would hold more than `maxKeys`
+   * keys. Resolves once the write is durable.
+   */
+  writeKv(userId: Snowflake, change: KvChange, maxKeys: number): Promise<KvState | KvLimitRefusal>;
+}
+
+export interface ApiKeyStore {
+  /** Makes `hash` the user's only key: the previous one stops working in the same write. */
+  replaceKey(userId: Snowflake, hash: Buffer, createdAt: number): Promise<void>;
+  /** The owner of the key with this hash, if it is live. */
+  findKey(hash: Buffer): Promise<{ userId: Snowflake; hash: Buffer } | undefined>;
+}
+
 /**
  * The store port. Each adapter (embedded SQLite, Redis) implements every part, and one contract
  * test suite runs against each.
  */
 export interface Store {
   readonly profiles: ProfileStore;
+  readonly kv: KvStore;
+  readonly apiKeys: ApiKeyStore;
   /** Whether the store answers now: readiness checks use it. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

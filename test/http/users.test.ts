@@ -2,9 +2,13 @@ import { request as httpRequest } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalBus } from '../../src/bus/local.js';
 import { buildHttpServer } from '../../src/http/server.js';
+import { ApiKeyService } from '../../src/keys/service.js';
+import { KvService } from '../../src/kv/service.js';
 import { PresenceRegistry, type PresenceView } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { readVersionInfo } from '../../src/version.js';
 
 const ALICE = { id: '80351110224678912', username: 'alice', global_name: 'Alice', avatar: null };
@@ -34,7 +38,14 @@ beforeAll(async () => {
     activities: [],
     client_status: { desktop: 'online' },
   });
-  app = await buildHttpServer({ view, version: readVersionInfo(), logger: pino({ level: 'silent' }) });
+  const store = openSqliteStore({ kind: 'sqlite-memory' });
+  app = await buildHttpServer({
+    view,
+    keys: new ApiKeyService(store.apiKeys),
+    kv: new KvService(store.kv, new LocalBus()),
+    version: readVersionInfo(),
+    logger: pino({ level: 'silent' }),
+  });
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 });
 
@@ -79,7 +90,7 @@ describe('GET /v1/users/:id', () => {
     await expectError(await fetch(`${base}/v1/users/123456789012345678`), 404, 'user_not_monitored');
   });
 
-  it.each(['abc', '12a', '123456789012345678901', '18446744073709551616', '-5', '%20', '@me'])(
+  it.each(['abc', '12a', '123456789012345678901', '18446744073709551616', '-5', '%20', '@you'])(
     '400 invalid_user_id for %j',
     async (id) => {
       await expectError(await fetch(`${base}/v1/users/${id}`), 400, 'invalid_user_id');

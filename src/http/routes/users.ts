@@ -1,6 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { ApiKeyService } from '../../keys/service.js';
+import type { Snowflake } from '../../presence/model.js';
 import type { PresenceView } from '../../presence/registry.js';
 import { isSnowflake, SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
+import { authenticate } from '../auth.js';
 import { ApiError } from '../errors.js';
 
 export const userIdParams = {
@@ -18,13 +21,20 @@ export function userIdFrom(params: unknown): string {
   return id;
 }
 
-/** `GET /v1/users/:id`: the presence, answered with the bytes serialized when it last changed. */
+export interface UserRouteDeps {
+  view: PresenceView;
+  keys: ApiKeyService;
+}
+
+/**
+ * `GET /v1/users/:id` and `GET /v1/users/@me`: the presence, answered with the bytes serialized when it
+ * last changed.
+ */
 export const userRoutes =
-  (view: PresenceView): FastifyPluginAsync =>
+  (deps: UserRouteDeps): FastifyPluginAsync =>
   async (app) => {
-    app.get('/v1/users/:id', { schema: { params: userIdParams } }, async (request, reply) => {
-      const id = userIdFrom(request.params);
-      const snapshot = view.get(id);
+    const sendPresence = (reply: FastifyReply, id: Snowflake): FastifyReply => {
+      const snapshot = deps.view.get(id);
       if (!snapshot) {
         throw new ApiError(
           'user_not_monitored',
@@ -32,5 +42,12 @@ export const userRoutes =
         );
       }
       return reply.type('application/json; charset=utf-8').send(snapshot.body);
-    });
+    };
+
+    app.get('/v1/users/@me', async (request, reply) =>
+      sendPresence(reply, await authenticate(deps.keys, request)),
+    );
+    app.get('/v1/users/:id', { schema: { params: userIdParams } }, async (request, reply) =>
+      sendPresence(reply, userIdFrom(request.params)),
+    );
   };

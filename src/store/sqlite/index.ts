@@ -3,6 +3,8 @@ import { dirname } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import type { DatabaseLocation } from '../../config.js';
 import type { Store } from '../ports.js';
+import { SqliteApiKeyStore } from './api-keys.js';
+import { SqliteKvStore } from './kv.js';
 import { migrate } from './migrations.js';
 import { SqliteProfileStore } from './profiles.js';
 
@@ -26,9 +28,13 @@ export function openSqliteStore(location: DatabaseLocation): SqliteStore {
 
 export class SqliteStore implements Store {
   readonly profiles: SqliteProfileStore;
+  readonly kv: SqliteKvStore;
+  readonly apiKeys: SqliteApiKeyStore;
 
   constructor(readonly db: Database) {
     this.profiles = new SqliteProfileStore(db);
+    this.kv = new SqliteKvStore(db);
+    this.apiKeys = new SqliteApiKeyStore(db);
   }
 
   async ping(): Promise<boolean> {

@@ -11,6 +11,21 @@ export const MIGRATIONS: readonly string[] = [
      accent_color INTEGER,
      fetched_at   INTEGER NOT NULL
    ) STRICT`,
+  `CREATE TABLE kv (
+     user_id TEXT NOT NULL,
+     key     TEXT NOT NULL,
+     value   TEXT NOT NULL,
+     PRIMARY KEY (user_id, key)
+   ) STRICT, WITHOUT ROWID;
+   CREATE TABLE kv_revisions (
+     user_id  TEXT PRIMARY KEY,
+     revision INTEGER NOT NULL
+   ) STRICT;
+   CREATE TABLE api_keys (
+     user_id    TEXT PRIMARY KEY,
+     key_hash   BLOB NOT NULL UNIQUE,
+     created_at INTEGER NOT NULL
+   ) STRICT`,
 ];
 
 /** Brings the database to the newest schema, each step in its own transaction. */

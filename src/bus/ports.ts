@@ -1,0 +1,20 @@
+import type { Kv, Snowflake } from '../presence/model.js';
+
+/** Every message the bus carries, by topic. */
+export interface BusMessages {
+  /** A user's KV after an accepted write; `revision` orders writes, so a late message never wins. */
+  'kv.changed': { userId: Snowflake; kv: Kv; revision: number };
+}
+
+export type Topic = keyof BusMessages;
+export type BusHandler<T extends Topic> = (message: BusMessages[T]) => void;
+
+/**
+ * Events between the parts of the service: in one process (local) or across nodes (Redis). Publishing
+ * resolves once every subscriber of this process has been handed the message.
+ */
+export interface Bus {
+  publish<T extends Topic>(topic: T, message: BusMessages[T]): Promise<void>;
+  subscribe<T extends Topic>(topic: T, handler: BusHandler<T>): () => void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,27 @@
+import type { GatewayMessageCreateDispatchData } from 'discord-api-types/v10';
+import type { ApiKeyService } from '../../keys/service.js';
+import type { KvService } from '../../kv/service.js';
+
+/** What a command can see and do. */
+export interface CommandContext {
+  message: GatewayMessageCreateDispatchData;
+  /** The text after the command's name, with the separating white space removed. */
+  args: string;
+  isDm: boolean;
+  prefix: string;
+  keys: ApiKeyService;
+  kv: KvService;
+  /** Every command, for ?help. */
+  commands: readonly Command[];
+  reply(content: string): Promise<void>;
+}
+
+export interface Command {
+  name: string;
+  /** Shown by ?help, after the prefix: e.g. "set <key> <value…>". */
+  usage: string;
+  description: string;
+  /** `dm`: refused in server channels with a pointer to DMs. */
+  where: 'dm' | 'anywhere';
+  run(context: CommandContext): Promise<void>;
+}

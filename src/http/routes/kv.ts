@@ -1,0 +1,130 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ApiKeyService } from '../../keys/service.js';
+import { KV_KEY_PATTERN, keyRejection, valueRejection } from '../../kv/rules.js';
+import type { KvService, KvWriteOutcome } from '../../kv/service.js';
+import type { Snowflake } from '../../presence/model.js';
+import { SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
+import { authorizeUser, ME } from '../auth.js';
+import { ApiError } from '../errors.js';
+
+/** Body caps: a value is at most 30,000 characters (≤ 120 KB of UTF-8); a PATCH may carry many. */
+export const PUT_BODY_LIMIT = 128 * 1024;
+export const PATCH_BODY_LIMIT = 1024 * 1024;
+
+const kvUserParams = {
+  type: 'object',
+  properties: { id: { type: 'string', anyOf: [{ const: ME }, { pattern: SNOWFLAKE_PATTERN }] } },
+  required: ['id'],
+} as const;
+
+const kvKeyParams = {
+  type: 'object',
+  properties: { ...kvUserParams.properties, key: { type: 'string', pattern: KV_KEY_PATTERN } },
+  required: ['id', 'key'],
+} as const;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function decodeUtf8(body: Buffer): string {
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw new ApiError('invalid_kv_value', 'the body is not valid UTF-8');
+  }
+}
+
+function answer(outcome: KvWriteOutcome): void {
+  if (!outcome.ok) throw new ApiError(outcome.rejection.code, outcome.rejection.message);
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The user a keyed KV request acts on, settled before the body is read. */
+    kvUser: Snowflake;
+  }
+}
+
+export interface KvRouteDeps {
+  keys: ApiKeyService;
+  kv: KvService;
+}
+
+/**
+ * `PUT /v1/users/:id/kv/:key`, `PATCH /v1/users/:id/kv`, `DELETE /v1/users/:id/kv/:key`. The key is
+ * checked when the request arrives, before its body is read: nobody without a key makes us parse a body.
+ */
+export const kvRoutes =
+  (deps: KvRouteDeps): FastifyPluginAsync =>
+  async (app) => {
+    app.decorateRequest('kvUser', '');
+    app.addHook('onRequest', async (request: FastifyRequest) => {
+      request.kvUser = await authorizeUser(deps.keys, request, (request.params as { id: string }).id);
+    });
+
+    await app.register(putRoute(deps));
+    await app.register(patchRoute(deps));
+
+    app.delete('/v1/users/:id/kv/:key', { schema: { params: kvKeyParams } }, async (request, reply) => {
+      answer(await deps.kv.delete(request.kvUser, (request.params as { key: string }).key));
+      return reply.code(204).send();
+    });
+  };
+
+/** PUT takes the body as the value, whatever its content type. */
+const putRoute =
+  (deps: KvRouteDeps): FastifyPluginAsync =>
+  async (app: FastifyInstance) => {
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    app.put(
+      '/v1/users/:id/kv/:key',
+      { schema: { params: kvKeyParams }, bodyLimit: PUT_BODY_LIMIT },
+      async (request, reply) => {
+        const body = request.body instanceof Buffer ? request.body : Buffer.alloc(0);
+        const { key } = request.params as { key: string };
+        answer(await deps.kv.set(request.kvUser, key, decodeUtf8(body)));
+        return reply.code(204).send();
+      },
+    );
+  };
+
+/** PATCH takes a JSON object of string values, sent as JSON or as text. */
+const patchRoute =
+  (deps: KvRouteDeps): FastifyPluginAsync =>
+  async (app: FastifyInstance) => {
+    app.removeAllContentTypeParsers();
+    for (const type of [/^application\/(?:[\w.-]+\+)?json$/, /^text\/[\w.+-]+$/]) {
+      app.addContentTypeParser(type, { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    }
+    app.patch(
+      '/v1/users/:id/kv',
+      { schema: { params: kvUserParams }, bodyLimit: PATCH_BODY_LIMIT },
+      async (request, reply) => {
+        const set = patchEntries(request.body);
+        answer(await deps.kv.write(request.kvUser, { set, delete: [] }));
+        return reply.code(204).send();
+      },
+    );
+  };
+
+function patchEntries(body: unknown): Map<string, string> {
+  const text = body instanceof Buffer ? decodeUtf8(body) : '';
+  if (text.trim() === '') throw new ApiError('invalid_kv_value', 'the body must be a JSON object of strings');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ApiError('invalid_kv_value', 'the body is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ApiError('invalid_kv_value', 'the body must be a JSON object of strings');
+  }
+  // Object.entries keeps a "__proto__" key as data; the Map never touches a prototype.
+  const entries = new Map<string, string>();
+  for (const [key, value] of Object.entries(parsed)) {
+    const rejection = keyRejection(key) ?? valueRejection(key, value);
+    if (rejection) throw new ApiError(rejection.code, rejection.message);
+    entries.set(key, value as string);
+  }
+  return entries;
+}
