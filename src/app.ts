@@ -15,6 +15,7 @@ import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
 import { PresenceRegistry } from './presence/registry.js';
 import { youtubeMusicMatcher } from './presence/youtube-music.js';
+import { SocketGateway } from './socket/gateway.js';
 import type { Store } from './store/ports.js';
 import { openSqliteStore } from './store/sqlite/index.js';
 import { readVersionInfo } from './version.js';
@@ -26,6 +27,7 @@ export interface App {
   readonly gateway: DiscordGateway;
   readonly store: Store;
   readonly bus: Bus;
+  readonly sockets: SocketGateway;
   /** The built-in simulated Discord and its users, in demo mode. */
   readonly demo: Demo | null;
   /** Where the HTTP server listens, e.g. http://127.0.0.1:4001 */
@@ -38,6 +40,8 @@ export interface AppOptions {
   logger: Logger;
   /** A close from Discord that reconnecting cannot fix; main ends the process. */
   onFatal?(code: number, reason: string): void;
+  /** Tests shorten the socket heartbeat and shrink the send buffer cap to see them act. */
+  socket?: { heartbeatIntervalMs?: number; sendBufferCapBytes?: number };
 }
 
 /** The composition root: builds the store, the registry, Discord (real or simulated) and HTTP, then listens. */
@@ -134,12 +138,21 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
 
     const http = await buildHttpServer({ view: registry, keys, kv, version: readVersionInfo(), logger });
     cleanups.push(() => http.close());
+    const sockets = new SocketGateway({
+      server: http.server,
+      source: registry,
+      logger,
+      socketsPerIp: config.socketsPerIp,
+      maxIdsPerSocket: config.subscriptionsPerSocket,
+      ...options.socket,
+    });
+    cleanups.push(() => sockets.close());
     const url = await http.listen({ port: config.port, host: config.host });
 
     cleanups.push(() => gateway.destroy());
     gateway.start();
 
-    return { config, http, registry, gateway, store, bus, demo, url, close };
+    return { config, http, registry, gateway, store, bus, sockets, demo, url, close };
   } catch (error) {
     await close();
     throw error;

@@ -26,6 +26,8 @@ export interface Config {
   rateLimitRead: number;
   rateLimitWrite: number;
   socketsPerIp: number;
+  /** Ids one socket may subscribe to (subscribe_to_all counts none). */
+  subscriptionsPerSocket: number;
   youtubeMusicApplicationIds: string[];
   youtubeMusicNames: string[];
 }
@@ -142,6 +144,7 @@ export function loadConfig(env: Env): Config {
     rateLimitRead: integer('RATE_LIMIT_READ', 1200, 0, 1_000_000),
     rateLimitWrite: integer('RATE_LIMIT_WRITE', 120, 0, 1_000_000),
     socketsPerIp: integer('SOCKETS_PER_IP', 100, 0, 1_000_000),
+    subscriptionsPerSocket: integer('SUBSCRIPTIONS_PER_SOCKET', 1000, 1, 1_000_000),
     youtubeMusicApplicationIds,
     youtubeMusicNames: list('YOUTUBE_MUSIC_NAMES', DEFAULT_YOUTUBE_MUSIC_NAMES),
   };

@@ -22,6 +22,12 @@ export interface PresenceView {
   readonly size: number;
 }
 
+/** A view that also says when it changes and lists everyone: what the socket gateway reads. */
+export interface PresenceSource extends PresenceView {
+  onChange(listener: PresenceListener): () => void;
+  snapshots(): Iterable<[Snowflake, PresenceSnapshot]>;
+}
+
 interface Entry {
   user: DiscordUser;
   raw: RawPresence;
@@ -38,7 +44,7 @@ interface Entry {
  * (members, presences, removals) in domain terms; emits a change only when the normalized view changes,
  * so per-guild copies of one update emit nothing.
  */
-export class PresenceRegistry implements PresenceView {
+export class PresenceRegistry implements PresenceSource {
   private readonly entries = new Map<Snowflake, Entry>();
   private readonly guildMembers = new Map<Snowflake, Set<Snowflake>>();
   /** Guilds being re-listed after (re)connecting: the members seen so far in the new listing. */
@@ -53,6 +59,10 @@ export class PresenceRegistry implements PresenceView {
 
   get(userId: Snowflake): PresenceSnapshot | undefined {
     return this.entries.get(userId)?.snapshot;
+  }
+
+  *snapshots(): Iterable<[Snowflake, PresenceSnapshot]> {
+    for (const [userId, entry] of this.entries) yield [userId, entry.snapshot];
   }
 
   isMonitored(userId: Snowflake): boolean {

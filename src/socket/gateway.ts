@@ -1,0 +1,220 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import type { Snowflake } from '../presence/model.js';
+import type { PresenceChange, PresenceSource } from '../presence/registry.js';
+import { eventJson, helloJson, SharedEvent, singleFrame } from './frames.js';
+import {
+  Close,
+  type CloseReason,
+  HEARTBEAT_INTERVAL_MS,
+  MAX_CLIENT_FRAME_BYTES,
+  parseClientFrame,
+  SEND_BUFFER_CAP_BYTES,
+} from './protocol.js';
+import { Subscriptions } from './subscriptions.js';
+
+export const SOCKET_PATH = '/socket';
+/** A closing socket that does not finish its close handshake in this long is cut. */
+const CLOSE_GRACE_MS = 5_000;
+
+export interface SocketGatewayOptions {
+  server: Server;
+  source: PresenceSource;
+  logger: Logger;
+  /** Concurrent sockets per client IP; 0 switches the cap off. */
+  socketsPerIp: number;
+  /** Ids one socket may subscribe to. */
+  maxIdsPerSocket: number;
+  heartbeatIntervalMs?: number;
+  sendBufferCapBytes?: number;
+}
+
+class Client {
+  seq = 0;
+  lastFrameAt = Date.now();
+  closing = false;
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly ip: string,
+    readonly compressed: boolean,
+  ) {}
+}
+
+/** Lanyard's socket protocol at `/socket`, on the HTTP server's port. */
+export class SocketGateway {
+  private readonly wss: WebSocketServer;
+  private readonly clients = new Set<Client>();
+  private readonly perIp = new Map<string, number>();
+  readonly subscriptions = new Subscriptions<Client>();
+  private readonly heartbeatIntervalMs: number;
+  private readonly sendBufferCap: number;
+  private readonly sweepTimer: NodeJS.Timeout;
+  private readonly unsubscribeSource: () => void;
+  private readonly upgradeListener = (request: IncomingMessage, socket: Duplex, head: Buffer) =>
+    this.upgrade(request, socket, head);
+
+  constructor(private readonly options: SocketGatewayOptions) {
+    this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
+    this.sendBufferCap = options.sendBufferCapBytes ?? SEND_BUFFER_CAP_BYTES;
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: MAX_CLIENT_FRAME_BYTES,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
+    options.server.on('upgrade', this.upgradeListener);
+    this.unsubscribeSource = options.source.onChange((change) => this.fanOut(change));
+    this.sweepTimer = setInterval(() => this.sweep(), Math.max(this.heartbeatIntervalMs / 2, 10));
+    this.sweepTimer.unref();
+  }
+
+  get socketCount(): number {
+    return this.clients.size;
+  }
+
+  /** Closes every socket with 1001 so clients reconnect elsewhere. */
+  async close(): Promise<void> {
+    clearInterval(this.sweepTimer);
+    this.unsubscribeSource();
+    this.options.server.off('upgrade', this.upgradeListener);
+    const closed = [...this.clients].map(
+      (client) =>
+        new Promise<void>((resolve) => {
+          client.ws.once('close', () => resolve());
+          this.end(client, Close.GoingAway);
+        }),
+    );
+    await Promise.all(closed);
+    this.wss.close();
+  }
+
+  private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname !== SOCKET_PATH) {
+      refuseUpgrade(socket, 404, 'not_found', 'no socket at this path');
+      return;
+    }
+    const ip = request.socket.remoteAddress ?? 'unknown';
+    const open = this.perIp.get(ip) ?? 0;
+    if (this.options.socketsPerIp > 0 && open >= this.options.socketsPerIp) {
+      refuseUpgrade(socket, 429, 'rate_limited', `at most ${this.options.socketsPerIp} sockets per IP`);
+      return;
+    }
+    this.perIp.set(ip, open + 1);
+    this.wss.handleUpgrade(request, socket, head, (ws) => {
+      this.connected(new Client(ws, ip, url.searchParams.get('compression') === 'zlib_json'));
+    });
+  }
+
+  private connected(client: Client): void {
+    this.clients.add(client);
+    const { ws } = client;
+    ws.on('message', (data, isBinary) => this.received(client, data, isBinary));
+    ws.on('close', () => this.released(client));
+    ws.on('error', (error) => this.options.logger.debug({ err: error }, 'socket error'));
+    this.sendSingle(client, helloJson(this.heartbeatIntervalMs));
+  }
+
+  private released(client: Client): void {
+    if (!this.clients.delete(client)) return;
+    this.subscriptions.release(client);
+    const open = (this.perIp.get(client.ip) ?? 1) - 1;
+    if (open > 0) this.perIp.set(client.ip, open);
+    else this.perIp.delete(client.ip);
+  }
+
+  private received(client: Client, data: RawData, _isBinary: boolean): void {
+    client.lastFrameAt = Date.now();
+    const text = Array.isArray(data)
+      ? Buffer.concat(data).toString()
+      : Buffer.from(data as ArrayBuffer).toString();
+    const command = parseClientFrame(text, this.options.maxIdsPerSocket);
+    switch (command.op) {
+      case 'heartbeat':
+        break;
+      case 'close':
+        this.end(client, command.close);
+        break;
+      case 'unsubscribe':
+        this.subscriptions.unsubscribe(client, command.ids, command.all);
+        break;
+      case 'subscribe': {
+        const held = this.subscriptions.subscribe(client, command.ids, command.all);
+        if (held > this.options.maxIdsPerSocket) this.end(client, Close.InvalidPayload);
+        else this.sendSingle(client, eventJson(++client.seq, 'INIT_STATE', this.initialState(command)));
+        break;
+      }
+    }
+  }
+
+  /** One presence for `subscribe_to_id` (`{}` if unmonitored); otherwise a map of the monitored ones. */
+  private initialState(command: { ids: string[]; all: boolean; single: string | undefined }): string {
+    const { source } = this.options;
+    if (command.single !== undefined) return source.get(command.single)?.json ?? '{}';
+    const parts: string[] = [];
+    const add = (id: Snowflake, json: string) => parts.push(`${JSON.stringify(id)}:${json}`);
+    if (command.all) {
+      for (const [id, snapshot] of source.snapshots()) add(id, snapshot.json);
+    } else {
+      for (const id of new Set(command.ids)) {
+        const snapshot = source.get(id);
+        if (snapshot) add(id, snapshot.json);
+      }
+    }
+    return `{${parts.join(',')}}`;
+  }
+
+  private fanOut(change: PresenceChange): void {
+    if (change.kind === 'unmonitored') return;
+    let event: SharedEvent | undefined;
+    for (const client of this.subscriptions.subscribersOf(change.userId)) {
+      event ??= new SharedEvent('PRESENCE_UPDATE', withUserId(change.userId, change.current.json));
+      client.seq++;
+      this.send(client, client.compressed ? event.zlib(client.seq) : event.text(client.seq));
+    }
+  }
+
+  private sendSingle(client: Client, json: string): void {
+    this.send(client, singleFrame(json, client.compressed));
+  }
+
+  private send(client: Client, frame: Buffer | string): void {
+    if (client.closing || client.ws.readyState !== WebSocket.OPEN) return;
+    client.ws.send(frame, { binary: client.compressed });
+    if (client.ws.bufferedAmount > this.sendBufferCap) this.end(client, Close.SlowConsumer);
+  }
+
+  private sweep(): void {
+    const silentSince = Date.now() - 2 * this.heartbeatIntervalMs;
+    for (const client of this.clients) {
+      if (client.lastFrameAt < silentSince) this.end(client, Close.HeartbeatTimeout);
+    }
+  }
+
+  private end(client: Client, close: CloseReason): void {
+    if (client.closing) return;
+    client.closing = true;
+    client.ws.close(close.code, close.reason);
+    setTimeout(() => client.ws.terminate(), CLOSE_GRACE_MS).unref();
+  }
+}
+
+/** PRESENCE_UPDATE names the user inside `d`, as Lanyard documents, so multi-user subscribers can tell. */
+function withUserId(userId: Snowflake, presenceJson: string): string {
+  return `{"user_id":${JSON.stringify(userId)},${presenceJson.slice(1)}`;
+}
+
+function refuseUpgrade(socket: Duplex, status: number, code: string, message: string): void {
+  const body = JSON.stringify({ success: false, error: { code, message } });
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : 'Too Many Requests'}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      (status === 429 ? 'Retry-After: 60\r\n' : '') +
+      'Access-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n' +
+      body,
+  );
+}
