@@ -10,6 +10,7 @@ import { GatewayIngest } from './discord/ingest.js';
 import { Messenger } from './discord/messenger.js';
 import { ProfileFetcher } from './discord/profiles.js';
 import { type Demo, startDemo } from './discord/simulator/demo.js';
+import { HistoryRecorder } from './history/recorder.js';
 import { buildHttpServer } from './http/server.js';
 import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
@@ -28,6 +29,7 @@ export interface App {
   readonly store: Store;
   readonly bus: Bus;
   readonly sockets: SocketGateway;
+  readonly history: HistoryRecorder;
   /** The built-in simulated Discord and its users, in demo mode. */
   readonly demo: Demo | null;
   /** Where the HTTP server listens, e.g. http://127.0.0.1:4001 */
@@ -95,6 +97,10 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       youtubeMusic: youtubeMusicMatcher(config.youtubeMusicApplicationIds, config.youtubeMusicNames),
     });
 
+    const history = new HistoryRecorder({ store: store.history, logger });
+    registry.onChange(history.observe);
+    cleanups.push(() => history.close());
+
     const rest = new REST({ api: discord.apiUrl, cdn: discord.cdnUrl, version: '10' }).setToken(
       discord.token,
     );
@@ -131,12 +137,20 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       prefix: config.commandPrefix,
       keys,
       kv,
+      history,
       messenger: new Messenger(rest, logger),
       logger,
     });
     gateway.onDispatch((payload) => void bot.handle(payload));
 
-    const http = await buildHttpServer({ view: registry, keys, kv, version: readVersionInfo(), logger });
+    const http = await buildHttpServer({
+      view: registry,
+      keys,
+      kv,
+      history: store.history,
+      version: readVersionInfo(),
+      logger,
+    });
     cleanups.push(() => http.close());
     const sockets = new SocketGateway({
       server: http.server,
@@ -152,7 +166,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     cleanups.push(() => gateway.destroy());
     gateway.start();
 
-    return { config, http, registry, gateway, store, bus, sockets, demo, url, close };
+    return { config, http, registry, gateway, store, bus, sockets, history, demo, url, close };
   } catch (error) {
     await close();
     throw error;

@@ -55,9 +55,10 @@ const VALIDATION_CODES: Record<string, ErrorCode> = {
 /** Fastify's own 4xx errors, in the contract's terms. */
 function fromFastifyError(error: FastifyError): ApiError | undefined {
   if (error.validation) {
-    const field = error.validation[0]?.instancePath.replace(/^\//, '') ?? '';
+    const first = error.validation[0];
+    const field = first?.instancePath.replace(/^\//, '') ?? '';
     const code = VALIDATION_CODES[field] ?? 'invalid_query';
-    return new ApiError(code, `${error.validationContext ?? 'request'} ${error.message}`.trim());
+    return new ApiError(code, `${field || error.validationContext || 'request'} ${first?.message ?? 'is invalid'}`);
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -4,7 +4,9 @@ import type { Logger } from 'pino';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
 import type { PresenceView } from '../presence/registry.js';
+import type { HistoryStore } from '../store/ports.js';
 import { ApiError, installErrorHandling, sendError } from './errors.js';
+import { historyRoutes } from './routes/history.js';
 import { kvRoutes } from './routes/kv.js';
 import { userRoutes } from './routes/users.js';
 import { type VersionInfo, versionRoutes } from './routes/version.js';
@@ -13,6 +15,7 @@ export interface HttpServerOptions {
   view: PresenceView;
   keys: ApiKeyService;
   kv: KvService;
+  history: HistoryStore;
   version: VersionInfo;
   logger: Logger;
 }
@@ -33,6 +36,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   await app.register(cors, { origin: '*', methods: CORS_METHODS, maxAge: 86_400 });
   await app.register(userRoutes(options));
   await app.register(kvRoutes(options));
+  await app.register(historyRoutes(options));
   await app.register(versionRoutes(options.version));
   return app;
 }

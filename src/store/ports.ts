@@ -1,4 +1,5 @@
 import type { KvChange, KvState } from '../kv/rules.js';
+import type { StatusEntry, StoredStats, TopTrack, TrackEntry } from '../presence/history.js';
 import type { Profile, Snowflake } from '../presence/model.js';
 
 /** A profile as the store keeps it: what `GET /users/:id` said, and when. */
@@ -35,6 +36,36 @@ export interface ApiKeyStore {
   findKey(hash: Buffer): Promise<{ userId: Snowflake; hash: Buffer } | undefined>;
 }
 
+/** One user's share of a history batch: what the rules decided to write. */
+export interface HistoryWrite {
+  userId: Snowflake;
+  status: StatusEntry | null;
+  track: TrackEntry | null;
+  countsPlay: boolean;
+  lastSeen: number | null;
+}
+
+export interface ForgetResult {
+  statusEntries: number;
+  trackEntries: number;
+  playCounts: number;
+}
+
+export interface HistoryStore {
+  /** Writes a batch in one transaction, keeping each list to its most recent `limit` entries. */
+  appendHistory(
+    batch: readonly HistoryWrite[],
+    limits: { history: number; trackedTracks: number },
+  ): Promise<void>;
+  /** Newest first. */
+  history(userId: Snowflake, limit: number): Promise<{ status: StatusEntry[]; tracks: TrackEntry[] }>;
+  stats(userId: Snowflake): Promise<StoredStats>;
+  /** Tracks with at least `minPlays` plays: play_count desc, then last_played desc. */
+  topTracks(userId: Snowflake, minPlays: number, limit: number): Promise<TopTrack[]>;
+  /** Erases both lists, play counts and the stats counters; KV and keys stay. */
+  forget(userId: Snowflake): Promise<ForgetResult>;
+}
+
 /**
  * The store port. Each adapter (embedded SQLite, Redis) implements every part, and one contract
  * test suite runs against each.
@@ -43,6 +74,7 @@ export interface Store {
   readonly profiles: ProfileStore;
   readonly kv: KvStore;
   readonly apiKeys: ApiKeyStore;
+  readonly history: HistoryStore;
   /** Whether the store answers now: readiness checks use it. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -43,6 +43,7 @@ beforeAll(async () => {
     view,
     keys: new ApiKeyService(store.apiKeys),
     kv: new KvService(store.kv, new LocalBus()),
+    history: store.history,
     version: readVersionInfo(),
     logger: pino({ level: 'silent' }),
   });

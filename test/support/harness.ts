@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { type App, startApp } from '../../src/app.js';
+import { type App, type AppOptions, startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/discord/simulator/index.js';
 import type { PresenceChange } from '../../src/presence/registry.js';
@@ -23,6 +23,8 @@ export async function startHarness(
     simulator?: Partial<DiscordSimulatorOptions>;
     env?: Record<string, string>;
     setup?: (sim: DiscordSimulator) => void;
+    /** Socket gateway overrides (shorter heartbeat, smaller send buffer cap); default: production values. */
+    socket?: AppOptions['socket'];
   } = {},
 ): Promise<Harness> {
   const simulator = new DiscordSimulator({ heartbeatIntervalMs: 1_000, ...options.simulator });
@@ -41,6 +43,7 @@ export async function startHarness(
   const app = await startApp(config, {
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     onFatal: (code, reason) => fatal.push({ code, reason }),
+    ...(options.socket ? { socket: options.socket } : {}),
   });
   const changes: PresenceChange[] = [];
   app.registry.onChange((change) => changes.push(change));

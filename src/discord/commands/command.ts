@@ -1,4 +1,5 @@
 import type { GatewayMessageCreateDispatchData } from 'discord-api-types/v10';
+import type { HistoryRecorder } from '../../history/recorder.js';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { KvService } from '../../kv/service.js';
 
@@ -11,6 +12,7 @@ export interface CommandContext {
   prefix: string;
   keys: ApiKeyService;
   kv: KvService;
+  history: Pick<HistoryRecorder, 'forget'>;
   /** Every command, for ?help. */
   commands: readonly Command[];
   reply(content: string): Promise<void>;

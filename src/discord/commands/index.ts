@@ -4,6 +4,7 @@ import {
   type GatewayMessageCreateDispatchData,
 } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
+import type { HistoryRecorder } from '../../history/recorder.js';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { KvService } from '../../kv/service.js';
 import type { Snowflake } from '../../presence/model.js';
@@ -11,6 +12,7 @@ import { rotateLeakedKeys } from '../leaked-keys.js';
 import type { Messenger } from '../messenger.js';
 import { apikeyCommand } from './apikey.js';
 import type { Command } from './command.js';
+import { forgetCommand } from './forget.js';
 import { helpCommand } from './help.js';
 import { delCommand, getCommand, kvCommand, setCommand } from './kv.js';
 
@@ -21,6 +23,7 @@ export const COMMANDS: readonly Command[] = [
   getCommand,
   setCommand,
   delCommand,
+  forgetCommand,
   helpCommand,
 ];
 
@@ -28,6 +31,7 @@ export interface BotOptions {
   prefix: string;
   keys: ApiKeyService;
   kv: KvService;
+  history: Pick<HistoryRecorder, 'forget'>;
   messenger: Messenger;
   logger: Logger;
 }
@@ -78,6 +82,7 @@ export class Bot {
       prefix,
       keys: this.options.keys,
       kv: this.options.kv,
+      history: this.options.history,
       commands: COMMANDS,
       reply,
     });

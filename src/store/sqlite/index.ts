@@ -4,6 +4,7 @@ import BetterSqlite3, { type Database } from 'better-sqlite3';
 import type { DatabaseLocation } from '../../config.js';
 import type { Store } from '../ports.js';
 import { SqliteApiKeyStore } from './api-keys.js';
+import { SqliteHistoryStore } from './history.js';
 import { SqliteKvStore } from './kv.js';
 import { migrate } from './migrations.js';
 import { SqliteProfileStore } from './profiles.js';
@@ -30,8 +31,10 @@ export class SqliteStore implements Store {
   readonly profiles: SqliteProfileStore;
   readonly kv: SqliteKvStore;
   readonly apiKeys: SqliteApiKeyStore;
+  readonly history: SqliteHistoryStore;
 
   constructor(readonly db: Database) {
+    this.history = new SqliteHistoryStore(db);
     this.profiles = new SqliteProfileStore(db);
     this.kv = new SqliteKvStore(db);
     this.apiKeys = new SqliteApiKeyStore(db);

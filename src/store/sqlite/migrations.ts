@@ -26,6 +26,34 @@ export const MIGRATIONS: readonly string[] = [
      key_hash   BLOB NOT NULL UNIQUE,
      created_at INTEGER NOT NULL
    ) STRICT`,
+  `CREATE TABLE status_history (
+     id      INTEGER PRIMARY KEY,
+     user_id TEXT NOT NULL,
+     status  TEXT NOT NULL,
+     ts      INTEGER NOT NULL
+   ) STRICT;
+   CREATE INDEX status_history_by_user ON status_history (user_id, id);
+   CREATE TABLE track_history (
+     id      INTEGER PRIMARY KEY,
+     user_id TEXT NOT NULL,
+     entry   TEXT NOT NULL
+   ) STRICT;
+   CREATE INDEX track_history_by_user ON track_history (user_id, id);
+   CREATE TABLE play_counts (
+     user_id     TEXT NOT NULL,
+     track_key   TEXT NOT NULL,
+     play_count  INTEGER NOT NULL,
+     last_played INTEGER NOT NULL,
+     track       TEXT NOT NULL,
+     PRIMARY KEY (user_id, track_key)
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX play_counts_ranked ON play_counts (user_id, play_count DESC, last_played DESC);
+   CREATE TABLE user_stats (
+     user_id   TEXT PRIMARY KEY,
+     last_seen INTEGER,
+     plays_day TEXT,
+     plays     INTEGER NOT NULL DEFAULT 0
+   ) STRICT`,
 ];
 
 /** Brings the database to the newest schema, each step in its own transaction. */

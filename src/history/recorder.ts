@@ -1,0 +1,168 @@
+import type { Logger } from 'pino';
+import {
+  EMPTY_MEMORY,
+  HISTORY_LIMIT,
+  type HistoryMemory,
+  memoryFromHistory,
+  type Observation,
+  recordObservation,
+  TRACKED_TRACKS_PER_USER,
+} from '../presence/history.js';
+import type { DiscordStatus, Snowflake } from '../presence/model.js';
+import type { PresenceChange } from '../presence/registry.js';
+import type { ForgetResult, HistoryStore, HistoryWrite } from '../store/ports.js';
+
+/** Writes are batched: at most this long after a change, or sooner when this many are waiting. */
+export const HISTORY_FLUSH_MS = 1_000;
+export const HISTORY_BATCH_SIZE = 1_000;
+
+export interface HistoryRecorderOptions {
+  store: HistoryStore;
+  logger: Logger;
+  now?: () => number;
+  flushMs?: number;
+}
+
+/**
+ * Feeds the registry's changes through the recording rules and writes what they decide, in batches.
+ * The rules need what was recorded before (the last status, the last play); for a user this process
+ * has not seen yet that comes from the store, and their changes wait in order until it has.
+ */
+export class HistoryRecorder {
+  private readonly memory = new Map<Snowflake, HistoryMemory>();
+  private readonly loading = new Map<Snowflake, Observation[]>();
+  private readonly liveStatus = new Map<Snowflake, DiscordStatus>();
+  private pending: HistoryWrite[] = [];
+  /** Flushes and erasures run one after another, so an erasure never races a batch holding the user. */
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly timer: NodeJS.Timeout;
+  private readonly now: () => number;
+
+  constructor(private readonly options: HistoryRecorderOptions) {
+    this.now = options.now ?? Date.now;
+    this.timer = setInterval(() => void this.flush(), options.flushMs ?? HISTORY_FLUSH_MS);
+    this.timer.unref();
+  }
+
+  /** The registry's listener. */
+  readonly observe = (change: PresenceChange): void => {
+    const ts = this.now();
+    const previousLiveStatus = this.liveStatus.get(change.userId) ?? null;
+    if (change.kind === 'unmonitored') {
+      this.liveStatus.delete(change.userId);
+      if (previousLiveStatus !== null && previousLiveStatus !== 'offline') {
+        this.enqueue({ userId: change.userId, status: null, track: null, countsPlay: false, lastSeen: ts });
+      }
+      return;
+    }
+    const { presence } = change.current;
+    this.liveStatus.set(change.userId, presence.discord_status);
+    this.consider(change.userId, {
+      status: presence.discord_status,
+      nowPlaying: presence.now_playing,
+      ts,
+      previousLiveStatus,
+    });
+  };
+
+  /** Writes what is waiting. Resolves when it is durable. */
+  flush(): Promise<void> {
+    return this.serialize(async () => {
+      const batch = this.pending;
+      if (batch.length === 0) return;
+      this.pending = [];
+      try {
+        await this.options.store.appendHistory(batch, {
+          history: HISTORY_LIMIT,
+          trackedTracks: TRACKED_TRACKS_PER_USER,
+        });
+      } catch (error) {
+        this.options.logger.error(
+          { err: error, writes: batch.length },
+          'could not write history; will retry',
+        );
+        this.pending = batch.concat(this.pending);
+      }
+    });
+  }
+
+  /**
+   * `?forget confirm`: drops what waits to be written for the user, then erases what is stored, after any
+   * batch already on its way. What the rules remember stays, so the current track is not recorded again.
+   */
+  forget(userId: Snowflake): Promise<ForgetResult> {
+    this.pending = this.pending.filter((write) => write.userId !== userId);
+    if (this.loading.has(userId)) this.loading.set(userId, []);
+    return this.serialize(() => {
+      this.pending = this.pending.filter((write) => write.userId !== userId);
+      return this.options.store.forget(userId);
+    });
+  }
+
+  /** Final flush, with last_seen for everyone still online: after a restart nobody else can know it. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    const ts = this.now();
+    for (const [userId, status] of this.liveStatus) {
+      if (status !== 'offline')
+        this.enqueue({ userId, status: null, track: null, countsPlay: false, lastSeen: ts });
+    }
+    await this.flush();
+  }
+
+  private consider(userId: Snowflake, observation: Observation): void {
+    const memory = this.memory.get(userId);
+    if (memory) {
+      this.apply(userId, memory, observation);
+      return;
+    }
+    const queued = this.loading.get(userId);
+    if (queued) {
+      queued.push(observation);
+      return;
+    }
+    this.loading.set(userId, [observation]);
+    this.options.store
+      .history(userId, 1)
+      .then(
+        ({ status, tracks }) => memoryFromHistory(status[0] ?? null, tracks[0] ?? null),
+        (error: unknown) => {
+          this.options.logger.error({ err: error, userId }, 'could not read history; recording from scratch');
+          return EMPTY_MEMORY;
+        },
+      )
+      .then((loaded) => {
+        const observations = this.loading.get(userId) ?? [];
+        this.loading.delete(userId);
+        let current = loaded;
+        for (const queuedObservation of observations)
+          current = this.apply(userId, current, queuedObservation);
+      });
+  }
+
+  private apply(userId: Snowflake, memory: HistoryMemory, observation: Observation): HistoryMemory {
+    const decision = recordObservation(memory, observation);
+    this.memory.set(userId, decision.memory);
+    if (decision.status || decision.track || decision.lastSeen !== null) {
+      this.enqueue({
+        userId,
+        status: decision.status,
+        track: decision.track,
+        countsPlay: decision.countsPlay,
+        lastSeen: decision.lastSeen,
+      });
+    }
+    return decision.memory;
+  }
+
+  private enqueue(write: HistoryWrite): void {
+    this.pending.push(write);
+    if (this.pending.length >= HISTORY_BATCH_SIZE) void this.flush();
+  }
+
+  private serialize<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(task, task);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+}

@@ -1,0 +1,171 @@
+import { GUILD_COPY_TOLERANCE_MS } from './guild-copy.js';
+import type { DiscordStatus, MusicSource, NowPlaying } from './model.js';
+
+/** Each history list keeps this many of the most recent entries. */
+export const HISTORY_LIMIT = 100;
+/** A track counts in top tracks from this many plays. */
+export const TOP_TRACKS_MIN_PLAYS = 2;
+export const TOP_TRACKS_DEFAULT_LIMIT = 10;
+export const TOP_TRACKS_MAX_LIMIT = 50;
+/** Distinct tracks whose play counts one user keeps; past it the least played (then oldest) go. */
+export const TRACKED_TRACKS_PER_USER = 1000;
+/**
+ * A replay is the same track starting again at or after its previous play's end. Discord's timestamps
+ * wobble by the same jitter as per-guild copies, so "at" allows that much.
+ */
+export const REPLAY_TOLERANCE_MS = GUILD_COPY_TOLERANCE_MS;
+const DAY_MS = 86_400_000;
+
+export interface StatusEntry {
+  status: DiscordStatus;
+  ts: number;
+}
+
+export type TrackEntry = NowPlaying & { ts: number };
+
+/** A track of the top-tracks list: its latest metadata, when it was last played, and how often. */
+export type TopTrack = NowPlaying & { last_played: number; play_count: number };
+
+/** The last play, as the rules need it to tell a replay from a seek or a pause. */
+export interface LastPlay {
+  identity: string;
+  start: number | null;
+  end: number | null;
+}
+
+/** What the rules remember of a user between observations. */
+export interface HistoryMemory {
+  status: DiscordStatus | null;
+  play: LastPlay | null;
+}
+
+export const EMPTY_MEMORY: HistoryMemory = { status: null, play: null };
+
+/** One change of a user's presence, as the recorder saw it. */
+export interface Observation {
+  status: DiscordStatus;
+  nowPlaying: NowPlaying | null;
+  ts: number;
+  /** The status this process saw just before, if it saw the user at all. */
+  previousLiveStatus: DiscordStatus | null;
+}
+
+/** What to write for one observation: nothing, or some of these. */
+export interface HistoryDecision {
+  status: StatusEntry | null;
+  track: TrackEntry | null;
+  /** The track entry is a play that counts (it has a track id). */
+  countsPlay: boolean;
+  /** The user was seen going offline now. */
+  lastSeen: number | null;
+  memory: HistoryMemory;
+}
+
+/**
+ * The recording rules. Status history: an entry only when `discord_status` changes. Track history: an
+ * entry per play, where a play starts when now_playing moves to another track, or when the same track
+ * starts again at or after its previous play's end. A seek (the start moves within the play), a pause
+ * and resume, and the timing jitter of per-guild copies are the same play.
+ */
+export function recordObservation(memory: HistoryMemory, observation: Observation): HistoryDecision {
+  const { status, nowPlaying, ts, previousLiveStatus } = observation;
+  const statusEntry = status !== memory.status ? { status, ts } : null;
+  const lastSeen =
+    status === 'offline' && previousLiveStatus !== null && previousLiveStatus !== 'offline' ? ts : null;
+
+  let play = memory.play;
+  let track: TrackEntry | null = null;
+  if (nowPlaying) {
+    const identity = trackIdentity(nowPlaying);
+    const { start, end } = nowPlaying.timestamps;
+    if (isNewPlay(play, identity, start)) {
+      track = { ...nowPlaying, ts };
+      play = { identity, start, end };
+    } else if (play && start !== null) {
+      // A seek or a resume: the play goes on, and its end is where a replay would now start.
+      play = { identity, start, end };
+    }
+  }
+  return {
+    status: statusEntry,
+    track,
+    countsPlay: track !== null && track.track_id !== null,
+    lastSeen,
+    memory: { status, play },
+  };
+}
+
+function isNewPlay(last: LastPlay | null, identity: string, start: number | null): boolean {
+  if (!last || last.identity !== identity) return true;
+  return start !== null && last.end !== null && start >= last.end - REPLAY_TOLERANCE_MS;
+}
+
+/** A track's identity: its id, or for id-less tracks (Spotify local files) what it shows. */
+export function trackIdentity(
+  track: Pick<NowPlaying, 'source' | 'track_id' | 'song' | 'artist' | 'album'>,
+): string {
+  return track.track_id !== null
+    ? `${track.source}:${track.track_id}`
+    : `${track.source}:local:${JSON.stringify([track.song, track.artist, track.album])}`;
+}
+
+export function playKey(source: MusicSource, trackId: string): string {
+  return `${source}:${trackId}`;
+}
+
+/** The memory a user's stored history implies, for a process that has not seen them yet. */
+export function memoryFromHistory(
+  lastStatus: StatusEntry | null,
+  lastTrack: TrackEntry | null,
+): HistoryMemory {
+  return {
+    status: lastStatus?.status ?? null,
+    play: lastTrack
+      ? {
+          identity: trackIdentity(lastTrack),
+          start: lastTrack.timestamps.start,
+          end: lastTrack.timestamps.end,
+        }
+      : null,
+  };
+}
+
+/** `limit` for top tracks: default 10, clamped to 1–50. */
+export function topTracksLimit(requested: number | undefined): number {
+  if (requested === undefined) return TOP_TRACKS_DEFAULT_LIMIT;
+  return Math.min(TOP_TRACKS_MAX_LIMIT, Math.max(1, Math.trunc(requested)));
+}
+
+/** The UTC day of a moment, e.g. "2026-11-22": `tracks_today` counts plays since its 00:00. */
+export function utcDay(ts: number): string {
+  return new Date(Math.floor(ts / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+}
+
+export interface StoredStats {
+  lastStatus: DiscordStatus | null;
+  lastSeen: number | null;
+  trackHistoryCount: number;
+  /** Plays counted on `playsDay`. */
+  playsDay: string | null;
+  plays: number;
+}
+
+export interface Stats {
+  current_status: DiscordStatus;
+  last_seen: number | null;
+  tracks_today: number;
+  track_history_count: number;
+  is_monitored: boolean;
+}
+
+/** Stats from the live status (if monitored) and what the store remembers, at `now`. */
+export function statsFrom(liveStatus: DiscordStatus | undefined, stored: StoredStats, now: number): Stats {
+  const online = liveStatus !== undefined && liveStatus !== 'offline';
+  return {
+    current_status: liveStatus ?? stored.lastStatus ?? 'offline',
+    last_seen: online ? now : stored.lastSeen,
+    tracks_today: stored.playsDay === utcDay(now) ? stored.plays : 0,
+    track_history_count: stored.trackHistoryCount,
+    is_monitored: liveStatus !== undefined,
+  };
+}
