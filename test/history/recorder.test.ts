@@ -1,0 +1,136 @@
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { spotifyActivity } from '../../src/discord/simulator/activities.js';
+import { HistoryRecorder } from '../../src/history/recorder.js';
+import type { RawPresence } from '../../src/presence/model.js';
+import { PresenceRegistry } from '../../src/presence/registry.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
+
+const GUILD_A = '1';
+const GUILD_B = '2';
+const USER = { id: '80351110224678912', username: 'alice' };
+const T0 = Date.UTC(2026, 10, 22, 12);
+
+const stores: SqliteStore[] = [];
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+});
+
+function setup() {
+  const store = openSqliteStore({ kind: 'sqlite-memory' });
+  stores.push(store);
+  let now = T0;
+  const registry = new PresenceRegistry({
+    cdnUrl: 'https://cdn.discordapp.com',
+    youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+  });
+  const recorder = new HistoryRecorder({
+    store: store.history,
+    logger: pino({ level: 'silent' }),
+    now: () => now,
+    flushMs: 60_000,
+  });
+  registry.onChange(recorder.observe);
+  return { store, registry, recorder, advance: (ms: number) => (now += ms) };
+}
+
+function listening(trackId: string, start: number): RawPresence {
+  return {
+    status: 'online',
+    client_status: { desktop: 'online' },
+    activities: [
+      spotifyActivity({
+        song: trackId,
+        artists: ['A'],
+        album: 'B',
+        imageId: 'x',
+        trackId,
+        start,
+        end: start + 180_000,
+      }),
+    ],
+  };
+}
+
+describe('HistoryRecorder', () => {
+  it('batches writes: nothing is written until a flush, then everything at once', async () => {
+    const { store, registry, recorder } = setup();
+    registry.memberSeen(GUILD_A, USER, listening('t1', T0));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await store.history.history(USER.id, 100)).tracks).toHaveLength(0);
+    await recorder.flush();
+    const { status, tracks } = await store.history.history(USER.id, 100);
+    expect(status).toEqual([{ status: 'online', ts: T0 }]);
+    expect(tracks.map((t) => t.track_id)).toEqual(['t1']);
+  });
+
+  it('records one play when two guilds send the same update', async () => {
+    const { store, registry, recorder, advance } = setup();
+    registry.memberSeen(GUILD_A, USER);
+    registry.memberSeen(GUILD_B, USER);
+    advance(1000);
+    registry.memberSeen(GUILD_A, USER, listening('t1', T0 + 1000));
+    registry.memberSeen(GUILD_B, USER, listening('t1', T0 + 1400));
+    await new Promise((resolve) => setImmediate(resolve));
+    await recorder.flush();
+    expect((await store.history.history(USER.id, 100)).tracks).toHaveLength(1);
+  });
+
+  it('forget drops pending writes and waits for a batch in flight, so nothing erased comes back', async () => {
+    const { store, registry, recorder, advance } = setup();
+    registry.memberSeen(GUILD_A, USER, listening('t1', T0));
+    await new Promise((resolve) => setImmediate(resolve));
+    const flushing = recorder.flush();
+    advance(200_000);
+    registry.memberSeen(GUILD_A, USER, listening('t2', T0 + 200_000));
+    await recorder.forget(USER.id);
+    await flushing;
+    await recorder.flush();
+    expect(await store.history.history(USER.id, 100)).toEqual({ status: [], tracks: [] });
+    expect((await store.history.stats(USER.id)).plays).toBe(0);
+  });
+
+  it('after forget, records new changes but not the track already playing', async () => {
+    const { store, registry, recorder, advance } = setup();
+    registry.memberSeen(GUILD_A, USER, listening('t1', T0));
+    await new Promise((resolve) => setImmediate(resolve));
+    await recorder.forget(USER.id);
+    advance(10_000);
+    registry.memberSeen(GUILD_A, USER, { ...listening('t1', T0 - 50_000), status: 'idle' });
+    advance(200_000);
+    registry.memberSeen(GUILD_A, USER, { ...listening('t2', T0 + 210_000), status: 'idle' });
+    await recorder.flush();
+    const { status, tracks } = await store.history.history(USER.id, 100);
+    expect(status.map((s) => s.status)).toEqual(['idle']);
+    expect(tracks.map((t) => t.track_id)).toEqual(['t2']);
+  });
+
+  it('picks up from stored history after a restart', async () => {
+    const { store, registry, recorder } = setup();
+    registry.memberSeen(GUILD_A, USER, listening('t1', T0));
+    await new Promise((resolve) => setImmediate(resolve));
+    await recorder.close();
+
+    let now = T0 + 5_000;
+    const restarted = new PresenceRegistry({
+      cdnUrl: 'https://cdn.discordapp.com',
+      youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+    });
+    const second = new HistoryRecorder({
+      store: store.history,
+      logger: pino({ level: 'silent' }),
+      now: () => now,
+      flushMs: 60_000,
+    });
+    restarted.onChange(second.observe);
+    restarted.memberSeen(GUILD_A, USER, listening('t1', T0 + 300));
+    now += 1;
+    await new Promise((resolve) => setImmediate(resolve));
+    await second.close();
+    const { status, tracks } = await store.history.history(USER.id, 100);
+    expect(status).toHaveLength(1);
+    expect(tracks).toHaveLength(1);
+    expect((await store.history.stats(USER.id)).lastSeen).toBe(T0 + 5_001);
+  });
+});
