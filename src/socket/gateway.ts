@@ -103,10 +103,22 @@ export class SocketGateway {
       refuseUpgrade(socket, 429, 'rate_limited', `at most ${this.options.socketsPerIp} sockets per IP`);
       return;
     }
+    // The slot is taken now, so concurrent upgrades cannot pass the cap; an upgrade ws refuses gives it back.
     this.perIp.set(ip, open + 1);
+    let accepted = false;
+    socket.once('close', () => {
+      if (!accepted) this.releaseSlot(ip);
+    });
     this.wss.handleUpgrade(request, socket, head, (ws) => {
+      accepted = true;
       this.connected(new Client(ws, ip, url.searchParams.get('compression') === 'zlib_json'));
     });
+  }
+
+  private releaseSlot(ip: string): void {
+    const open = (this.perIp.get(ip) ?? 1) - 1;
+    if (open > 0) this.perIp.set(ip, open);
+    else this.perIp.delete(ip);
   }
 
   private connected(client: Client): void {
@@ -121,9 +133,7 @@ export class SocketGateway {
   private released(client: Client): void {
     if (!this.clients.delete(client)) return;
     this.subscriptions.release(client);
-    const open = (this.perIp.get(client.ip) ?? 1) - 1;
-    if (open > 0) this.perIp.set(client.ip, open);
-    else this.perIp.delete(client.ip);
+    this.releaseSlot(client.ip);
   }
 
   private received(client: Client, data: RawData, _isBinary: boolean): void {
