@@ -33,6 +33,8 @@ export class HistoryRecorder {
   private readonly loading = new Map<Snowflake, Observation[]>();
   private readonly liveStatus = new Map<Snowflake, DiscordStatus>();
   private pending: HistoryWrite[] = [];
+  /** Users whose stored history is being read before their first change can be applied. */
+  private readonly loads = new Set<Promise<void>>();
   /** Flushes and erasures run one after another, so an erasure never races a batch holding the user. */
   private chain: Promise<unknown> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
@@ -102,6 +104,7 @@ export class HistoryRecorder {
   /** Final flush, with last_seen for everyone still online: after a restart nobody else can know it. */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    await Promise.all(this.loads);
     const ts = this.now();
     for (const [userId, status] of this.liveStatus) {
       if (status !== 'offline')
@@ -122,7 +125,7 @@ export class HistoryRecorder {
       return;
     }
     this.loading.set(userId, [observation]);
-    this.options.store
+    const load = this.options.store
       .history(userId, 1)
       .then(
         ({ status, tracks }) => memoryFromHistory(status[0] ?? null, tracks[0] ?? null),
@@ -137,7 +140,9 @@ export class HistoryRecorder {
         let current = loaded;
         for (const queuedObservation of observations)
           current = this.apply(userId, current, queuedObservation);
-      });
+      })
+      .finally(() => this.loads.delete(load));
+    this.loads.add(load);
   }
 
   private apply(userId: Snowflake, memory: HistoryMemory, observation: Observation): HistoryMemory {

@@ -58,7 +58,10 @@ function fromFastifyError(error: FastifyError): ApiError | undefined {
     const first = error.validation[0];
     const field = first?.instancePath.replace(/^\//, '') ?? '';
     const code = VALIDATION_CODES[field] ?? 'invalid_query';
-    return new ApiError(code, `${field || error.validationContext || 'request'} ${first?.message ?? 'is invalid'}`);
+    return new ApiError(
+      code,
+      `${field || error.validationContext || 'request'} ${first?.message ?? 'is invalid'}`,
+    );
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

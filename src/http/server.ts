@@ -29,7 +29,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // A line per request would cost more than the request at the read rates this service sees.
     logController: new LogController({ disableRequestLogging: true }),
     // Bad URL encodings and similar: answered in the envelope like every other error.
-    frameworkErrors: (error, _request, reply) => sendError(reply, new ApiError('bad_request', error.message)),
+    // Framework errors skip the hooks, CORS included, so the header is set here.
+    frameworkErrors: (error, _request, reply) =>
+      sendError(reply.header('access-control-allow-origin', '*'), new ApiError('bad_request', error.message)),
+    // A KV key name may be 255 characters; longer path segments are refused by the routes, not the router.
+    maxParamLength: 1024,
   });
   installErrorHandling(app);
   // No `allowedHeaders`: the plugin then echoes Access-Control-Request-Headers, `authorization` included.

@@ -14,6 +14,12 @@ export const TRACKED_TRACKS_PER_USER = 1000;
  * wobble by the same jitter as per-guild copies, so "at" allows that much.
  */
 export const REPLAY_TOLERANCE_MS = GUILD_COPY_TOLERANCE_MS;
+/**
+ * After a pause, the start moves past the old end once the pause outlasts the rest of the song, so a
+ * resume looks like a replay. After a pause a replay must also be seen starting over: within this long of
+ * its start.
+ */
+export const RESUME_FROM_TOP_MS = 10_000;
 const DAY_MS = 86_400_000;
 
 export interface StatusEntry {
@@ -31,6 +37,8 @@ export interface LastPlay {
   identity: string;
   start: number | null;
   end: number | null;
+  /** Seen paused or gone since its last timestamps: the next timestamps may be a resume. */
+  paused: boolean;
 }
 
 /** What the rules remember of a user between observations. */
@@ -78,13 +86,17 @@ export function recordObservation(memory: HistoryMemory, observation: Observatio
   if (nowPlaying) {
     const identity = trackIdentity(nowPlaying);
     const { start, end } = nowPlaying.timestamps;
-    if (isNewPlay(play, identity, start)) {
+    if (isNewPlay(play, identity, start, ts)) {
       track = { ...nowPlaying, ts };
-      play = { identity, start, end };
+      play = { identity, start, end, paused: start === null };
     } else if (play && start !== null) {
       // A seek or a resume: the play goes on, and its end is where a replay would now start.
-      play = { identity, start, end };
+      play = { identity, start, end, paused: false };
+    } else if (play) {
+      play = { ...play, paused: true };
     }
+  } else if (play) {
+    play = { ...play, paused: true };
   }
   return {
     status: statusEntry,
@@ -95,9 +107,10 @@ export function recordObservation(memory: HistoryMemory, observation: Observatio
   };
 }
 
-function isNewPlay(last: LastPlay | null, identity: string, start: number | null): boolean {
+function isNewPlay(last: LastPlay | null, identity: string, start: number | null, seenAt: number): boolean {
   if (!last || last.identity !== identity) return true;
-  return start !== null && last.end !== null && start >= last.end - REPLAY_TOLERANCE_MS;
+  if (start === null || last.end === null || start < last.end - REPLAY_TOLERANCE_MS) return false;
+  return !last.paused || seenAt - start <= RESUME_FROM_TOP_MS;
 }
 
 /** A track's identity: its id, or for id-less tracks (Spotify local files) what it shows. */
@@ -120,11 +133,13 @@ export function memoryFromHistory(
 ): HistoryMemory {
   return {
     status: lastStatus?.status ?? null,
+    // Nobody watched between processes: the next sight of this track is not known to be a replay.
     play: lastTrack
       ? {
           identity: trackIdentity(lastTrack),
           start: lastTrack.timestamps.start,
           end: lastTrack.timestamps.end,
+          paused: true,
         }
       : null,
   };

@@ -193,8 +193,12 @@ export class SocketGateway {
 
   private send(client: Client, frame: Buffer | string): void {
     if (client.closing || client.ws.readyState !== WebSocket.OPEN) return;
+    // Judged on what was already waiting, so one large presence never condemns a socket that reads.
+    if (client.ws.bufferedAmount > this.sendBufferCap) {
+      this.end(client, Close.SlowConsumer);
+      return;
+    }
     client.ws.send(frame, { binary: client.compressed });
-    if (client.ws.bufferedAmount > this.sendBufferCap) this.end(client, Close.SlowConsumer);
   }
 
   private sweep(): void {

@@ -131,6 +131,23 @@ describe('recording rules: tracks', () => {
     expect(youtube.tracks).toHaveLength(1);
   });
 
+  it('does not count a resume after a pause longer than the song, but counts a restart from the top', () => {
+    const pause = 2 * SONG_MS;
+    const resumed = run([
+      { ts: T0, nowPlaying: track('a', T0) },
+      { ts: T0 + 30_000, nowPlaying: null },
+      { ts: T0 + 30_000 + pause, nowPlaying: track('a', T0 + pause) },
+    ]);
+    expect(resumed.tracks).toHaveLength(1);
+
+    const restarted = run([
+      { ts: T0, nowPlaying: track('a', T0) },
+      { ts: T0 + 30_000, nowPlaying: null },
+      { ts: T0 + 30_000 + pause + 1_000, nowPlaying: track('a', T0 + 30_000 + pause) },
+    ]);
+    expect(restarted.tracks).toHaveLength(2);
+  });
+
   it('puts local files (no track id) in history but not in play counts', () => {
     const local = (song: string, start: number): NowPlaying => ({ ...track(null, start), song });
     const { tracks, counted } = run([

@@ -1,11 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import {
-  HISTORY_LIMIT,
-  statsFrom,
-  TOP_TRACKS_DEFAULT_LIMIT,
-  TOP_TRACKS_MIN_PLAYS,
-  topTracksLimit,
-} from '../../presence/history.js';
+import { HISTORY_LIMIT, statsFrom, TOP_TRACKS_MIN_PLAYS, topTracksLimit } from '../../presence/history.js';
 import type { PresenceView } from '../../presence/registry.js';
 import type { HistoryStore } from '../../store/ports.js';
 import { userIdFrom, userIdParams } from './users.js';
@@ -46,13 +40,15 @@ export const historyRoutes =
           params: userIdParams,
           querystring: {
             type: 'object',
-            properties: { limit: { type: 'integer', default: TOP_TRACKS_DEFAULT_LIMIT } },
+            // Digits only: ajv's coercion would take "0x10" or "1e1", which no client means as a count.
+            properties: { limit: { type: 'string', pattern: '^[+-]?[0-9]{1,15}$' } },
           },
         },
       },
       async (request, reply) => {
         const id = userIdFrom(request.params);
-        const limit = topTracksLimit((request.query as { limit?: number }).limit);
+        const { limit: requested } = request.query as { limit?: string };
+        const limit = topTracksLimit(requested === undefined ? undefined : Number(requested));
         return send(reply, { top_tracks: await deps.history.topTracks(id, TOP_TRACKS_MIN_PLAYS, limit) });
       },
     );

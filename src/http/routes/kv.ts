@@ -93,7 +93,8 @@ const patchRoute =
   (deps: KvRouteDeps): FastifyPluginAsync =>
   async (app: FastifyInstance) => {
     app.removeAllContentTypeParsers();
-    for (const type of [/^application\/(?:[\w.-]+\+)?json$/, /^text\/[\w.+-]+$/]) {
+    // Parameters such as `; charset=utf-8` (what browsers and fetch add) are allowed after the type.
+    for (const type of [/^application\/(?:[\w.-]+\+)?json(?:\s*;.*)?$/i, /^text\/[\w.+-]+(?:\s*;.*)?$/i]) {
       app.addContentTypeParser(type, { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     }
     app.patch(

@@ -1,0 +1,233 @@
+import { request as httpRequest } from 'node:http';
+import { inflateSync } from 'node:zlib';
+import WebSocket from 'ws';
+
+/** A frame as the client sees it, decoded (inflated first for zlib sockets). */
+export interface Frame {
+  op: number;
+  seq?: number;
+  t?: string;
+  d?: unknown;
+}
+
+export interface RawMessage {
+  data: Buffer;
+  binary: boolean;
+}
+
+export interface CloseEvent {
+  code: number;
+  reason: string;
+}
+
+const DEFAULT_WAIT_MS = 5_000;
+const live = new Set<SocketClient>();
+
+/** `ws://host:port/socket` (with the query, if any) for the harness's `http://host:port` base. */
+export function socketUrl(base: string, query = ''): string {
+  return `${base.replace(/^http/, 'ws')}/socket${query}`;
+}
+
+/**
+ * A real `ws` client that records every frame in order. Frames are taken with `next()`/`nextEvent()`;
+ * nothing is ever dropped, so a test can assert exactly what arrived between two points.
+ */
+export class SocketClient {
+  readonly frames: Frame[] = [];
+  readonly raw: RawMessage[] = [];
+  readonly closed: Promise<CloseEvent>;
+  closeEvent: CloseEvent | undefined;
+  private cursor = 0;
+  private readonly wakers = new Set<() => void>();
+
+  private constructor(readonly ws: WebSocket) {
+    live.add(this);
+    ws.on('error', () => {
+      // surfaced through `closed`
+    });
+    ws.on('message', (data, isBinary) => {
+      const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      this.raw.push({ data: buffer, binary: isBinary });
+      const text = isBinary ? inflateSync(buffer).toString() : buffer.toString();
+      this.frames.push(JSON.parse(text) as Frame);
+      this.wake();
+    });
+    this.closed = new Promise((resolve) => {
+      ws.on('close', (code, reason) => {
+        live.delete(this);
+        this.closeEvent = { code, reason: reason.toString() };
+        resolve(this.closeEvent);
+        this.wake();
+      });
+    });
+  }
+
+  /** Opens a socket and waits for the upgrade (not for Hello). */
+  static open(url: string): Promise<SocketClient> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(url);
+      const client = new SocketClient(ws);
+      ws.once('open', () => resolve(client));
+      ws.once('unexpected-response', (_request, response) => {
+        live.delete(client);
+        reject(new Error(`upgrade refused: HTTP ${response.statusCode}`));
+      });
+      ws.once('error', reject);
+    });
+  }
+
+  /** Opens a socket and takes its Hello. */
+  static async connect(base: string, query = ''): Promise<SocketClient> {
+    const client = await SocketClient.open(socketUrl(base, query));
+    const hello = await client.next();
+    if (hello.op !== 1) throw new Error(`expected Hello first, got ${JSON.stringify(hello)}`);
+    return client;
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  /** The next frame not taken yet; fails after `timeoutMs` or if the socket closes first. */
+  async next(timeoutMs = DEFAULT_WAIT_MS): Promise<Frame> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const frame = this.frames[this.cursor];
+      if (frame !== undefined) {
+        this.cursor++;
+        return frame;
+      }
+      if (this.closeEvent) {
+        throw new Error(`socket closed (${this.closeEvent.code} ${this.closeEvent.reason}) while waiting`);
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no frame within ${timeoutMs} ms`);
+      await this.sleepUntilWoken(left);
+    }
+  }
+
+  /** Takes frames up to and including the first that matches; returns them all, the match last. */
+  async until(match: (frame: Frame) => boolean, timeoutMs = DEFAULT_WAIT_MS): Promise<Frame[]> {
+    const deadline = Date.now() + timeoutMs;
+    const taken: Frame[] = [];
+    for (;;) {
+      const frame = await this.next(Math.max(deadline - Date.now(), 1));
+      taken.push(frame);
+      if (match(frame)) return taken;
+    }
+  }
+
+  /** Subscribes (op 2) and takes the INIT_STATE that answers it. */
+  async subscribe(d: Record<string, unknown>): Promise<Frame> {
+    this.send({ op: 2, d });
+    const frame = await this.next();
+    if (frame.t !== 'INIT_STATE') throw new Error(`expected INIT_STATE, got ${JSON.stringify(frame)}`);
+    return frame;
+  }
+
+  /** Frames received but not taken yet. */
+  get pending(): Frame[] {
+    return this.frames.slice(this.cursor);
+  }
+
+  /** Waits for the close the server sends. */
+  async closedWith(timeoutMs = DEFAULT_WAIT_MS): Promise<CloseEvent> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`socket still open after ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([this.closed, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Closes cleanly and waits for the handshake to finish. */
+  async close(): Promise<CloseEvent> {
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) {
+      this.ws.close(1000);
+    }
+    return this.closedWith();
+  }
+
+  private wake(): void {
+    for (const waker of this.wakers) waker();
+    this.wakers.clear();
+  }
+
+  private sleepUntilWoken(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const waker = () => {
+        clearTimeout(timer);
+        this.wakers.delete(waker);
+        resolve();
+      };
+      const timer = setTimeout(waker, ms);
+      this.wakers.add(waker);
+    });
+  }
+}
+
+/** Cuts every client still open (for afterEach/afterAll); returns once each has seen its close. */
+export async function terminateAll(): Promise<void> {
+  const clients = [...live];
+  for (const client of clients) client.ws.terminate();
+  await Promise.all(clients.map((client) => client.closed));
+}
+
+export interface RefusedUpgrade {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** Opens a socket that the server must refuse: resolves with the HTTP answer the ws client saw. */
+export function refusedUpgrade(url: string): Promise<RefusedUpgrade> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.once('open', () => {
+      ws.terminate();
+      reject(new Error('the upgrade was accepted'));
+    });
+    ws.once('error', (error) => reject(error));
+    ws.once('unexpected-response', (_request, response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({
+          statusCode: response.statusCode ?? 0,
+          headers: response.headers,
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
+      response.on('error', reject);
+    });
+  });
+}
+
+/** A hand-written upgrade request (e.g. a malformed one ws itself would never send): status and body. */
+export function rawUpgrade(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ statusCode: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${base}${path}`, {
+      headers: { Connection: 'Upgrade', Upgrade: 'websocket', ...headers },
+    });
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({ statusCode: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
+      );
+    });
+    request.on('upgrade', (response, socket) => {
+      socket.destroy();
+      resolve({ statusCode: response.statusCode ?? 0, body: '' });
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}

@@ -1,0 +1,136 @@
+import { customStatusActivity, spotifyActivity } from '../../src/discord/simulator/activities.js';
+import type { DiscordSimulator, MemberInput } from '../../src/discord/simulator/index.js';
+import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
+import { eventually } from '../support/eventually.js';
+import type { Harness } from '../support/harness.js';
+import type { Frame } from './client.js';
+
+export const GUILD_A = '100000000000000001';
+export const GUILD_B = '100000000000000002';
+
+export const ALICE = '80351110224678912';
+export const BOB = '80351110224678913';
+/** Offline: monitored all the same. */
+export const CAROL = '80351110224678914';
+/** In both guilds: every presence change arrives twice, once per guild. */
+export const DAVE = '80351110224678915';
+/** Changed last in a test: once its update arrives, everything before it has arrived too. */
+export const ERIN = '80351110224678916';
+/** Shares no guild with the bot. */
+export const NOBODY = '123456789012345678';
+
+export const FIXTURE_USERS = [ALICE, BOB, CAROL, DAVE, ERIN];
+
+/** A presence as it travels in frames. */
+export interface PresenceData {
+  user_id?: string;
+  discord_user: { id: string; username: string };
+  discord_status: string;
+  custom_status: { text: string | null } | null;
+  now_playing: { song: string; track_id: string | null } | null;
+  kv: Record<string, string>;
+  [field: string]: unknown;
+}
+
+const member = (id: string, username: string, status?: 'online' | 'idle' | 'dnd'): MemberInput => ({
+  user: { id, username },
+  ...(status ? { presence: { status, activities: [] } } : {}),
+});
+
+/** Two guilds; Alice online, Bob idle, Carol offline, Dave (both guilds) dnd, Erin online. */
+export function seed(sim: DiscordSimulator): void {
+  sim.createGuild({
+    id: GUILD_A,
+    name: 'Guild A',
+    members: [
+      member(ALICE, 'alice', 'online'),
+      member(BOB, 'bob', 'idle'),
+      member(CAROL, 'carol'),
+      member(DAVE, 'dave', 'dnd'),
+      member(ERIN, 'erin', 'online'),
+    ],
+  });
+  sim.createGuild({ id: GUILD_B, name: 'Guild B', members: [member(DAVE, 'dave', 'dnd')] });
+}
+
+/** Waits until the app monitors every fixture user (and has fetched their profiles). */
+export async function fixtureReady(h: Harness): Promise<void> {
+  await h.simulator.waitForReady();
+  await eventually(() => {
+    for (const id of FIXTURE_USERS) {
+      if (!h.app.registry.isMonitored(id)) throw new Error(`${id} not monitored yet`);
+    }
+    if (h.simulator.requestCount('GET /users/:id') < FIXTURE_USERS.length) {
+      throw new Error('profiles not fetched yet');
+    }
+  });
+}
+
+let tick = 0;
+
+/** A real change of the user's presence (a new custom status text); returns the text. */
+export function bump(
+  h: Harness,
+  userId: string,
+  status: 'online' | 'idle' | 'dnd' = 'online',
+  options: { jitterMs?: number } = {},
+): string {
+  const text = `tick ${++tick}`;
+  h.simulator.setPresence(
+    userId,
+    { status, activities: [customStatusActivity({ text, createdAt: 1_700_000_000_000 })] },
+    options,
+  );
+  return text;
+}
+
+/** A new Spotify track (timestamps now), so per-guild copies can be shifted in time. */
+export function playTrack(h: Harness, userId: string, options: { jitterMs?: number } = {}): string {
+  const song = `Song ${++tick}`;
+  const start = Date.now();
+  h.simulator.setPresence(
+    userId,
+    {
+      status: 'online',
+      activities: [
+        spotifyActivity({
+          song,
+          artists: ['Artist'],
+          album: 'Album',
+          imageId: 'ab67616d0000b273aaaaaaaaaaaaaaaaaaaaaaaa',
+          trackId: `T${String(tick).padStart(21, '0')}`,
+          start,
+          end: start + 200_000,
+          userId,
+        }),
+      ],
+    },
+    options,
+  );
+  return song;
+}
+
+/** The presence GET /v1/users/:id answers, or the error envelope's status. */
+export async function restPresence(h: Harness, userId: string): Promise<PresenceData> {
+  const response = await fetch(`${h.base}/v1/users/${userId}`);
+  const body = (await response.json()) as { success: boolean; data: PresenceData };
+  if (!body.success) throw new Error(`GET /v1/users/${userId}: ${response.status}`);
+  return body.data;
+}
+
+/** A live API key for the user, as `?apikey` would give. */
+export async function apiKeyFor(h: Harness, userId: string): Promise<string> {
+  const key = generateApiKey();
+  await h.app.store.apiKeys.replaceKey(userId, hashApiKey(key), Date.now());
+  return key;
+}
+
+export const isUpdate = (frame: Frame): boolean => frame.op === 0 && frame.t === 'PRESENCE_UPDATE';
+export const updateFor =
+  (userId: string) =>
+  (frame: Frame): boolean =>
+    isUpdate(frame) && (frame.d as PresenceData).user_id === userId;
+export const presenceOf = (frame: Frame): PresenceData => frame.d as PresenceData;
+/** The user ids of the PRESENCE_UPDATEs among frames. */
+export const updatedUsers = (frames: Frame[]): string[] =>
+  frames.filter(isUpdate).map((frame) => presenceOf(frame).user_id ?? '?');

@@ -1,0 +1,42 @@
+import type { APIMessage } from 'discord-api-types/v10';
+import { expect } from 'vitest';
+import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
+import type { Store } from '../../src/store/ports.js';
+import type { Harness } from './harness.js';
+
+/** The whole of an API key: `prs_` and 43 base64url characters. */
+export const API_KEY_SHAPE = /^prs_[A-Za-z0-9_-]{43}$/;
+
+/** Every distinct key-shaped string in a text (independent of src's own finder, on purpose). */
+export function keysIn(text: string): string[] {
+  return [...new Set(text.match(/prs_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g) ?? [])];
+}
+
+/** The one key a bot message carries; fails the test when it carries none or several. */
+export function keyFrom(message: APIMessage): string {
+  const keys = keysIn(message.content);
+  expect(keys, `one API key in ${JSON.stringify(message.content)}`).toHaveLength(1);
+  const key = keys[0] as string;
+  expect(key).toMatch(API_KEY_SHAPE);
+  return key;
+}
+
+/**
+ * A key the way a user gets one: `?apikey` in a DM to the bot, through the simulated Discord and the
+ * real gateway client; resolves with the key from the bot's reply in that DM.
+ */
+export async function obtainApiKey(harness: Harness, userId: string): Promise<string> {
+  const dm = harness.simulator.dmChannelFor(userId);
+  const sent = harness.simulator.sendMessage({ channelId: dm, author: userId, content: '?apikey' });
+  const reply = await harness.simulator.waitForMessage(
+    (message) => message.channel_id === dm && message.message_reference?.message_id === sent.id,
+  );
+  return keyFrom(reply);
+}
+
+/** A live key put straight into the store (what the key service does, minus Discord): fast. */
+export async function insertApiKey(store: Store, userId: string): Promise<string> {
+  const key = generateApiKey();
+  await store.apiKeys.replaceKey(userId, hashApiKey(key), Date.now());
+  return key;
+}
