@@ -154,10 +154,9 @@ describe('a crash right after acknowledged writes', () => {
     // The burst: CONCURRENCY workers take writes in order; the 200th 204 pulls the trigger.
     const all = writes(first.base, key, ACKED_BEFORE_KILL + EXTRA_IN_FLIGHT);
     const acked: Write[] = [];
-    const failed: { write: Write; why: string }[] = [];
+    const failed: { write: Write; why: string; afterKill: boolean }[] = [];
     let next = 0;
     let killed = false;
-    let killedAt = 0;
     const worker = async (): Promise<void> => {
       while (!killed && next < all.length) {
         const write = all[next++] as Write;
@@ -167,29 +166,25 @@ describe('a crash right after acknowledged writes', () => {
             acked.push(write);
             if (acked.length === ACKED_BEFORE_KILL && !killed) {
               killed = true;
-              killedAt = Date.now();
               first.child.kill('SIGKILL');
             }
           } else {
-            failed.push({ write, why: `${response.status} ${await response.text()}` });
+            failed.push({ write, why: `${response.status} ${await response.text()}`, afterKill: killed });
           }
         } catch (error) {
-          failed.push({ write, why: String((error as Error).cause ?? error) });
+          failed.push({ write, why: String((error as Error).cause ?? error), afterKill: killed });
         }
       }
     };
-    const started = Date.now();
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     const exit = await first.exited;
     expect(killed).toBe(true);
     expect(exit.signal).toBe('SIGKILL');
-    expect(acked).toHaveLength(ACKED_BEFORE_KILL);
+    // A 204 already on its way when the kill lands may still arrive: it counts as acknowledged too.
+    expect(acked.length).toBeGreaterThanOrEqual(ACKED_BEFORE_KILL);
     // Before the kill, nothing failed: only writes in flight at the kill may have.
-    const failedBeforeKill = failed.filter(
-      (entry) => !/ECONNRESET|other side closed|fetch failed|socket/i.test(entry.why),
-    );
+    const failedBeforeKill = failed.filter((entry) => !entry.afterKill);
     expect(failedBeforeKill).toEqual([]);
-    expect(killedAt - started).toBeGreaterThan(0);
 
     // The file after the crash.
     const store = openSqliteStore({ kind: 'sqlite', path });
