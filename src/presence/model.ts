@@ -55,13 +55,8 @@ export interface Spotify {
   song: string | null;
 }
 
-export interface YouTubeMusic {
-  track_id: string | null;
-  timestamps: Timestamps;
-  album: string | null;
-  album_art_url: string | null;
-  artist: string | null;
-  song: string | null;
+/** Lanyard's Spotify shape, plus a link to the track (YouTube Music has no other public track URL). */
+export interface YouTubeMusic extends Spotify {
   url: string | null;
 }
 
