@@ -20,7 +20,13 @@ export interface Config {
   discordCdnUrl: string;
   database: DatabaseLocation;
   redisUrl: string | null;
+  /** Namespaces every Redis key and channel, so several deployments (or tests) can share one Redis. */
+  redisPrefix: string;
   role: Role;
+  /** null: Discord's recommended shard count. */
+  shardCount: number | null;
+  /** The shards this node runs; null: all of them. */
+  shardIds: number[] | null;
   commandPrefix: string;
   logLevel: LogLevel;
   rateLimitRead: number;
@@ -118,6 +124,44 @@ export function loadConfig(env: Env): Config {
     throw new ConfigError('ROLE', `${role} runs beside other nodes and needs REDIS_URL`, role);
   }
 
+  const redisPrefix = read('REDIS_PREFIX') ?? 'presently:';
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(redisPrefix)) {
+    throw new ConfigError('REDIS_PREFIX', 'must be 1 to 64 of A-Z a-z 0-9 _ . : -', redisPrefix);
+  }
+
+  const shardCountValue = read('SHARD_COUNT');
+  const shardCount = shardCountValue === undefined ? null : integer('SHARD_COUNT', 1, 1, 65_535);
+  const shardIdsValue = read('SHARD_IDS');
+  let shardIds: number[] | null = null;
+  if (shardIdsValue !== undefined) {
+    if (shardCount === null) {
+      throw new ConfigError('SHARD_IDS', 'needs SHARD_COUNT, the total the ids are out of', shardIdsValue);
+    }
+    const ids = list('SHARD_IDS', []).map((item) => (/^\d+$/.test(item) ? Number(item) : Number.NaN));
+    if (ids.length === 0 || ids.some((id) => !(id < shardCount)) || new Set(ids).size !== ids.length) {
+      throw new ConfigError(
+        'SHARD_IDS',
+        `must be distinct whole numbers below SHARD_COUNT (${shardCount}), comma-separated`,
+        shardIdsValue,
+      );
+    }
+    shardIds = ids.sort((a, b) => a - b);
+  }
+  if (role === 'ingest' && token === null) {
+    throw new ConfigError(
+      'ROLE',
+      'ingest connects to Discord and needs DISCORD_TOKEN (demo mode is ROLE=all)',
+      role,
+    );
+  }
+  if (role === 'api' && (shardIds !== null || shardCount !== null)) {
+    throw new ConfigError(
+      'ROLE',
+      'api runs no Discord gateway, so SHARD_IDS and SHARD_COUNT do not apply',
+      role,
+    );
+  }
+
   const prefix = read('COMMAND_PREFIX') ?? '?';
   if (prefix.length > 8 || /\s/.test(prefix)) {
     throw new ConfigError('COMMAND_PREFIX', 'must be 1 to 8 characters without white space', prefix);
@@ -138,7 +182,10 @@ export function loadConfig(env: Env): Config {
     discordCdnUrl: httpUrl('DISCORD_CDN_URL', 'https://cdn.discordapp.com'),
     database: parseDatabaseUrl(read('DATABASE_URL') ?? 'sqlite:./data/presently.db'),
     redisUrl,
+    redisPrefix,
     role,
+    shardCount,
+    shardIds,
     commandPrefix: prefix,
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     rateLimitRead: integer('RATE_LIMIT_READ', 1200, 0, 1_000_000),

@@ -73,6 +73,9 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_WRITE', 'lots'],
     ['SOCKETS_PER_IP', '-3'],
     ['YOUTUBE_MUSIC_APP_IDS', 'pear'],
+    ['REDIS_PREFIX', 'has space'],
+    ['SHARD_COUNT', '0'],
+    ['SHARD_IDS', '0,1'],
   ])('rejects %s=%s with a one-line error naming the variable', (name, value) => {
     let caught: unknown;
     try {
@@ -88,6 +91,34 @@ describe('loadConfig', () => {
 
   it('refuses a split role without Redis', () => {
     expect(() => loadConfig({ ROLE: 'ingest' })).toThrow(/^ROLE: ingest .* needs REDIS_URL/);
+  });
+
+  it('reads the scale-out variables: shards sorted, prefix', () => {
+    const config = loadConfig({
+      REDIS_URL: 'redis://localhost',
+      REDIS_PREFIX: 'eu-1:',
+      ROLE: 'ingest',
+      DISCORD_TOKEN: 'abc',
+      SHARD_COUNT: '4',
+      SHARD_IDS: '3, 1',
+    });
+    expect(config).toMatchObject({ redisPrefix: 'eu-1:', role: 'ingest', shardCount: 4, shardIds: [1, 3] });
+    expect(loadConfig({})).toMatchObject({ redisPrefix: 'presently:', shardCount: null, shardIds: null });
+  });
+
+  it.each([
+    [{ SHARD_IDS: '0' }, /^SHARD_IDS: needs SHARD_COUNT/],
+    [
+      { SHARD_COUNT: '2', SHARD_IDS: '2' },
+      /^SHARD_IDS: must be distinct whole numbers below SHARD_COUNT \(2\)/,
+    ],
+    [{ SHARD_COUNT: '2', SHARD_IDS: '1,1' }, /^SHARD_IDS: must be distinct/],
+    [{ SHARD_COUNT: '2', SHARD_IDS: '' }, null],
+    [{ REDIS_URL: 'redis://x', ROLE: 'ingest' }, /^ROLE: ingest connects to Discord and needs DISCORD_TOKEN/],
+    [{ REDIS_URL: 'redis://x', ROLE: 'api', SHARD_COUNT: '2' }, /^ROLE: api runs no Discord gateway/],
+  ])('checks how the shard variables fit together: %j', (env, error) => {
+    if (error === null) expect(() => loadConfig(env)).not.toThrow();
+    else expect(() => loadConfig(env)).toThrow(error);
   });
 
   it('never prints the token it rejects', () => {

@@ -1,9 +1,14 @@
 import type { Kv, Snowflake } from '../presence/model.js';
+import type { PublishedPresence } from '../presence/replica.js';
 
 /** Every message the bus carries, by topic. */
 export interface BusMessages {
   /** A user's KV after an accepted write; `revision` orders writes, so a late message never wins. */
   'kv.changed': { userId: Snowflake; kv: Kv; revision: number };
+  /** Scale-out: a user's shared presence, published by the ingest node that owns the user. */
+  'presence.changed': PublishedPresence;
+  /** Scale-out: the owning node no longer sees the user; `node` is to publish its view of them. */
+  'presence.handover': { userId: Snowflake; node: number };
 }
 
 export type Topic = keyof BusMessages;

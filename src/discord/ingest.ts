@@ -19,6 +19,8 @@ export interface IngestOptions {
   requestMembers(shardId: number, data: GatewayRequestGuildMembersData): void;
   /** USER_UPDATE: the user's profile (banner, accent) may have changed too. */
   onUserUpdated?(userId: Snowflake): void;
+  /** Every guild READY listed on the shard has been loaded in full: its members are all known now. */
+  onShardSynced?(shardId: number): void;
   logger: Logger;
 }
 
@@ -31,6 +33,8 @@ export class GatewayIngest {
   /** nonce → guild, for listings of a whole guild; a listing's last chunk ends its sync. */
   private readonly syncNonces = new Map<string, Snowflake>();
   private nonceCounter = 0;
+  /** Per shard, the guilds of its last READY whose member listing has not completed yet. */
+  private readonly unsynced = new Map<number, Set<Snowflake>>();
 
   constructor(private readonly options: IngestOptions) {}
 
@@ -44,7 +48,7 @@ export class GatewayIngest {
         this.guildCreate(payload.d, shardId);
         break;
       case GatewayDispatchEvents.GuildMembersChunk:
-        this.membersChunk(payload.d);
+        this.membersChunk(payload.d, shardId);
         break;
       case GatewayDispatchEvents.GuildMemberAdd:
         registry.memberSeen(payload.d.guild_id, payload.d.user);
@@ -64,6 +68,8 @@ export class GatewayIngest {
       case GatewayDispatchEvents.GuildDelete:
         this.guildShards.delete(payload.d.id);
         registry.guildRemoved(payload.d.id);
+        // Left for good: nothing of it is coming. Merely unavailable: its listing is still awaited.
+        if (!payload.d.unavailable) this.synced(shardId, payload.d.id);
         break;
       case GatewayDispatchEvents.PresenceUpdate:
         registry.memberSeen(payload.d.guild_id, payload.d.user, rawPresenceFrom(payload.d));
@@ -83,6 +89,8 @@ export class GatewayIngest {
    */
   private ready(data: GatewayReadyDispatchData, shardId: number): void {
     const listed = new Set(data.guilds.map((guild) => guild.id));
+    this.unsynced.set(shardId, new Set(listed));
+    if (listed.size === 0) this.synced(shardId, undefined);
     for (const [guildId, shard] of this.guildShards) {
       if (shard === shardId && !listed.has(guildId)) {
         this.guildShards.delete(guildId);
@@ -110,7 +118,7 @@ export class GatewayIngest {
     );
   }
 
-  private membersChunk(data: GatewayGuildMembersChunkDispatchData): void {
+  private membersChunk(data: GatewayGuildMembersChunkDispatchData, shardId: number): void {
     this.seeMembers(data.guild_id, data.members, data.presences ?? []);
     const syncOf = data.nonce === undefined ? undefined : this.syncNonces.get(data.nonce);
     if (syncOf === data.guild_id && data.chunk_index >= data.chunk_count - 1) {
@@ -120,6 +128,7 @@ export class GatewayIngest {
         { guildId: data.guild_id, members: this.options.registry.memberCount(data.guild_id) },
         'guild members loaded',
       );
+      this.synced(shardId, data.guild_id);
     }
   }
 
@@ -141,6 +150,15 @@ export class GatewayIngest {
       if (!member.user) continue;
       this.options.registry.memberSeen(guildId, member.user, byUser.get(member.user.id) ?? OFFLINE_PRESENCE);
     }
+  }
+
+  private synced(shardId: number, guildId: Snowflake | undefined): void {
+    const waiting = this.unsynced.get(shardId);
+    if (!waiting) return;
+    if (guildId !== undefined) waiting.delete(guildId);
+    if (waiting.size > 0) return;
+    this.unsynced.delete(shardId);
+    this.options.onShardSynced?.(shardId);
   }
 
   private nextNonce(): string {

@@ -65,6 +65,11 @@ export class PresenceRegistry implements PresenceSource {
     for (const [userId, entry] of this.entries) yield [userId, entry.snapshot];
   }
 
+  /** The store revision of the KV inside the user's presence; 0 before any. */
+  kvRevisionOf(userId: Snowflake): number {
+    return this.entries.get(userId)?.kvRevision ?? 0;
+  }
+
   isMonitored(userId: Snowflake): boolean {
     return this.entries.has(userId);
   }

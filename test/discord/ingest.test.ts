@@ -40,15 +40,17 @@ function setup() {
   });
   const requests: { shardId: number; data: GatewayRequestGuildMembersData }[] = [];
   const updatedUsers: string[] = [];
+  const syncedShards: number[] = [];
   const ingest = new GatewayIngest({
     registry,
     requestMembers: (shardId, data) => requests.push({ shardId, data }),
     onUserUpdated: (id) => updatedUsers.push(id),
+    onShardSynced: (shardId) => syncedShards.push(shardId),
     logger: pino({ level: 'silent' }),
   });
   const dispatch = (t: string, d: unknown, shardId = 0) =>
     ingest.handle({ op: 0, s: 1, t, d } as unknown as GatewayDispatchPayload, shardId);
-  return { registry, requests, updatedUsers, dispatch };
+  return { registry, requests, updatedUsers, syncedShards, dispatch };
 }
 
 function guildCreate(
@@ -139,6 +141,52 @@ describe('GatewayIngest', () => {
     });
     expect(registry.isMonitored('2')).toBe(false);
     expect(registry.get('1')?.presence.discord_status).toBe('online');
+  });
+
+  it('tells when every guild READY listed on a shard has its members loaded', () => {
+    const { requests, syncedShards, dispatch } = setup();
+    const ready = (guilds: string[], shardId: number) =>
+      dispatch(
+        GatewayDispatchEvents.Ready,
+        {
+          v: 10,
+          user: user('999'),
+          guilds: guilds.map((id) => ({ id, unavailable: true })),
+          session_id: 'x',
+        },
+        shardId,
+      );
+    const loaded = (guildId: string, shardId: number) => {
+      requests.length = 0;
+      dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(guildId, ['1'], []), shardId);
+      dispatch(
+        GatewayDispatchEvents.GuildMembersChunk,
+        {
+          guild_id: guildId,
+          members: [member('1')],
+          chunk_index: 0,
+          chunk_count: 1,
+          nonce: requests[0]?.data.nonce,
+        },
+        shardId,
+      );
+    };
+
+    ready([GUILD, OTHER_GUILD], 1);
+    loaded(GUILD, 1);
+    expect(syncedShards).toEqual([]);
+    // Only unavailable for now: still awaited.
+    dispatch(GatewayDispatchEvents.GuildDelete, { id: OTHER_GUILD, unavailable: true }, 1);
+    expect(syncedShards).toEqual([]);
+    loaded(OTHER_GUILD, 1);
+    expect(syncedShards).toEqual([1]);
+
+    ready([], 0);
+    expect(syncedShards).toEqual([1, 0]);
+    ready([GUILD], 0);
+    // Removed from the guild before it loaded: nothing left to wait for.
+    dispatch(GatewayDispatchEvents.GuildDelete, { id: GUILD }, 0);
+    expect(syncedShards).toEqual([1, 0, 0]);
   });
 
   it('does not end a re-listing on chunks that answer another request', () => {

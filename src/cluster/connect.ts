@@ -1,0 +1,49 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { RedisBus } from '../bus/redis.js';
+import { RedisPresences } from '../store/redis/presences.js';
+
+export interface ClusterLink {
+  redis: Redis;
+  bus: RedisBus;
+  presences: RedisPresences;
+  close(): Promise<void>;
+}
+
+/**
+ * The connections a node of a scale-out deployment keeps to Redis: one for commands, one (the bus's) for
+ * subscriptions. Commands wait in the client's queue while Redis is away and are sent when it is back,
+ * so a short outage delays work instead of failing it.
+ */
+export function connectCluster(url: string, prefix: string, logger: Logger, name: string): ClusterLink {
+  const redis = new Redis(url, {
+    // Shown by CLIENT LIST, so an operator can tell the nodes apart; the bus's connection inherits it.
+    connectionName: name,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    maxRetriesPerRequest: null,
+  });
+  let lastError = '';
+  redis.on('error', (error: Error) => {
+    // While Redis is down every retry fails the same way; one line per kind of failure is enough.
+    if (error.message === lastError) return;
+    lastError = error.message;
+    logger.warn({ err: error }, 'Redis connection error; retrying');
+  });
+  redis.on('ready', () => {
+    lastError = '';
+  });
+  const bus = new RedisBus(redis, prefix, logger);
+  const presences = new RedisPresences(redis, prefix, {
+    presence: bus.channelOf('presence.changed'),
+    handover: bus.channelOf('presence.handover'),
+  });
+  return {
+    redis,
+    bus,
+    presences,
+    close: async () => {
+      await bus.close();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import type { Logger } from 'pino';
+import type { RedisBus } from '../bus/redis.js';
+import type { Snowflake } from '../presence/model.js';
+import type { PresenceReplica, PublishedPresence } from '../presence/replica.js';
+import type { RedisPresences } from '../store/redis/presences.js';
+
+export interface ReplicaSyncOptions {
+  replica: PresenceReplica;
+  presences: RedisPresences;
+  bus: RedisBus;
+  logger: Logger;
+}
+
+/**
+ * Keeps an API node's replica equal to the shared presences: a full read at start-up and after every
+ * reconnect to Redis (pub/sub drops what is sent while a node is away), and the published changes in
+ * between. Changes that arrive while a full read is running wait for it, then apply by version.
+ */
+export class ReplicaSync {
+  private reading: PublishedPresence[] | null = null;
+  private readonly unsubscribers: Array<() => void> = [];
+  /** Each waiting write: check → give up. */
+  private readonly kvWaiters = new Map<() => void, () => void>();
+  private resyncing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: ReplicaSyncOptions) {}
+
+  /** Resolves once the replica holds every shared presence. */
+  async start(): Promise<void> {
+    const { bus, replica } = this.options;
+    this.unsubscribers.push(
+      bus.subscribe('presence.changed', (published) => {
+        if (this.reading) this.reading.push(published);
+        else replica.apply(published);
+      }),
+      bus.onResubscribed(() => void this.resync()),
+      replica.onChange(() => {
+        for (const check of [...this.kvWaiters.keys()]) check();
+      }),
+    );
+    await bus.ready();
+    await this.resync();
+  }
+
+  /** Reads every shared presence again; one read at a time. */
+  resync(): Promise<void> {
+    this.resyncing = this.resyncing.then(() => this.readAll());
+    return this.resyncing;
+  }
+
+  /**
+   * Resolves true once a read on this node shows the KV of `revision` (or the user is not monitored, so
+   * there is no presence to show it in), false after `timeoutMs`.
+   */
+  waitForKv(userId: Snowflake, revision: number, timeoutMs: number): Promise<boolean> {
+    const { replica } = this.options;
+    const shown = (): boolean =>
+      replica.get(userId) === undefined || replica.kvRevisionOf(userId) >= revision;
+    if (shown()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const finish = (ok: boolean): void => {
+        clearTimeout(timer);
+        this.kvWaiters.delete(check);
+        resolve(ok);
+      };
+      const check = (): void => {
+        if (shown()) finish(true);
+      };
+      const timer = setTimeout(() => finish(false), timeoutMs);
+      this.kvWaiters.set(check, () => finish(false));
+    });
+  }
+
+  close(): void {
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+    for (const giveUp of [...this.kvWaiters.values()]) giveUp();
+  }
+
+  private async readAll(): Promise<void> {
+    const { presences, replica, logger } = this.options;
+    this.reading = [];
+    const started = Date.now();
+    try {
+      const listing: PublishedPresence[] = [];
+      for await (const published of presences.list()) listing.push(published);
+      replica.resync(listing);
+      logger.info({ users: listing.length, ms: Date.now() - started }, 'presences read from Redis');
+    } catch (error) {
+      logger.error({ err: error }, 'could not read the shared presences; serving what this node had');
+    } finally {
+      const arrived = this.reading ?? [];
+      this.reading = null;
+      for (const published of arrived) replica.apply(published);
+    }
+  }
+}

@@ -1,0 +1,103 @@
+import type { Presence, Snowflake } from './model.js';
+import type { PresenceChange, PresenceListener, PresenceSource } from './registry.js';
+import { type PresenceSnapshot, snapshotOf } from './snapshot.js';
+
+/** A user's shared presence as an ingest node published it: `json` null once nobody monitors them. */
+export interface PublishedPresence {
+  userId: Snowflake;
+  /** Grows with every publication of this user, so a late or repeated one is recognised. */
+  version: number;
+  /** The store revision of the KV inside `json`. */
+  kvRevision: number;
+  json: string | null;
+}
+
+interface Entry {
+  snapshot: PresenceSnapshot;
+  kvRevision: number;
+}
+
+/**
+ * An API node's copy of the presences ingest nodes publish. Publications are applied in version order
+ * per user: an older one than what is held is dropped, so a replay or a late message never rolls a
+ * presence back. Nothing here normalizes: the JSON is the one the ingest node built.
+ */
+export class PresenceReplica implements PresenceSource {
+  private readonly entries = new Map<Snowflake, Entry>();
+  private readonly listeners = new Set<PresenceListener>();
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(userId: Snowflake): PresenceSnapshot | undefined {
+    return this.entries.get(userId)?.snapshot;
+  }
+
+  *snapshots(): Iterable<[Snowflake, PresenceSnapshot]> {
+    for (const [userId, entry] of this.entries) yield [userId, entry.snapshot];
+  }
+
+  onChange(listener: PresenceListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The version held for a user, 0 when none: a publication more than one ahead means one was missed. */
+  versionOf(userId: Snowflake): number {
+    return this.entries.get(userId)?.snapshot.version ?? 0;
+  }
+
+  kvRevisionOf(userId: Snowflake): number {
+    return this.entries.get(userId)?.kvRevision ?? 0;
+  }
+
+  /** Applies one publication; true when it changed what this replica serves. */
+  apply(published: PublishedPresence): boolean {
+    const held = this.entries.get(published.userId);
+    if (published.json !== null && held && published.version <= held.snapshot.version) return false;
+    return this.replace(published, held);
+  }
+
+  /**
+   * Replaces everything with a full listing (start-up, or after the connection to the shared state was
+   * lost): users missing from it are gone, the rest are taken as listed, so subscribers hear only what
+   * really changed while this node was not listening.
+   */
+  resync(listing: Iterable<PublishedPresence>): void {
+    const listed = new Set<Snowflake>();
+    for (const published of listing) {
+      listed.add(published.userId);
+      const held = this.entries.get(published.userId);
+      // Not by version: a user removed and monitored again while we were away restarts at a lower one.
+      if (held?.snapshot.json === published.json && held.snapshot.version === published.version) continue;
+      this.replace(published, held);
+    }
+    for (const [userId, held] of [...this.entries]) {
+      if (!listed.has(userId)) this.replace({ userId, version: 0, kvRevision: 0, json: null }, held);
+    }
+  }
+
+  private replace(published: PublishedPresence, held: Entry | undefined): boolean {
+    const { userId } = published;
+    if (published.json === null) {
+      if (!held) return false;
+      this.entries.delete(userId);
+      this.emit({ kind: 'unmonitored', userId, previous: held.snapshot });
+      return true;
+    }
+    const presence = JSON.parse(published.json) as Presence;
+    const current = snapshotOf(presence, published.json, published.version);
+    this.entries.set(userId, { snapshot: current, kvRevision: published.kvRevision });
+    this.emit(
+      held
+        ? { kind: 'updated', userId, previous: held.snapshot, current }
+        : { kind: 'monitored', userId, current },
+    );
+    return true;
+  }
+
+  private emit(change: PresenceChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
+}

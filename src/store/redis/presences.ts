@@ -1,0 +1,172 @@
+import type { Redis } from 'ioredis';
+import type { Snowflake } from '../../presence/model.js';
+import type { PublishedPresence } from '../../presence/replica.js';
+
+/**
+ * Ingest nodes are numbered by their lowest shard id. A user seen on several nodes (guilds on several
+ * shards) is published by the lowest-numbered of them only, so one real change is one publication and
+ * one history entry, however many shards carry it.
+ */
+const MIN_NODE = `
+local owner = nil
+for _, member in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local n = tonumber(member)
+  if owner == nil or n < owner then owner = n end
+end
+`;
+
+/**
+ * KEYS: presence hash, user's nodes, node's users, monitored set.
+ * ARGV: user id, node, presence JSON, KV revision, channel.
+ * Returns the new version, or 0 when this node does not own the user or nothing changed.
+ */
+const PUT = `
+redis.call('SADD', KEYS[2], ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[1])
+${MIN_NODE}
+if owner ~= tonumber(ARGV[2]) then return 0 end
+if redis.call('HGET', KEYS[1], 'json') == ARGV[3] then return 0 end
+local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
+redis.call('HSET', KEYS[1], 'json', ARGV[3], 'kv', ARGV[4])
+redis.call('SADD', KEYS[4], ARGV[1])
+redis.call('PUBLISH', ARGV[5], cjson.encode({userId = ARGV[1], version = version,
+  kvRevision = tonumber(ARGV[4]), json = ARGV[3]}))
+return version
+`;
+
+/**
+ * KEYS: as PUT. ARGV: user id, node, presence channel, handover channel.
+ * Returns LEFT_* below.
+ */
+const LEAVE = `
+redis.call('SREM', KEYS[3], ARGV[1])
+if redis.call('SREM', KEYS[2], ARGV[2]) == 0 then return 0 end
+${MIN_NODE}
+if owner == nil then
+  local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
+  redis.call('DEL', KEYS[1])
+  redis.call('SREM', KEYS[4], ARGV[1])
+  redis.call('PUBLISH', ARGV[3], cjson.encode({userId = ARGV[1], version = version, kvRevision = 0,
+    json = cjson.null}))
+  return 1
+end
+if owner > tonumber(ARGV[2]) then
+  redis.call('PUBLISH', ARGV[4], cjson.encode({userId = ARGV[1], node = owner}))
+  return 2
+end
+return 3
+`;
+
+export type LeaveOutcome = 'not-here' | 'unmonitored' | 'handed-over' | 'still-elsewhere';
+const LEAVE_OUTCOMES: readonly LeaveOutcome[] = ['not-here', 'unmonitored', 'handed-over', 'still-elsewhere'];
+
+/** How many users one listing round trip reads. */
+const LISTING_BATCH = 1_000;
+
+interface PresenceScripts {
+  presencePut(...args: string[]): Promise<number>;
+  presenceLeave(...args: string[]): Promise<number>;
+}
+
+/**
+ * The presences every node shares in Redis: one hash per monitored user (JSON, version, KV revision),
+ * which ingest nodes see each user, and the channels that announce changes. Publication happens in the
+ * same script as the write, so a node that reads the hash and then listens misses nothing it can't
+ * recognise by version.
+ */
+export class RedisPresences {
+  readonly channel: string;
+  readonly handoverChannel: string;
+  private readonly redis: Redis & PresenceScripts;
+
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+    channels: { presence: string; handover: string },
+  ) {
+    this.channel = channels.presence;
+    this.handoverChannel = channels.handover;
+    redis.defineCommand('presencePut', { numberOfKeys: 4, lua: PUT });
+    redis.defineCommand('presenceLeave', { numberOfKeys: 4, lua: LEAVE });
+    this.redis = redis as Redis & PresenceScripts;
+  }
+
+  /**
+   * This node sees the user with this presence. Returns the published version, or 0 when another node
+   * owns the user or the shared presence is already this one.
+   */
+  put(node: number, userId: Snowflake, json: string, kvRevision: number): Promise<number> {
+    return this.redis.presencePut(
+      ...this.keys(node, userId),
+      userId,
+      String(node),
+      json,
+      String(kvRevision),
+      this.channel,
+    );
+  }
+
+  /** This node no longer sees the user. */
+  async leave(node: number, userId: Snowflake): Promise<LeaveOutcome> {
+    const outcome = await this.redis.presenceLeave(
+      ...this.keys(node, userId),
+      userId,
+      String(node),
+      this.channel,
+      this.handoverChannel,
+    );
+    return LEAVE_OUTCOMES[outcome] ?? 'not-here';
+  }
+
+  /** The users this node said it sees: after a restart, those it no longer sees must be left. */
+  async usersOf(node: number): Promise<Snowflake[]> {
+    const users: Snowflake[] = [];
+    const stream = this.redis.sscanStream(this.nodeUsersKey(node), { count: LISTING_BATCH });
+    for await (const batch of stream) users.push(...(batch as string[]));
+    return users;
+  }
+
+  async read(userId: Snowflake): Promise<PublishedPresence> {
+    const [json, version, kv] = await this.redis.hmget(this.presenceKey(userId), 'json', 'version', 'kv');
+    return { userId, version: Number(version ?? 0), kvRevision: Number(kv ?? 0), json: json ?? null };
+  }
+
+  /** Every monitored user's presence, read in batches. */
+  async *list(): AsyncIterable<PublishedPresence> {
+    const stream = this.redis.sscanStream(this.monitoredKey(), { count: LISTING_BATCH });
+    for await (const batch of stream) {
+      const ids = [...new Set(batch as string[])];
+      const pipeline = this.redis.pipeline();
+      for (const id of ids) pipeline.hmget(this.presenceKey(id), 'json', 'version', 'kv');
+      const replies = (await pipeline.exec()) ?? [];
+      for (const [index, [error, reply]] of replies.entries()) {
+        if (error) throw error;
+        const [json, version, kv] = reply as (string | null)[];
+        // Removed between the scan and the read: its removal was published, or will be listed next time.
+        if (json === null || json === undefined) continue;
+        yield { userId: ids[index] as Snowflake, version: Number(version), kvRevision: Number(kv), json };
+      }
+    }
+  }
+
+  private keys(node: number, userId: Snowflake): [string, string, string, string] {
+    return [
+      this.presenceKey(userId),
+      `${this.prefix}presence-nodes:{${userId}}`,
+      this.nodeUsersKey(node),
+      this.monitoredKey(),
+    ];
+  }
+
+  private presenceKey(userId: Snowflake): string {
+    return `${this.prefix}presence:{${userId}}`;
+  }
+
+  private nodeUsersKey(node: number): string {
+    return `${this.prefix}node-users:${node}`;
+  }
+
+  private monitoredKey(): string {
+    return `${this.prefix}monitored`;
+  }
+}

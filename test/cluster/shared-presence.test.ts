@@ -1,0 +1,251 @@
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ClusterLink, connectCluster } from '../../src/cluster/connect.js';
+import { SharedPresencePublisher } from '../../src/cluster/publisher.js';
+import { ReplicaSync } from '../../src/cluster/replica-sync.js';
+import { spotifyActivity } from '../../src/discord/simulator/activities.js';
+import type { DiscordUser, RawPresence } from '../../src/presence/model.js';
+import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
+import { PresenceReplica } from '../../src/presence/replica.js';
+import { eventually, sleep } from '../support/eventually.js';
+import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
+
+/**
+ * The shared presences of a scale-out deployment against the real Redis: two ingest nodes (a registry and
+ * a publisher each, as for shards 0 and 1) and an API node's replica, all in this process.
+ */
+
+const hasRedis = await redisAvailable('shared presences (scale-out)');
+const logger = pino({ level: 'silent' });
+const GUILD_ON_0 = '100000000000000001';
+const GUILD_ON_1 = '100000000000000002';
+const ALICE: DiscordUser = {
+  id: '80351110224678912',
+  username: 'alice',
+  global_name: 'Alice',
+  avatar: null,
+  discriminator: '0',
+};
+const BOB: DiscordUser = {
+  id: '80351110224678913',
+  username: 'bob',
+  global_name: null,
+  avatar: null,
+  discriminator: '0',
+};
+
+interface IngestNode {
+  registry: PresenceRegistry;
+  publisher: SharedPresencePublisher;
+  published: PresenceChange[];
+  link: ClusterLink;
+}
+
+let prefix = '';
+const links: ClusterLink[] = [];
+const closers: Array<() => Promise<void> | void> = [];
+
+function link(name = 'presently-test'): ClusterLink {
+  const created = connectCluster(REDIS_TEST_URL, prefix, logger, name);
+  links.push(created);
+  return created;
+}
+
+async function ingestNode(node: number): Promise<IngestNode> {
+  const l = link();
+  const registry = new PresenceRegistry({
+    cdnUrl: 'https://cdn.discordapp.com',
+    youtubeMusic: { applicationIds: new Set(), names: new Set() },
+  });
+  const publisher = new SharedPresencePublisher({
+    registry,
+    presences: l.presences,
+    bus: l.bus,
+    node,
+    logger,
+  });
+  const published: PresenceChange[] = [];
+  publisher.onPublished((change) => published.push(change));
+  publisher.start();
+  await l.bus.ready();
+  closers.push(() => publisher.close());
+  return { registry, publisher, published, link: l };
+}
+
+async function apiNode(): Promise<{
+  replica: PresenceReplica;
+  sync: ReplicaSync;
+  changes: PresenceChange[];
+}> {
+  const l = link();
+  const replica = new PresenceReplica();
+  const changes: PresenceChange[] = [];
+  replica.onChange((change) => changes.push(change));
+  const sync = new ReplicaSync({ replica, presences: l.presences, bus: l.bus, logger });
+  await sync.start();
+  closers.push(() => sync.close());
+  return { replica, sync, changes };
+}
+
+function listening(song: string, start: number): RawPresence {
+  return {
+    status: 'online',
+    client_status: { desktop: 'online' },
+    activities: [
+      spotifyActivity({
+        song,
+        artists: ['Artist'],
+        album: 'Album',
+        imageId: 'ab67616d0000b273',
+        trackId: `track-${song}`,
+        start,
+        end: start + 200_000,
+        createdAt: start,
+      }),
+    ],
+  };
+}
+
+const online: RawPresence = { status: 'online', client_status: { desktop: 'online' }, activities: [] };
+const idle: RawPresence = { status: 'idle', client_status: { desktop: 'idle' }, activities: [] };
+
+describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
+  beforeAll(() => {
+    prefix = uniquePrefix();
+  });
+
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+    const cleaner = links[0]?.redis;
+    if (cleaner) await dropPrefix(cleaner, prefix);
+    for (const l of links.splice(0)) await l.close();
+    prefix = uniquePrefix();
+  });
+
+  afterAll(async () => {
+    for (const l of links.splice(0)) await l.close();
+  });
+
+  it('a user seen on two nodes is one presence, published once per real change', async () => {
+    const zero = await ingestNode(0);
+    const one = await ingestNode(1);
+    const api = await apiNode();
+
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, listening('First', 1_000_000));
+    // The other shard's copy of the same update: its start time a little off, as Discord sends it.
+    one.registry.memberSeen(GUILD_ON_1, ALICE, listening('First', 1_000_400));
+    await eventually(() => expect(api.replica.get(ALICE.id)?.presence.spotify?.song).toBe('First'));
+
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, listening('Second', 1_200_000));
+    one.registry.memberSeen(GUILD_ON_1, ALICE, listening('Second', 1_200_300));
+    await eventually(() => expect(api.replica.get(ALICE.id)?.presence.spotify?.song).toBe('Second'));
+    await zero.publisher.settled();
+    await one.publisher.settled();
+    await sleep(100);
+
+    expect(api.replica.size).toBe(1);
+    expect(api.changes.map((change) => change.kind)).toEqual(['monitored', 'updated']);
+    // History hears the owner (the lowest node) only.
+    expect(zero.published).toHaveLength(2);
+    expect(one.published).toHaveLength(0);
+    expect(api.replica.get(ALICE.id)?.presence.spotify?.timestamps.start).toBe(1_200_000);
+  });
+
+  it('when the owner stops seeing the user the other node takes over; when both do, the user is gone', async () => {
+    const zero = await ingestNode(0);
+    const one = await ingestNode(1);
+    const api = await apiNode();
+
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
+    await eventually(() => expect(api.replica.get(ALICE.id)).toBeDefined());
+    one.registry.memberSeen(GUILD_ON_1, ALICE, online);
+    // Node 1 sees a change node 0 missed (a member update of its guild, say): not the owner, not published.
+    one.registry.memberSeen(GUILD_ON_1, { ...ALICE, global_name: 'Alice on one' }, idle);
+    await one.publisher.settled();
+    expect(api.replica.get(ALICE.id)?.presence.discord_status).toBe('online');
+
+    zero.registry.memberRemoved(GUILD_ON_0, ALICE.id);
+    await eventually(() => expect(api.replica.get(ALICE.id)?.presence.discord_status).toBe('idle'));
+    expect(api.replica.get(ALICE.id)?.presence.discord_user.global_name).toBe('Alice on one');
+    expect(one.published.map((change) => change.kind)).toEqual(['monitored']);
+
+    one.registry.memberRemoved(GUILD_ON_1, ALICE.id);
+    await eventually(() => expect(api.replica.get(ALICE.id)).toBeUndefined());
+    expect(api.changes.at(-1)?.kind).toBe('unmonitored');
+    expect(one.published.at(-1)?.kind).toBe('unmonitored');
+  });
+
+  it('a node that starts later reads everything, then follows the changes', async () => {
+    const zero = await ingestNode(0);
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
+    zero.registry.memberSeen(GUILD_ON_0, BOB, idle);
+    await zero.publisher.settled();
+
+    const api = await apiNode();
+    expect(api.replica.get(ALICE.id)?.presence.discord_status).toBe('online');
+    expect(api.replica.get(BOB.id)?.presence.discord_status).toBe('idle');
+
+    zero.registry.memberSeen(GUILD_ON_0, BOB, online);
+    await eventually(() => expect(api.replica.get(BOB.id)?.presence.discord_status).toBe('online'));
+  });
+
+  it('a KV change is shown by the replica once the owner published it, and waitForKv tells when', async () => {
+    const zero = await ingestNode(0);
+    const api = await apiNode();
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
+    await eventually(() => expect(api.replica.get(ALICE.id)).toBeDefined());
+
+    const shown = api.sync.waitForKv(ALICE.id, 4, 5_000);
+    zero.registry.kvChanged(ALICE.id, { city: 'Lyon' }, 4);
+    expect(await shown).toBe(true);
+    expect(api.replica.get(ALICE.id)?.presence.kv).toEqual({ city: 'Lyon' });
+    expect(await api.sync.waitForKv(BOB.id, 1, 5_000)).toBe(true);
+    expect(await api.sync.waitForKv(ALICE.id, 5, 50)).toBe(false);
+  });
+
+  it('after a restart, a node leaves the users it had that are gone once its guilds are loaded', async () => {
+    const before = await ingestNode(0);
+    before.registry.memberSeen(GUILD_ON_0, ALICE, online);
+    before.registry.memberSeen(GUILD_ON_0, BOB, online);
+    await before.publisher.settled();
+    await before.publisher.close();
+
+    const api = await apiNode();
+    expect(api.replica.size).toBe(2);
+    const after = await ingestNode(0);
+    after.registry.memberSeen(GUILD_ON_0, ALICE, idle);
+    // Not yet loaded in full: Bob may still be listed.
+    await after.publisher.settled();
+    expect(api.replica.get(BOB.id)).toBeDefined();
+
+    await after.publisher.markSynced();
+    await eventually(() => expect(api.replica.get(BOB.id)).toBeUndefined());
+    expect(api.replica.get(ALICE.id)?.presence.discord_status).toBe('idle');
+  });
+
+  it('an API node that lost its Redis connection reads the state again and serves what changed meanwhile', async () => {
+    const zero = await ingestNode(0);
+    const name = `presently-test-api-${prefix.slice(-13, -1)}`;
+    const apiLink = link(name);
+    const replica = new PresenceReplica();
+    const sync = new ReplicaSync({ replica, presences: apiLink.presences, bus: apiLink.bus, logger });
+    await sync.start();
+    closers.push(() => sync.close());
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
+    await eventually(() => expect(replica.get(ALICE.id)).toBeDefined());
+
+    // Cut both of this API node's connections: what is published meanwhile never reaches it.
+    const clients = String(await zero.link.redis.client('LIST')).split('\n');
+    const ids = clients
+      .filter((line) => line.includes(` name=${name} `))
+      .map((line) => /^id=(\d+)/.exec(line)?.[1]);
+    expect(ids).toHaveLength(2);
+    for (const id of ids) await zero.link.redis.client('KILL', 'ID', id as string);
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, idle);
+    zero.registry.memberSeen(GUILD_ON_0, BOB, online);
+    await eventually(() => {
+      expect(replica.get(ALICE.id)?.presence.discord_status).toBe('idle');
+      expect(replica.get(BOB.id)).toBeDefined();
+    });
+  });
+});
