@@ -3,6 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { LocalBus } from './bus/local.js';
 import type { Bus } from './bus/ports.js';
+import { type ClusterLink, connectCluster } from './cluster/connect.js';
+import { SharedPresencePublisher } from './cluster/publisher.js';
+import { ReplicaSync } from './cluster/replica-sync.js';
 import type { Config } from './config.js';
 import { Bot } from './discord/commands/index.js';
 import { DiscordGateway } from './discord/gateway.js';
@@ -14,22 +17,29 @@ import { HistoryRecorder } from './history/recorder.js';
 import { buildHttpServer } from './http/server.js';
 import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
+import type { PresenceSource } from './presence/registry.js';
 import { PresenceRegistry } from './presence/registry.js';
+import { PresenceReplica } from './presence/replica.js';
 import { youtubeMusicMatcher } from './presence/youtube-music.js';
 import { SocketGateway } from './socket/gateway.js';
 import type { Store } from './store/ports.js';
+import { openRedisStore } from './store/redis/index.js';
 import { openSqliteStore } from './store/sqlite/index.js';
 import { readVersionInfo } from './version.js';
 
 export interface App {
   readonly config: Config;
   readonly http: FastifyInstance;
-  readonly registry: PresenceRegistry;
-  readonly gateway: DiscordGateway;
+  /** What REST, sockets and cards serve: the registry on one machine, the replica of shared state with Redis. */
+  readonly view: PresenceSource;
+  /** The Discord side (ROLE all or ingest); null on an API node. */
+  readonly registry: PresenceRegistry | null;
+  readonly gateway: DiscordGateway | null;
+  readonly history: HistoryRecorder | null;
+  /** The socket gateway (ROLE all or api); null on an ingest node. */
+  readonly sockets: SocketGateway | null;
   readonly store: Store;
   readonly bus: Bus;
-  readonly sockets: SocketGateway;
-  readonly history: HistoryRecorder;
   /** The built-in simulated Discord and its users, in demo mode. */
   readonly demo: Demo | null;
   /** Where the HTTP server listens, e.g. http://127.0.0.1:4001 */
@@ -46,15 +56,22 @@ export interface AppOptions {
   socket?: { heartbeatIntervalMs?: number; sendBufferCapBytes?: number };
 }
 
-/** The composition root: builds the store, the registry, Discord (real or simulated) and HTTP, then listens. */
+/** How long a KV write on an API node waits for its presence to show the change before answering. */
+export const KV_VISIBLE_TIMEOUT_MS = 2_000;
+
+interface DiscordSide {
+  registry: PresenceRegistry;
+  gateway: DiscordGateway;
+  history: HistoryRecorder;
+}
+
+/**
+ * The composition root: builds the store and the bus (embedded, or Redis when REDIS_URL is set), the
+ * Discord side (ROLE all or ingest: gateway, registry, history, bot) and the serving side (ROLE all or
+ * api: REST, sockets, cards), then listens.
+ */
 export async function startApp(config: Config, options: AppOptions): Promise<App> {
   const { logger } = options;
-  if (config.redisUrl !== null) {
-    throw new Error(
-      'REDIS_URL: scale-out mode is not part of this build yet; unset it to run on one machine',
-    );
-  }
-
   const cleanups: Array<() => Promise<void> | void> = [];
   const close = async (): Promise<void> => {
     for (const cleanup of cleanups.splice(0).reverse()) {
@@ -67,108 +84,213 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   };
 
   try {
-    const store = openSqliteStore(config.database);
+    const cluster =
+      config.redisUrl === null
+        ? null
+        : connectCluster(config.redisUrl, config.redisPrefix, logger, nodeName(config));
+    if (cluster) cleanups.push(() => cluster.close());
+    const store: Store = cluster
+      ? openRedisStore(cluster.redis, config.redisPrefix)
+      : openSqliteStore(config.database);
     cleanups.push(() => store.close());
-
-    let discord: { token: string; apiUrl: string; cdnUrl: string };
-    let demo: Demo | null = null;
-    if (config.discordToken === null) {
-      const started = await startDemo(logger);
-      demo = started;
-      cleanups.push(() => started.stop());
-      const { simulator } = started;
-      discord = { token: simulator.token, apiUrl: simulator.apiUrl, cdnUrl: simulator.cdnUrl };
+    const bus: Bus = cluster?.bus ?? new LocalBus();
+    cleanups.push(() => bus.close());
+    if (cluster) {
       logger.info(
-        { api: discord.apiUrl },
-        'demo mode: no DISCORD_TOKEN set, using the built-in simulated Discord',
+        { role: config.role, shards: config.shardIds ?? 'all' },
+        'scale-out mode: shared state in Redis',
       );
-    } else {
-      discord = { token: config.discordToken, apiUrl: config.discordApiUrl, cdnUrl: config.discordCdnUrl };
-      logger.info({ api: discord.apiUrl }, 'connecting to Discord');
     }
 
-    const bus = new LocalBus();
-    cleanups.push(() => bus.close());
+    const replica = cluster && config.role !== 'ingest' ? new PresenceReplica() : null;
+    const replicaSync = cluster && replica ? new ReplicaSync({ replica, ...cluster, logger }) : null;
     const keys = new ApiKeyService(store.apiKeys);
-    const kv = new KvService(store.kv, bus);
-
-    const registry = new PresenceRegistry({
-      cdnUrl: discord.cdnUrl,
-      youtubeMusic: youtubeMusicMatcher(config.youtubeMusicApplicationIds, config.youtubeMusicNames),
-    });
-
-    const history = new HistoryRecorder({ store: store.history, logger });
-    registry.onChange(history.observe);
-    cleanups.push(() => history.close());
-
-    const rest = new REST({ api: discord.apiUrl, cdn: discord.cdnUrl, version: '10' }).setToken(
-      discord.token,
+    const kv = new KvService(
+      store.kv,
+      bus,
+      replicaSync
+        ? (userId, revision) => replicaSync.waitForKv(userId, revision, KV_VISIBLE_TIMEOUT_MS)
+        : undefined,
     );
-    const profiles = new ProfileFetcher({ rest, store: store.profiles, registry, logger });
-    cleanups.push(() => profiles.stop());
-    bus.subscribe('kv.changed', (change) => registry.kvChanged(change.userId, change.kv, change.revision));
-    registry.onChange((change) => {
-      if (change.kind !== 'monitored') return;
-      const { userId } = change;
-      profiles.userMonitored(userId).catch((error: unknown) => {
-        logger.warn({ err: error, userId }, 'could not load the stored profile');
-      });
-      // KV outlives monitoring: a returning user gets theirs back.
-      store.kv.getKv(userId).then(
-        (state) => registry.kvChanged(userId, state.kv, state.revision),
-        (error: unknown) => logger.error({ err: error, userId }, 'could not load the stored KV'),
-      );
-    });
 
-    const gateway = new DiscordGateway({
-      token: discord.token,
-      rest,
-      logger,
-      onFatal: (code, reason) => options.onFatal?.(code, reason),
-    });
-    const ingest = new GatewayIngest({
-      registry,
-      requestMembers: (shardId, data) => void gateway.requestMembers(shardId, data),
-      onUserUpdated: (userId) => profiles.enqueue(userId),
-      logger,
-    });
-    gateway.onDispatch((payload, shardId) => ingest.handle(payload, shardId));
-    const bot = new Bot({
-      prefix: config.commandPrefix,
-      keys,
-      kv,
-      history,
-      messenger: new Messenger(rest, logger),
-      logger,
-    });
-    gateway.onDispatch((payload) => void bot.handle(payload));
+    let demo: Demo | null = null;
+    let discordSide: DiscordSide | null = null;
+    if (config.role !== 'api') {
+      let discord: DiscordEndpoints;
+      if (config.discordToken === null) {
+        const started = await startDemo(logger);
+        demo = started;
+        cleanups.push(() => started.stop());
+        const { simulator } = started;
+        discord = { token: simulator.token, apiUrl: simulator.apiUrl, cdnUrl: simulator.cdnUrl };
+        logger.info(
+          { api: discord.apiUrl },
+          'demo mode: no DISCORD_TOKEN set, using the built-in simulated Discord',
+        );
+      } else {
+        discord = { token: config.discordToken, apiUrl: config.discordApiUrl, cdnUrl: config.discordCdnUrl };
+        logger.info({ api: discord.apiUrl }, 'connecting to Discord');
+      }
+      discordSide = startDiscordSide({ config, options, discord, store, bus, keys, kv, cluster, cleanups });
+    }
+
+    if (replicaSync) {
+      cleanups.push(() => replicaSync.close());
+      await replicaSync.start();
+    }
+    const view: PresenceSource = replica ?? (discordSide?.registry as PresenceSource);
 
     const http = await buildHttpServer({
-      view: registry,
+      view,
       keys,
       kv,
       history: store.history,
       version: readVersionInfo(),
       logger,
+      serveApi: config.role !== 'ingest',
     });
     cleanups.push(() => http.close());
-    const sockets = new SocketGateway({
-      server: http.server,
-      source: registry,
-      logger,
-      socketsPerIp: config.socketsPerIp,
-      maxIdsPerSocket: config.subscriptionsPerSocket,
-      ...options.socket,
-    });
-    cleanups.push(() => sockets.close());
+    const sockets =
+      config.role === 'ingest'
+        ? null
+        : new SocketGateway({
+            server: http.server,
+            source: view,
+            logger,
+            socketsPerIp: config.socketsPerIp,
+            maxIdsPerSocket: config.subscriptionsPerSocket,
+            ...options.socket,
+          });
+    if (sockets) cleanups.push(() => sockets.close());
     const url = await http.listen({ port: config.port, host: config.host });
 
-    cleanups.push(() => gateway.destroy());
-    gateway.start();
+    if (discordSide) {
+      const { gateway } = discordSide;
+      cleanups.push(() => gateway.destroy());
+      gateway.start();
+    }
 
-    return { config, http, registry, gateway, store, bus, sockets, history, demo, url, close };
+    return {
+      config,
+      http,
+      view,
+      registry: discordSide?.registry ?? null,
+      gateway: discordSide?.gateway ?? null,
+      history: discordSide?.history ?? null,
+      sockets,
+      store,
+      bus,
+      demo,
+      url,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+interface DiscordEndpoints {
+  token: string;
+  apiUrl: string;
+  cdnUrl: string;
+}
+
+interface DiscordSideDeps {
+  config: Config;
+  options: AppOptions;
+  discord: DiscordEndpoints;
+  store: Store;
+  bus: Bus;
+  keys: ApiKeyService;
+  kv: KvService;
+  cluster: ClusterLink | null;
+  cleanups: Array<() => Promise<void> | void>;
+}
+
+/**
+ * The gateway, the registry it feeds, history, profiles and the bot. With Redis, what the registry sees
+ * is shared through the publisher, and history records what this node published (once per real change
+ * across all ingest nodes); alone, history records the registry's changes directly.
+ */
+function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
+  const { config, options, discord, store, bus, keys, kv, cluster, cleanups } = deps;
+  const { logger } = options;
+  const registry = new PresenceRegistry({
+    cdnUrl: discord.cdnUrl,
+    youtubeMusic: youtubeMusicMatcher(config.youtubeMusicApplicationIds, config.youtubeMusicNames),
+  });
+
+  const history = new HistoryRecorder({ store: store.history, logger });
+  cleanups.push(() => history.close());
+  let publisher: SharedPresencePublisher | null = null;
+  if (cluster) {
+    const shared = new SharedPresencePublisher({
+      registry,
+      presences: cluster.presences,
+      bus: cluster.bus,
+      node: config.shardIds?.[0] ?? 0,
+      logger,
+    });
+    publisher = shared;
+    shared.onPublished(history.observe);
+    shared.start();
+    cleanups.push(() => shared.close());
+  } else {
+    registry.onChange(history.observe);
+  }
+
+  const rest = new REST({ api: discord.apiUrl, cdn: discord.cdnUrl, version: '10' }).setToken(discord.token);
+  const profiles = new ProfileFetcher({ rest, store: store.profiles, registry, logger });
+  cleanups.push(() => profiles.stop());
+  bus.subscribe('kv.changed', (change) => registry.kvChanged(change.userId, change.kv, change.revision));
+  registry.onChange((change) => {
+    if (change.kind !== 'monitored') return;
+    const { userId } = change;
+    profiles.userMonitored(userId).catch((error: unknown) => {
+      logger.warn({ err: error, userId }, 'could not load the stored profile');
+    });
+    // KV outlives monitoring: a returning user gets theirs back.
+    store.kv.getKv(userId).then(
+      (state) => registry.kvChanged(userId, state.kv, state.revision),
+      (error: unknown) => logger.error({ err: error, userId }, 'could not load the stored KV'),
+    );
+  });
+
+  const gateway = new DiscordGateway({
+    token: discord.token,
+    rest,
+    logger,
+    shardCount: config.shardCount,
+    shardIds: config.shardIds,
+    onFatal: (code, reason) => options.onFatal?.(code, reason),
+  });
+  const syncedShards = new Set<number>();
+  const ingest = new GatewayIngest({
+    registry,
+    requestMembers: (shardId, data) => void gateway.requestMembers(shardId, data),
+    onUserUpdated: (userId) => profiles.enqueue(userId),
+    onShardSynced: (shardId) => {
+      syncedShards.add(shardId);
+      if (publisher && syncedShards.size === gateway.shardCountHere) void publisher.markSynced();
+    },
+    logger,
+  });
+  gateway.onDispatch((payload, shardId) => ingest.handle(payload, shardId));
+  const bot = new Bot({
+    prefix: config.commandPrefix,
+    keys,
+    kv,
+    history,
+    messenger: new Messenger(rest, logger),
+    logger,
+  });
+  gateway.onDispatch((payload) => void bot.handle(payload));
+  return { registry, gateway, history };
+}
+
+/** Names this node's Redis connections, so CLIENT LIST tells the nodes apart. */
+function nodeName(config: Config): string {
+  const shards = config.shardIds === null ? '' : `-shards-${config.shardIds.join('_')}`;
+  return `presently-${config.role}${shards}-${process.pid}`;
 }

@@ -37,7 +37,7 @@ export class DiscordGateway {
   /** Per instance: the library's default session store is shared by every manager in the process. */
   private readonly sessions = new Map<number, SessionInfo>();
   private readonly readyShards = new Set<number>();
-  private shardCountHere = 0;
+  private shards = 0;
   private fatal = false;
   private destroyed = false;
 
@@ -62,9 +62,14 @@ export class DiscordGateway {
     this.handlers.push(handler);
   }
 
+  /** How many shards this node runs; 0 until Discord told the total. */
+  get shardCountHere(): number {
+    return this.shards;
+  }
+
   /** Every shard this node runs has a live session. */
   get ready(): boolean {
-    return !this.fatal && this.readyShards.size > 0 && this.readyShards.size === this.shardCountHere;
+    return !this.fatal && this.readyShards.size > 0 && this.readyShards.size === this.shards;
   }
 
   /**
@@ -80,7 +85,7 @@ export class DiscordGateway {
     let delay = FIRST_RETRY_MS;
     while (!this.destroyed && !this.fatal) {
       try {
-        this.shardCountHere = (await this.manager.getShardIds()).length;
+        this.shards = (await this.manager.getShardIds()).length;
         await this.manager.connect();
         return;
       } catch (error) {

@@ -18,6 +18,8 @@ export interface HttpServerOptions {
   history: HistoryStore;
   version: VersionInfo;
   logger: Logger;
+  /** false on an ingest node: it answers about itself (version), not about presences. Default true. */
+  serveApi?: boolean;
 }
 
 /** Methods any route answers; preflight lists them so browsers may send KV writes. */
@@ -38,9 +40,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   installErrorHandling(app);
   // No `allowedHeaders`: the plugin then echoes Access-Control-Request-Headers, `authorization` included.
   await app.register(cors, { origin: '*', methods: CORS_METHODS, maxAge: 86_400 });
-  await app.register(userRoutes(options));
-  await app.register(kvRoutes(options));
-  await app.register(historyRoutes(options));
+  if (options.serveApi !== false) {
+    await app.register(userRoutes(options));
+    await app.register(kvRoutes(options));
+    await app.register(historyRoutes(options));
+  }
   await app.register(versionRoutes(options.version));
   return app;
 }

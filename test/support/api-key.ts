@@ -1,8 +1,8 @@
 import type { APIMessage } from 'discord-api-types/v10';
 import { expect } from 'vitest';
+import type { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
 import type { Store } from '../../src/store/ports.js';
-import type { Harness } from './harness.js';
 
 /** The whole of an API key: `prs_` and 43 base64url characters. */
 export const API_KEY_SHAPE = /^prs_[A-Za-z0-9_-]{43}$/;
@@ -25,7 +25,10 @@ export function keyFrom(message: APIMessage): string {
  * A key the way a user gets one: `?apikey` in a DM to the bot, through the simulated Discord and the
  * real gateway client; resolves with the key from the bot's reply in that DM.
  */
-export async function obtainApiKey(harness: Harness, userId: string): Promise<string> {
+export async function obtainApiKey(
+  harness: { simulator: DiscordSimulator },
+  userId: string,
+): Promise<string> {
   const dm = harness.simulator.dmChannelFor(userId);
   const sent = harness.simulator.sendMessage({ channelId: dm, author: userId, content: '?apikey' });
   const reply = await harness.simulator.waitForMessage(

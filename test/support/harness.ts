@@ -4,9 +4,21 @@ import { loadConfig } from '../../src/config.js';
 import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/discord/simulator/index.js';
 import type { PresenceChange } from '../../src/presence/registry.js';
 
+/** An app of ROLE all: every part present. */
+export type WholeApp = App & {
+  [K in 'registry' | 'gateway' | 'history' | 'sockets']: NonNullable<App[K]>;
+};
+
+/** Narrows an app started with ROLE all, which has every part. */
+export function wholeApp(app: App): WholeApp {
+  const { registry, gateway, history, sockets } = app;
+  if (!registry || !gateway || !history || !sockets) throw new Error('expected an app of ROLE all');
+  return { ...app, registry, gateway, history, sockets, close: () => app.close() };
+}
+
 export interface Harness {
   simulator: DiscordSimulator;
-  app: App;
+  app: WholeApp;
   base: string;
   /** Every change the registry emitted, in order. */
   changes: PresenceChange[];
@@ -40,11 +52,12 @@ export async function startHarness(
     ...options.env,
   });
   const fatal: Harness['fatal'] = [];
-  const app = await startApp(config, {
+  const started = await startApp(config, {
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     onFatal: (code, reason) => fatal.push({ code, reason }),
     ...(options.socket ? { socket: options.socket } : {}),
   });
+  const app = wholeApp(started);
   const changes: PresenceChange[] = [];
   app.registry.onChange((change) => changes.push(change));
   return {

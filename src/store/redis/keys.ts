@@ -1,0 +1,42 @@
+import type { Snowflake } from '../../presence/model.js';
+
+/**
+ * Every key the Redis store writes, in one place. Per-user keys carry the id as a hash tag (`{id}`), so a
+ * script touching several keys of one user stays within one slot.
+ */
+export class RedisKeys {
+  constructor(private readonly prefix: string) {}
+
+  kv(userId: Snowflake): string {
+    return `${this.prefix}kv:{${userId}}`;
+  }
+
+  kvRevision(userId: Snowflake): string {
+    return `${this.prefix}kv-revision:{${userId}}`;
+  }
+
+  keyOwner(hashHex: string): string {
+    return `${this.prefix}api-key:${hashHex}`;
+  }
+
+  userKey(userId: Snowflake): string {
+    return `${this.prefix}user-api-key:{${userId}}`;
+  }
+
+  profile(userId: Snowflake): string {
+    return `${this.prefix}profile:{${userId}}`;
+  }
+
+  /** Status history, track history, play counts (three hashes by track) and stats of one user. */
+  history(userId: Snowflake): [string, string, string, string, string, string] {
+    const tag = `{${userId}}`;
+    return [
+      `${this.prefix}status-history:${tag}`,
+      `${this.prefix}track-history:${tag}`,
+      `${this.prefix}play-count:${tag}`,
+      `${this.prefix}play-last:${tag}`,
+      `${this.prefix}play-track:${tag}`,
+      `${this.prefix}stats:${tag}`,
+    ];
+  }
+}

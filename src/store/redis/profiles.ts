@@ -1,0 +1,20 @@
+import type { Redis } from 'ioredis';
+import type { Snowflake } from '../../presence/model.js';
+import type { ProfileStore, StoredProfile } from '../ports.js';
+import type { RedisKeys } from './keys.js';
+
+export class RedisProfileStore implements ProfileStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  async getProfile(userId: Snowflake): Promise<StoredProfile | undefined> {
+    const stored = await this.redis.get(this.keys.profile(userId));
+    return stored === null ? undefined : (JSON.parse(stored) as StoredProfile);
+  }
+
+  async putProfile(userId: Snowflake, stored: StoredProfile): Promise<void> {
+    await this.redis.set(this.keys.profile(userId), JSON.stringify(stored));
+  }
+}

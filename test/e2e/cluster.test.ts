@@ -1,0 +1,190 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spotifyActivity } from '../../src/discord/simulator/activities.js';
+import { DiscordSimulator } from '../../src/discord/simulator/index.js';
+import { SocketClient } from '../socket/client.js';
+import { obtainApiKey } from '../support/api-key.js';
+import { eventually, sleep } from '../support/eventually.js';
+import { type NodeProcess, startNodeProcess } from '../support/node-process.js';
+import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
+
+/**
+ * Scale-out as it is deployed: real processes (`src/main.ts`) against this machine's Redis and a
+ * simulated Discord with two shards: two ingest nodes, one shard each, and two API nodes.
+ */
+
+const hasRedis = await redisAvailable('scale-out processes');
+
+/** Guild ids land on a shard by `(id >> 22) % shard_count`. */
+const GUILD_ON_0 = String(1000n << 22n);
+const GUILD_ON_1 = String(1001n << 22n);
+const ALICE = '80351110224678912'; // in both guilds
+const BOB = '80351110224678913'; // shard 0 only
+const CAROL = '80351110224678914'; // shard 1 only
+
+type PresenceData = { discord_status: string; kv: Record<string, string>; spotify: { song: string } | null };
+
+async function presence(node: NodeProcess, userId: string): Promise<{ status: number; data?: PresenceData }> {
+  const response = await fetch(`${node.url}/v1/users/${userId}`);
+  const body = (await response.json()) as { data?: PresenceData };
+  return { status: response.status, ...(body.data ? { data: body.data } : {}) };
+}
+
+function updatesFor(client: SocketClient, userId: string): PresenceData[] {
+  return client.frames
+    .filter((frame) => frame.t === 'PRESENCE_UPDATE' && (frame.d as { user_id?: string }).user_id === userId)
+    .map((frame) => frame.d as PresenceData);
+}
+
+describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redis', () => {
+  const prefix = uniquePrefix();
+  const simulator = new DiscordSimulator({ shardCount: 2, heartbeatIntervalMs: 1_000 });
+  const nodes: NodeProcess[] = [];
+  let api: NodeProcess[] = [];
+  let redis: Redis;
+
+  const env = (role: string, extra: Record<string, string> = {}) => ({
+    ROLE: role,
+    REDIS_URL: REDIS_TEST_URL,
+    REDIS_PREFIX: prefix,
+    DISCORD_TOKEN: simulator.token,
+    DISCORD_API_URL: simulator.apiUrl,
+    DISCORD_CDN_URL: simulator.cdnUrl,
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    redis = new Redis(REDIS_TEST_URL);
+    await simulator.start();
+    simulator.createGuild({
+      id: GUILD_ON_0,
+      name: 'Shard zero',
+      members: [
+        { user: { id: ALICE, username: 'alice' }, presence: { status: 'online' } },
+        { user: { id: BOB, username: 'bob' }, presence: { status: 'online' } },
+      ],
+    });
+    simulator.createGuild({
+      id: GUILD_ON_1,
+      name: 'Shard one',
+      members: [
+        { user: { id: ALICE, username: 'alice' }, presence: { status: 'online' } },
+        { user: { id: CAROL, username: 'carol' }, presence: { status: 'online' } },
+      ],
+    });
+    const started = await Promise.all([
+      startNodeProcess('ingest-0', env('ingest', { SHARD_COUNT: '2', SHARD_IDS: '0' })),
+      startNodeProcess('ingest-1', env('ingest', { SHARD_COUNT: '2', SHARD_IDS: '1' })),
+      startNodeProcess('api-a', env('api')),
+      startNodeProcess('api-b', env('api')),
+    ]);
+    nodes.push(...started);
+    api = started.slice(2);
+    await eventually(async () => {
+      for (const node of api) {
+        for (const id of [ALICE, BOB, CAROL]) expect((await presence(node, id)).status).toBe(200);
+      }
+    }, 15_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(nodes.map((node) => node.stop()));
+    await simulator.stop();
+    await dropPrefix(redis, prefix);
+    redis.disconnect();
+  }, 30_000);
+
+  it('a change ingested on either shard reaches sockets on both API nodes', async () => {
+    const sockets = await Promise.all(api.map((node) => SocketClient.connect(node.url)));
+    for (const socket of sockets) await socket.subscribe({ subscribe_to_all: true });
+
+    simulator.setPresence(BOB, { status: 'idle' });
+    simulator.setPresence(CAROL, { status: 'dnd' });
+    for (const socket of sockets) {
+      await eventually(() => {
+        expect(updatesFor(socket, BOB).at(-1)?.discord_status).toBe('idle');
+        expect(updatesFor(socket, CAROL).at(-1)?.discord_status).toBe('dnd');
+      });
+    }
+    for (const socket of sockets) await socket.close();
+  });
+
+  it('a user in guilds on both shards is one presence, updated once per change', async () => {
+    const sockets = await Promise.all(api.map((node) => SocketClient.connect(node.url)));
+    for (const socket of sockets) await socket.subscribe({ subscribe_to_id: ALICE });
+    const start = Date.now();
+    simulator.setPresence(
+      ALICE,
+      {
+        status: 'online',
+        activities: [
+          spotifyActivity({
+            song: 'Both Shards',
+            artists: ['Artist'],
+            album: 'Album',
+            imageId: 'ab67616d0000b273',
+            trackId: 'both-shards',
+            start,
+            end: start + 200_000,
+            createdAt: start,
+          }),
+        ],
+      },
+      { jitterMs: 500 },
+    );
+    for (const socket of sockets) {
+      await eventually(() => expect(updatesFor(socket, ALICE).at(-1)?.spotify?.song).toBe('Both Shards'));
+    }
+    // Both shards delivered their copy; the second must not have produced another update.
+    await sleep(1_000);
+    for (const socket of sockets) expect(updatesFor(socket, ALICE)).toHaveLength(1);
+    for (const node of api) expect((await presence(node, ALICE)).data?.spotify?.song).toBe('Both Shards');
+    for (const socket of sockets) await socket.close();
+  });
+
+  it('a KV write on one API node reaches a socket and REST on the other', async () => {
+    const key = await obtainApiKey({ simulator }, BOB);
+    const [writer, reader] = api as [NodeProcess, NodeProcess];
+    const socket = await SocketClient.connect(reader.url);
+    await socket.subscribe({ subscribe_to_id: BOB });
+
+    const response = await fetch(`${writer.url}/v1/users/${BOB}/kv/city`, {
+      method: 'PUT',
+      headers: { authorization: key },
+      body: 'Lyon',
+    });
+    expect(response.status).toBe(204);
+    // Read-your-writes on the node that took the write.
+    expect((await presence(writer, BOB)).data?.kv).toEqual({ city: 'Lyon' });
+    await eventually(async () => {
+      expect(updatesFor(socket, BOB).at(-1)?.kv).toEqual({ city: 'Lyon' });
+      expect((await presence(reader, BOB)).data?.kv).toEqual({ city: 'Lyon' });
+    });
+    await socket.close();
+  });
+
+  it('an API node restarted mid-test serves the current state', async () => {
+    const old = api[1] as NodeProcess;
+    expect(await old.stop()).toBe(0);
+    simulator.setPresence(CAROL, { status: 'idle' });
+    const restarted = await startNodeProcess('api-b again', env('api'), { port: old.port });
+    nodes.push(restarted);
+    api = [api[0] as NodeProcess, restarted];
+    const seen = await presence(restarted, CAROL);
+    expect(seen.status).toBe(200);
+    await eventually(async () =>
+      expect((await presence(restarted, CAROL)).data?.discord_status).toBe('idle'),
+    );
+    expect((await presence(restarted, BOB)).data?.kv).toEqual({ city: 'Lyon' });
+    expect((await presence(restarted, ALICE)).data?.spotify?.song).toBe('Both Shards');
+  });
+
+  it('a user who leaves the guilds on both shards is no longer monitored anywhere', async () => {
+    simulator.removeMember(GUILD_ON_0, ALICE);
+    await sleep(300);
+    for (const node of api) expect((await presence(node, ALICE)).status).toBe(200);
+    simulator.removeMember(GUILD_ON_1, ALICE);
+    for (const node of api)
+      await eventually(async () => expect((await presence(node, ALICE)).status).toBe(404));
+  });
+});
