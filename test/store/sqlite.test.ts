@@ -5,6 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { MIGRATIONS, migrate } from '../../src/store/sqlite/migrations.js';
+import { storeContract } from './contract.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -72,49 +73,4 @@ describe('embedded SQLite store', () => {
   });
 });
 
-describe('embedded SQLite store: KV', () => {
-  const write = (set: Record<string, string>, del: string[] = []) => ({
-    set: new Map(Object.entries(set)),
-    delete: del,
-  });
-
-  it('merges, deletes and counts revisions', async () => {
-    const store = openSqliteStore({ kind: 'sqlite-memory' });
-    expect(await store.kv.getKv('1')).toEqual({ kv: {}, revision: 0 });
-    expect(await store.kv.writeKv('1', write({ a: '1', b: '2' }), 512)).toEqual({
-      kv: { a: '1', b: '2' },
-      revision: 1,
-    });
-    expect(await store.kv.writeKv('1', write({ b: '3' }, ['a', 'missing']), 512)).toEqual({
-      kv: { b: '3' },
-      revision: 2,
-    });
-    expect(await store.kv.getKv('2')).toEqual({ kv: {}, revision: 0 });
-    await store.close();
-  });
-
-  it('refuses a write that would pass the limit and writes none of it', async () => {
-    const store = openSqliteStore({ kind: 'sqlite-memory' });
-    await store.kv.writeKv('1', write({ a: '1', b: '2' }), 3);
-    expect(await store.kv.writeKv('1', write({ c: '3', d: '4' }), 3)).toEqual({
-      refused: 'limit',
-      wouldHave: 4,
-    });
-    expect(await store.kv.getKv('1')).toEqual({ kv: { a: '1', b: '2' }, revision: 1 });
-    expect(await store.kv.writeKv('1', write({ a: 'x', c: '3' }), 3)).toMatchObject({ revision: 2 });
-    expect(await store.kv.writeKv('1', write({ d: '4' }, ['a']), 3)).toMatchObject({
-      kv: { b: '2', c: '3', d: '4' },
-    });
-    await store.close();
-  });
-
-  it('keeps a key named __proto__ as data', async () => {
-    const store = openSqliteStore({ kind: 'sqlite-memory' });
-    const set = new Map([['__proto__', 'polluted']]);
-    const result = (await store.kv.writeKv('1', { set, delete: [] }, 512)) as { kv: Record<string, string> };
-    expect(Object.hasOwn(result.kv, '__proto__')).toBe(true);
-    expect(JSON.stringify(result.kv)).toBe('{"__proto__":"polluted"}');
-    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    await store.close();
-  });
-});
+storeContract('SQLite', async () => openSqliteStore({ kind: 'sqlite-memory' }));

@@ -1,0 +1,264 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TrackEntry } from '../../src/presence/history.js';
+import type { HistoryWrite, Store } from '../../src/store/ports.js';
+
+/**
+ * What every store adapter must do, whatever it is built on: the embedded SQLite store and the Redis
+ * store both run this suite, so the service behaves the same on one machine and on many.
+ */
+
+const T0 = Date.UTC(2026, 10, 22, 12);
+const LIMITS = { history: 100, trackedTracks: 1000 };
+
+function entry(id: string | null, ts: number): TrackEntry {
+  return {
+    source: 'spotify',
+    song: `Song ${id}`,
+    artist: 'Artist',
+    album: 'Album',
+    album_art_url: null,
+    track_id: id,
+    track_url: null,
+    timestamps: { start: ts, end: ts + 1000 },
+    duration_ms: 1000,
+    ts,
+  };
+}
+
+const play = (userId: string, id: string | null, ts: number): HistoryWrite => ({
+  userId,
+  status: null,
+  track: entry(id, ts),
+  countsPlay: id !== null,
+  lastSeen: null,
+});
+
+const write = (set: Record<string, string>, del: string[] = []) => ({
+  set: new Map(Object.entries(set)),
+  delete: del,
+});
+
+export function storeContract(name: string, openStore: () => Promise<Store>, skip = false): void {
+  describe.skipIf(skip)(`${name} store contract`, () => {
+    const opened: Store[] = [];
+    const open = async (): Promise<Store> => {
+      const store = await openStore();
+      opened.push(store);
+      return store;
+    };
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await store.close();
+    });
+
+    it('answers ping', async () => {
+      expect(await (await open()).ping()).toBe(true);
+    });
+
+    it('keeps profiles, replacing what was there', async () => {
+      const store = await open();
+      expect(await store.profiles.getProfile('1')).toBeUndefined();
+      await store.profiles.putProfile('1', { profile: { banner: 'a_1', accent_color: 42 }, fetchedAt: T0 });
+      await store.profiles.putProfile('1', {
+        profile: { banner: null, accent_color: null },
+        fetchedAt: T0 + 1,
+      });
+      expect(await store.profiles.getProfile('1')).toEqual({
+        profile: { banner: null, accent_color: null },
+        fetchedAt: T0 + 1,
+      });
+    });
+
+    it('keeps one live key per user: a new one revokes the previous at once', async () => {
+      const store = await open();
+      const first = Buffer.alloc(32, 1);
+      const second = Buffer.alloc(32, 2);
+      await store.apiKeys.replaceKey('1', first, T0);
+      expect(await store.apiKeys.findKey(first)).toEqual({ userId: '1', hash: first });
+      await store.apiKeys.replaceKey('1', second, T0 + 1);
+      expect(await store.apiKeys.findKey(first)).toBeUndefined();
+      expect(await store.apiKeys.findKey(second)).toEqual({ userId: '1', hash: second });
+      expect(await store.apiKeys.findKey(Buffer.alloc(32, 3))).toBeUndefined();
+    });
+
+    describe('KV', () => {
+      it('never passes the limit under concurrent writes: each is checked against what is stored', async () => {
+        const store = await open();
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => store.kv.writeKv('1', write({ [`k${i}`]: 'v' }), 5)),
+        );
+        expect(results.filter((result) => 'refused' in result)).toHaveLength(15);
+        const state = await store.kv.getKv('1');
+        expect(Object.keys(state.kv)).toHaveLength(5);
+        expect(state.revision).toBe(5);
+      });
+
+      it('a change that sets and deletes the same key keeps the set value', async () => {
+        const store = await open();
+        await store.kv.writeKv('1', write({ a: '1' }), 512);
+        expect(await store.kv.writeKv('1', write({ a: '2' }, ['a']), 512)).toEqual({
+          kv: { a: '2' },
+          revision: 2,
+        });
+      });
+
+      it('merges, deletes and counts revisions', async () => {
+        const store = await open();
+        expect(await store.kv.getKv('1')).toEqual({ kv: {}, revision: 0 });
+        expect(await store.kv.writeKv('1', write({ a: '1', b: '2' }), 512)).toEqual({
+          kv: { a: '1', b: '2' },
+          revision: 1,
+        });
+        expect(await store.kv.writeKv('1', write({ b: '3' }, ['a', 'missing']), 512)).toEqual({
+          kv: { b: '3' },
+          revision: 2,
+        });
+        expect(await store.kv.getKv('2')).toEqual({ kv: {}, revision: 0 });
+      });
+
+      it('refuses a write that would pass the limit and writes none of it', async () => {
+        const store = await open();
+        await store.kv.writeKv('1', write({ a: '1', b: '2' }), 3);
+        expect(await store.kv.writeKv('1', write({ c: '3', d: '4' }), 3)).toEqual({
+          refused: 'limit',
+          wouldHave: 4,
+        });
+        expect(await store.kv.getKv('1')).toEqual({ kv: { a: '1', b: '2' }, revision: 1 });
+        expect(await store.kv.writeKv('1', write({ a: 'x', c: '3' }), 3)).toMatchObject({ revision: 2 });
+        expect(await store.kv.writeKv('1', write({ d: '4' }, ['a']), 3)).toMatchObject({
+          kv: { b: '2', c: '3', d: '4' },
+        });
+      });
+
+      it('keeps a key named __proto__ as data', async () => {
+        const store = await open();
+        const set = new Map([['__proto__', 'polluted']]);
+        const result = (await store.kv.writeKv('1', { set, delete: [] }, 512)) as {
+          kv: Record<string, string>;
+        };
+        expect(Object.hasOwn(result.kv, '__proto__')).toBe(true);
+        expect(JSON.stringify(result.kv)).toBe('{"__proto__":"polluted"}');
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      });
+    });
+
+    describe('history', () => {
+      it('keeps the 100 most recent entries of each list, newest first', async () => {
+        const store = await open();
+        const writes: HistoryWrite[] = [];
+        for (let i = 0; i < 150; i++) {
+          writes.push({
+            userId: '1',
+            status: { status: i % 2 ? 'idle' : 'online', ts: T0 + i },
+            track: null,
+            countsPlay: false,
+            lastSeen: null,
+          });
+          writes.push(play('1', `t${i}`, T0 + i));
+        }
+        await store.history.appendHistory(writes.slice(0, 100), LIMITS);
+        await store.history.appendHistory(writes.slice(100), LIMITS);
+        const { status, tracks } = await store.history.history('1', 100);
+        expect(status).toHaveLength(100);
+        expect(tracks).toHaveLength(100);
+        expect(status[0]).toEqual({ status: 'idle', ts: T0 + 149 });
+        expect(tracks[0]?.track_id).toBe('t149');
+        expect(tracks[99]?.track_id).toBe('t50');
+        expect((await store.history.stats('1')).trackHistoryCount).toBe(100);
+      });
+
+      it('orders top tracks by plays, then by last played; keeps the latest metadata', async () => {
+        const store = await open();
+        await store.history.appendHistory(
+          [
+            play('1', 'a', T0),
+            play('1', 'b', T0 + 1),
+            play('1', 'a', T0 + 2),
+            play('1', 'c', T0 + 3),
+            play('1', 'b', T0 + 4),
+            play('1', 'c', T0 + 5),
+            play('1', 'c', T0 + 6),
+            play('1', 'once', T0 + 7),
+            play('1', null, T0 + 8),
+            play('1', null, T0 + 9),
+          ],
+          LIMITS,
+        );
+        const top = await store.history.topTracks('1', 2, 10);
+        expect(top.map((t) => [t.track_id, t.play_count, t.last_played])).toEqual([
+          ['c', 3, T0 + 6],
+          ['b', 2, T0 + 4],
+          ['a', 2, T0 + 2],
+        ]);
+        expect(top[0]).not.toHaveProperty('ts');
+        expect(await store.history.topTracks('1', 2, 1)).toHaveLength(1);
+      });
+
+      it('caps the tracks counted per user, evicting the least played and oldest', async () => {
+        const store = await open();
+        await store.history.appendHistory(
+          [play('1', 'keep', T0), play('1', 'keep', T0 + 1), play('1', 'old', T0 + 2)],
+          {
+            history: 100,
+            trackedTracks: 2,
+          },
+        );
+        await store.history.appendHistory([play('1', 'new', T0 + 3)], { history: 100, trackedTracks: 2 });
+        const counted = await store.history.topTracks('1', 1, 10);
+        expect(counted.map((t) => [t.track_id, t.play_count])).toEqual([
+          ['keep', 2],
+          ['new', 1],
+        ]);
+      });
+
+      it('counts plays per UTC day and keeps the latest last_seen', async () => {
+        const store = await open();
+        const late = Date.UTC(2026, 10, 21, 23, 59);
+        await store.history.appendHistory([play('1', 'a', late), play('1', 'b', late + 1)], LIMITS);
+        expect(await store.history.stats('1')).toMatchObject({ playsDay: '2026-11-21', plays: 2 });
+        await store.history.appendHistory([play('1', 'c', Date.UTC(2026, 10, 22, 0, 1))], LIMITS);
+        expect(await store.history.stats('1')).toMatchObject({ playsDay: '2026-11-22', plays: 1 });
+        const seen = (ts: number): HistoryWrite => ({
+          userId: '1',
+          status: null,
+          track: null,
+          countsPlay: false,
+          lastSeen: ts,
+        });
+        await store.history.appendHistory([seen(T0 + 10), seen(T0)], LIMITS);
+        expect((await store.history.stats('1')).lastSeen).toBe(T0 + 10);
+      });
+
+      it('forgets one user entirely, and only that user', async () => {
+        const store = await open();
+        await store.kv.writeKv('1', { set: new Map([['k', 'v']]), delete: [] }, 512);
+        await store.history.appendHistory(
+          [
+            {
+              userId: '1',
+              status: { status: 'online', ts: T0 },
+              track: null,
+              countsPlay: false,
+              lastSeen: T0,
+            },
+            play('1', 'a', T0),
+            play('1', 'a', T0 + 1),
+            play('2', 'a', T0),
+          ],
+          LIMITS,
+        );
+        expect(await store.history.forget('1')).toEqual({ statusEntries: 1, trackEntries: 2, playCounts: 1 });
+        expect(await store.history.history('1', 100)).toEqual({ status: [], tracks: [] });
+        expect(await store.history.stats('1')).toEqual({
+          lastStatus: null,
+          lastSeen: null,
+          trackHistoryCount: 0,
+          playsDay: null,
+          plays: 0,
+        });
+        expect(await store.history.topTracks('1', 1, 10)).toEqual([]);
+        expect((await store.history.history('2', 100)).tracks).toHaveLength(1);
+        expect((await store.kv.getKv('1')).kv).toEqual({ k: 'v' });
+      });
+    });
+  });
+}
