@@ -115,6 +115,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
 
     let demo: Demo | null = null;
     let discordSide: DiscordSide | null = null;
+    let cdnUrl = config.discordCdnUrl;
     if (config.role !== 'api') {
       let discord: DiscordEndpoints;
       if (config.discordToken === null) {
@@ -131,6 +132,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         discord = { token: config.discordToken, apiUrl: config.discordApiUrl, cdnUrl: config.discordCdnUrl };
         logger.info({ api: discord.apiUrl }, 'connecting to Discord');
       }
+      cdnUrl = discord.cdnUrl;
       discordSide = startDiscordSide({ config, options, discord, store, bus, keys, kv, cluster, cleanups });
     }
 
@@ -147,6 +149,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       history: store.history,
       version: readVersionInfo(),
       logger,
+      cdnUrl,
       serveApi: config.role !== 'ingest',
     });
     cleanups.push(() => http.close());

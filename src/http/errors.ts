@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 
 /** Every error code of the API contract, with its HTTP status. */
@@ -96,4 +98,31 @@ export function installErrorHandling(app: FastifyInstance): void {
     const path = (request.url.split('?')[0] ?? '').slice(0, MAX_ECHOED_PATH);
     return sendError(reply, new ApiError('not_found', `no route for ${request.method} ${path}`));
   });
+}
+
+/**
+ * Requests Node's HTTP parser refuses (a request line or header that is not HTTP, a bad Content-Length,
+ * headers over the size limit, a request too slow to arrive) reach neither a route nor the error handler.
+ * Fastify's own answer to them is JSON but not the envelope; this one is.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has nobody left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'the request headers are larger than allowed']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'the request did not arrive in time']
+        : [400, 'the request is not valid HTTP'];
+  const body = JSON.stringify({ success: false, error: { code: 'bad_request', message } });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'Access-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n' +
+        body,
+    );
+  }
+  socket.destroy(error);
 }

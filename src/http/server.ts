@@ -5,7 +5,8 @@ import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { HistoryStore } from '../store/ports.js';
-import { ApiError, installErrorHandling, sendError } from './errors.js';
+import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
+import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { historyRoutes } from './routes/history.js';
 import { kvRoutes } from './routes/kv.js';
 import { userRoutes } from './routes/users.js';
@@ -20,7 +21,13 @@ export interface HttpServerOptions {
   logger: Logger;
   /** false on an ingest node: it answers about itself (version), not about presences. Default true. */
   serveApi?: boolean;
+  /** `DISCORD_CDN_URL`, where cards fetch avatars and emoji; Discord's own CDN unless told. */
+  cdnUrl?: string;
+  /** Tests give the card route its own image cache (fetch, timeouts) and clock. */
+  card?: Pick<CardRouteDeps, 'images' | 'now'>;
 }
+
+const DISCORD_CDN_URL = 'https://cdn.discordapp.com';
 
 /** Methods any route answers; preflight lists them so browsers may send KV writes. */
 const CORS_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -30,6 +37,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     loggerInstance: options.logger as FastifyBaseLogger,
     // A line per request would cost more than the request at the read rates this service sees.
     logController: new LogController({ disableRequestLogging: true }),
+    // Requests the HTTP parser refuses, before any route: answered in the envelope too.
+    clientErrorHandler: answerClientError,
     // Bad URL encodings and similar: answered in the envelope like every other error.
     // Framework errors skip the hooks, CORS included, so the header is set here.
     frameworkErrors: (error, _request, reply) =>
@@ -39,11 +48,15 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   });
   installErrorHandling(app);
   // No `allowedHeaders`: the plugin then echoes Access-Control-Request-Headers, `authorization` included.
-  await app.register(cors, { origin: '*', methods: CORS_METHODS, maxAge: 86_400 });
+  // Not strict: an OPTIONS that is no preflight gets the CORS headers and a 204, not a plain-text 400.
+  await app.register(cors, { origin: '*', methods: CORS_METHODS, maxAge: 86_400, strictPreflight: false });
   if (options.serveApi !== false) {
     await app.register(userRoutes(options));
     await app.register(kvRoutes(options));
     await app.register(historyRoutes(options));
+    await app.register(
+      cardRoutes({ view: options.view, cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL, ...options.card }),
+    );
   }
   await app.register(versionRoutes(options.version));
   return app;

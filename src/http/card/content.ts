@@ -1,0 +1,203 @@
+import { activityImageUrl } from '../../presence/images.js';
+import type { DiscordStatus, DiscordUser, MusicSource, Presence } from '../../presence/model.js';
+import { cdnBase, field, isRecord, textOrNull, timestampOrNull } from '../../presence/values.js';
+import { defaultAvatarIndex, defaultAvatarUrl } from './default-avatar.js';
+import { cleanText } from './escape.js';
+import { type CardOptions, DEFAULT_IDLE_MESSAGE } from './options.js';
+
+/**
+ * What a card shows, decided from the presence and the options before anything is drawn: the route reads
+ * the image URLs off it to fetch them, and the renderer draws it. Texts are cleaned (one line, nothing XML
+ * forbids) but not yet cut to fit; that depends on the layout.
+ */
+export interface CardContent {
+  userId: string;
+  monitored: boolean;
+  displayName: string;
+  /** `@handle`, without the @; null when unknown. */
+  username: string | null;
+  status: DiscordStatus;
+  customStatus: CardCustomStatus | null;
+  /** Where to fetch the avatar: the user's own, then Discord's default one. */
+  avatarUrls: string[];
+  /** Which default avatar (its colour) to draw when no image can be had. */
+  defaultAvatar: number;
+  main: CardMusic | CardActivity | CardIdle;
+}
+
+export interface CardCustomStatus {
+  text: string | null;
+  /** A unicode emoji as text, or a custom emoji's image URL (`name` as its fallback). */
+  emoji: { name: string; url: string | null } | null;
+}
+
+export interface CardMusic {
+  kind: 'music';
+  source: MusicSource;
+  song: string;
+  artist: string | null;
+  album: string | null;
+  artUrl: string | null;
+  start: number | null;
+  end: number | null;
+}
+
+export interface CardActivity {
+  kind: 'activity';
+  /** Discord's activity type: 0 Playing, 1 Streaming, 2 Listening, 3 Watching, 5 Competing. */
+  type: number;
+  name: string;
+  details: string | null;
+  state: string | null;
+  imageUrl: string | null;
+  start: number | null;
+}
+
+export interface CardIdle {
+  kind: 'idle';
+  message: string;
+}
+
+/** Asked of the CDN: twice the drawn size, for high-density screens. */
+export const AVATAR_IMAGE_SIZE = 128;
+export const EMOJI_IMAGE_SIZE = 64;
+
+const ACTIVITY_TYPE_CUSTOM = 4;
+const ACTIVITY_TYPE_LISTENING = 2;
+/** Which activity the card shows when there are several: a game before a stream before a show… */
+const ACTIVITY_PRIORITY: Record<number, number> = { 0: 0, 1: 1, 3: 2, 5: 3, 2: 4 };
+
+const AVATAR_HASH = /^(a_)?[A-Za-z0-9_]{1,64}$/;
+
+/**
+ * The user's own avatar as a PNG at a small size (an animated one's first frame: a GIF of every frame
+ * would outweigh the rest of the card), or null without one.
+ */
+export function avatarUrl(cdnUrl: string, user: DiscordUser): string | null {
+  const hash = typeof user.avatar === 'string' ? user.avatar : null;
+  if (hash === null || !AVATAR_HASH.test(hash)) return null;
+  return `${cdnBase(cdnUrl)}/avatars/${user.id}/${hash}.png?size=${AVATAR_IMAGE_SIZE}`;
+}
+
+/** A custom emoji's image; an animated one as a GIF when the card animates. */
+export function emojiUrl(cdnUrl: string, id: string, animated: boolean): string | null {
+  if (!/^\d{1,20}$/.test(id)) return null;
+  return `${cdnBase(cdnUrl)}/emojis/${id}.${animated ? 'gif' : 'png'}?size=${EMOJI_IMAGE_SIZE}`;
+}
+
+const text = (value: unknown): string | null => {
+  const raw = textOrNull(value);
+  if (raw === null) return null;
+  const cleaned = cleanText(raw);
+  return cleaned === '' ? null : cleaned;
+};
+
+/** What the card of a monitored user shows. */
+export function cardContent(presence: Presence, options: CardOptions, cdnUrl: string): CardContent {
+  const user = presence.discord_user;
+  const username = text(user.username);
+  const discriminator = typeof user.discriminator === 'string' ? user.discriminator : null;
+  const ownAvatar = avatarUrl(cdnUrl, user);
+  const fallback = defaultAvatarUrl(cdnUrl, user.id, discriminator);
+  return {
+    userId: user.id,
+    monitored: true,
+    displayName: text(user.global_name) ?? username ?? user.id,
+    username,
+    status: presence.discord_status,
+    customStatus: options.hideStatus ? null : customStatusOf(presence, options, cdnUrl),
+    avatarUrls: ownAvatar === null ? [fallback] : [ownAvatar, fallback],
+    defaultAvatar: defaultAvatarIndex(user.id, discriminator),
+    main: musicOf(presence, options) ?? activityOf(presence, options, cdnUrl) ?? idle(options),
+  };
+}
+
+/** The card of an id nobody shares a server with the bot: it says so, with Discord's default avatar. */
+export function unmonitoredContent(userId: string, cdnUrl: string): CardContent {
+  return {
+    userId,
+    monitored: false,
+    displayName: 'Not monitored',
+    username: null,
+    status: 'offline',
+    customStatus: null,
+    avatarUrls: [defaultAvatarUrl(cdnUrl, userId)],
+    defaultAvatar: defaultAvatarIndex(userId),
+    main: {
+      kind: 'idle',
+      message: `User ${userId} shares no server with this Presently bot`,
+    },
+  };
+}
+
+function idle(options: CardOptions): CardIdle {
+  // A message of nothing but control characters cleans to nothing; the default says more than a blank.
+  return { kind: 'idle', message: cleanText(options.idleMessage) || DEFAULT_IDLE_MESSAGE };
+}
+
+function customStatusOf(presence: Presence, options: CardOptions, cdnUrl: string): CardCustomStatus | null {
+  const status = presence.custom_status;
+  if (!status) return null;
+  const statusText = text(status.text);
+  let emoji: CardCustomStatus['emoji'] = null;
+  const name = status.emoji ? text(status.emoji.name) : null;
+  if (status.emoji && name !== null) {
+    const url =
+      status.emoji.id === null
+        ? null
+        : emojiUrl(cdnUrl, status.emoji.id, status.emoji.animated && options.animated);
+    emoji = { name, url };
+  }
+  if (statusText === null && emoji === null) return null;
+  return { text: statusText, emoji };
+}
+
+function musicOf(presence: Presence, options: CardOptions): CardMusic | null {
+  const playing = presence.now_playing;
+  if (!playing || options.hideMusic) return null;
+  const song = text(playing.song);
+  if (song === null) return null;
+  const { start, end } = playing.timestamps;
+  return {
+    kind: 'music',
+    source: playing.source,
+    song,
+    // Spotify joins several artists with "; "; a reader expects commas.
+    artist: text(playing.artist)?.replaceAll('; ', ', ') ?? null,
+    album: text(playing.album),
+    artUrl: playing.album_art_url,
+    start,
+    end: start !== null && end !== null && end > start ? end : null,
+  };
+}
+
+function activityOf(presence: Presence, options: CardOptions, cdnUrl: string): CardActivity | null {
+  if (options.hideActivity) return null;
+  let best: CardActivity | null = null;
+  let bestRank = Number.POSITIVE_INFINITY;
+  for (const activity of presence.activities as unknown[]) {
+    if (!isRecord(activity)) continue;
+    const type = typeof activity.type === 'number' ? activity.type : -1;
+    const rank = ACTIVITY_PRIORITY[type];
+    if (rank === undefined || type === ACTIVITY_TYPE_CUSTOM) continue;
+    // While music plays, its Listening activity is the music (shown, or hidden by hideMusic), not an app.
+    if (type === ACTIVITY_TYPE_LISTENING && presence.now_playing !== null) continue;
+    const name = text(activity.name);
+    if (name === null || rank >= bestRank) continue;
+    const assets = activity.assets;
+    const applicationId = activity.application_id;
+    best = {
+      kind: 'activity',
+      type,
+      name,
+      details: text(activity.details),
+      state: text(activity.state),
+      imageUrl:
+        activityImageUrl(field(assets, 'large_image'), applicationId, cdnUrl) ??
+        activityImageUrl(field(assets, 'small_image'), applicationId, cdnUrl),
+      start: timestampOrNull(field(activity.timestamps, 'start')),
+    };
+    bestRank = rank;
+  }
+  return best;
+}

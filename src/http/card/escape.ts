@@ -1,0 +1,55 @@
+/**
+ * Text that reaches the card comes from users (names, statuses, activity text written by any app). It goes
+ * into XML, so it is cleaned of what XML cannot hold and escaped; nothing a user writes can become markup.
+ */
+
+/**
+ * What XML 1.0 cannot carry at all, even escaped: C0 controls other than tab, LF and CR, lone surrogates,
+ * U+FFFE and U+FFFF. C1 controls are legal but render as boxes; they go too.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\uFFFE\uFFFF]|\p{Cs}/gu;
+
+/**
+ * Explicit bidi embeddings, overrides and isolates. A name with an unbalanced RLO would reverse the text
+ * after it; every piece of user text gets its own isolate instead (see `isolate`).
+ */
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+
+/** Line breaks and tabs: a card line is one line. */
+const WHITESPACE_RUN = /[\t\n\r\u2028\u2029]+/g;
+
+/** User text made fit for one line of the card: no characters XML forbids, no bidi controls, one line. */
+export function cleanText(text: string): string {
+  return text.replace(NOT_XML, '').replace(BIDI_CONTROLS, '').replace(WHITESPACE_RUN, ' ').trim();
+}
+
+const ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Escapes for text content and attribute values alike. */
+export function escapeXml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => ENTITIES[char] ?? char);
+}
+
+/** U+2068 FIRST STRONG ISOLATE … U+2069 POP DIRECTIONAL ISOLATE. */
+const FSI = '\u2068';
+const PDI = '\u2069';
+
+/**
+ * Wraps text in a first-strong isolate: Hebrew or Arabic text reads right to left (its ellipsis on its
+ * left), and it cannot reorder the card's own text around it.
+ */
+export function isolate(text: string): string {
+  return `${FSI}${text}${PDI}`;
+}
+
+/** Cleaned, isolated and escaped: how every piece of user text enters the SVG. */
+export function userText(text: string): string {
+  return escapeXml(isolate(text));
+}

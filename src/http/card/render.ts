@@ -1,0 +1,468 @@
+import { clockSvg, formatClock } from './clock.js';
+import type { CardActivity, CardContent, CardIdle, CardMusic } from './content.js';
+import { DEFAULT_AVATAR_COLOURS } from './default-avatar.js';
+import { escapeXml, isolate, userText } from './escape.js';
+import type { CardOptions } from './options.js';
+import { num } from './svg.js';
+import {
+  ACCENT,
+  SOURCE_COLOURS,
+  SOURCE_LABELS,
+  STATUS_COLOURS,
+  STATUS_LABELS,
+  THEMES,
+  type Theme,
+} from './theme.js';
+import { type FontSpec, graphemes, textWidth, truncate } from './truncate.js';
+
+/**
+ * The card as SVG, built as a string from what `cardContent` decided and the images already fetched: no
+ * I/O, no clock but `now`. Every user string passes through `cleanText` (in content.ts), `truncate` and
+ * `userText` (isolated and escaped); everything else in the markup is ours.
+ */
+
+/** The images of one card as `data:` URIs; null draws a placeholder. */
+export interface CardImages {
+  avatar: string | null;
+  emoji: string | null;
+  /** The album art or the activity's image. */
+  art: string | null;
+}
+
+export const CARD_WIDTH = 480;
+const PAD = 20;
+const AVATAR = 80;
+const RING_GAP = 3;
+const RING_WIDTH = 3;
+const HEADER_HEIGHT = 120;
+const TEXT_X = PAD + AVATAR + 22;
+const TEXT_RIGHT = CARD_WIDTH - PAD;
+
+const PANEL_X = 12;
+const PANEL_WIDTH = CARD_WIDTH - 2 * PANEL_X;
+const PANEL_HEIGHT = 100;
+const IDLE_PANEL_HEIGHT = 52;
+const BOTTOM = 12;
+const ART = 72;
+const ART_X = PANEL_X + 12;
+const PANEL_TEXT_X = ART_X + ART + 16;
+const PANEL_TEXT_RIGHT = PANEL_X + PANEL_WIDTH - 16;
+const BAR_HEIGHT = 4;
+/** Between a time and the progress bar. */
+const TIME_GAP = 10;
+
+const FONTS = {
+  name: { size: 22, bold: true },
+  sub: { size: 14 },
+  status: { size: 14 },
+  label: { size: 11, bold: true },
+  title: { size: 16, bold: true },
+  line: { size: 13 },
+  time: { size: 11 },
+  idle: { size: 14 },
+} satisfies Record<string, FontSpec>;
+/** Labels are spaced out; the estimate has to know. */
+const LABEL_SPACING = 0.08;
+
+const FONT_STACK =
+  "-apple-system,BlinkMacSystemFont,'Segoe UI','Noto Sans',Helvetica,Arial,sans-serif,'Apple Color Emoji','Segoe UI Emoji','Noto Color Emoji'";
+
+/** Material Design icons (Apache 2.0), 24×24: a music note and a clock face. */
+const MUSIC_NOTE_PATH =
+  'M12 3v10.55c-.59-.34-1.27-.55-2-.55-2.21 0-4 1.79-4 4s1.79 4 4 4 4-1.79 4-4V7h4V3h-6z';
+const CLOCK_PATH =
+  'M11.99 2C6.47 2 2 6.48 2 12s4.47 10 9.99 10C17.52 22 22 17.52 22 12S17.52 2 11.99 2zM12 20c-4.42 0-8-3.58-8-8s3.58-8 8-8 8 3.58 8 8-3.58 8-8 8zm.5-13H11v6l5.25 3.15.75-1.23-4.5-2.67z';
+
+const ACTIVITY_LABELS: Record<number, string> = {
+  0: 'Playing',
+  1: 'Streaming',
+  2: 'Listening to',
+  3: 'Watching',
+  5: 'Competing in',
+};
+
+export function cardHeight(content: CardContent): number {
+  const panel = content.main.kind === 'idle' ? IDLE_PANEL_HEIGHT : PANEL_HEIGHT;
+  return HEADER_HEIGHT + panel + BOTTOM;
+}
+
+const DATA_URI = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$/;
+
+/** An image goes into an attribute as it is, so anything but a base64 raster data: URI is dropped. */
+function safe(uri: string | null): string | null {
+  return uri !== null && DATA_URI.test(uri) ? uri : null;
+}
+
+export function renderCard(
+  content: CardContent,
+  options: CardOptions,
+  given: CardImages,
+  now: number,
+): string {
+  const images: CardImages = { avatar: safe(given.avatar), emoji: safe(given.emoji), art: safe(given.art) };
+  const theme = THEMES[options.theme];
+  const height = cardHeight(content);
+  const radius = options.borderRadius;
+  const panelRadius = radius === 0 ? 0 : Math.min(28, Math.max(6, radius - 8));
+  const background = colour(options.background ?? theme.background);
+
+  const main = content.main;
+  const panel =
+    main.kind === 'music'
+      ? musicPanel(main, options, theme, images.art, panelRadius, now)
+      : main.kind === 'activity'
+        ? activityPanel(main, options, theme, images.art, panelRadius, now)
+        : idlePanel(main, theme, panelRadius);
+
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${CARD_WIDTH}" height="${height}" viewBox="0 0 ${CARD_WIDTH} ${height}" role="img" aria-labelledby="card-title">`,
+    `<title id="card-title">${escapeXml(isolate(titleOf(content)))}</title>`,
+    `<style>${css(theme, options.animated)}</style>`,
+    '<defs>',
+    `<clipPath id="avatar-clip"><circle cx="${PAD + AVATAR / 2}" cy="${PAD + AVATAR / 2}" r="${AVATAR / 2}"/></clipPath>`,
+    `<clipPath id="header-text"><rect x="${TEXT_X - 2}" y="0" width="${TEXT_RIGHT - TEXT_X + 4}" height="${HEADER_HEIGHT}"/></clipPath>`,
+    `<clipPath id="panel-text"><rect x="${PANEL_X}" y="${HEADER_HEIGHT}" width="${PANEL_WIDTH}" height="${PANEL_HEIGHT}" rx="${num(panelRadius)}"/></clipPath>`,
+    '</defs>',
+    `<rect class="card" x="0.5" y="0.5" width="${CARD_WIDTH - 1}" height="${height - 1}" rx="${num(radius)}" fill="${background.hex}"${background.opacity} stroke="${theme.border}" stroke-opacity="${theme.borderOpacity}"/>`,
+    header(content, images),
+    panel,
+    '</svg>',
+  ].join('');
+}
+
+function css(theme: Theme, animated: boolean): string {
+  const rules = [
+    `text{font-family:${FONT_STACK}}`,
+    `.name{font-size:${FONTS.name.size}px;font-weight:700;fill:${theme.text}}`,
+    `.sub{font-size:${FONTS.sub.size}px;fill:${theme.muted}}`,
+    `.sub .st{font-weight:600;fill:${theme.text}}`,
+    `.cs{font-size:${FONTS.status.size}px;fill:${theme.text}}`,
+    `.label{font-size:${FONTS.label.size}px;font-weight:700;letter-spacing:${LABEL_SPACING}em;fill:${theme.muted}}`,
+    `.title{font-size:${FONTS.title.size}px;font-weight:700;fill:${theme.text}}`,
+    `.line{font-size:${FONTS.line.size}px;fill:${theme.text}}`,
+    `.faint{font-size:${FONTS.line.size}px;fill:${theme.muted}}`,
+    `.time{font-size:${FONTS.time.size}px;fill:${theme.muted};font-variant-numeric:tabular-nums}`,
+    `.idle{font-size:${FONTS.idle.size}px;font-style:italic;fill:${theme.muted}}`,
+    '.initial{font-weight:700;fill:#fff}',
+  ];
+  if (animated) {
+    rules.push(
+      '.eq rect{transform-box:fill-box;transform-origin:50% 100%;animation:eq .8s ease-in-out infinite alternate}',
+      '.eq rect:nth-child(2){animation-duration:.62s;animation-delay:-.3s}',
+      '.eq rect:nth-child(3){animation-duration:.95s;animation-delay:-.5s}',
+      '.eq rect:nth-child(4){animation-duration:.7s;animation-delay:-.15s}',
+      '@keyframes eq{from{transform:scaleY(.25)}to{transform:scaleY(1)}}',
+      '@media (prefers-reduced-motion:reduce){.eq rect{animation:none}}',
+    );
+  }
+  return rules.join('');
+}
+
+function header(content: CardContent, images: CardImages): string {
+  const centre = PAD + AVATAR / 2;
+  const ring = AVATAR / 2 + RING_GAP + RING_WIDTH / 2;
+  const parts: string[] = [
+    `<circle cx="${centre}" cy="${centre}" r="${num(ring)}" fill="none" stroke="${STATUS_COLOURS[content.status]}" stroke-width="${RING_WIDTH}"/>`,
+  ];
+  if (images.avatar !== null) {
+    parts.push(
+      `<image href="${images.avatar}" x="${PAD}" y="${PAD}" width="${AVATAR}" height="${AVATAR}" preserveAspectRatio="xMidYMid slice" clip-path="url(#avatar-clip)"/>`,
+    );
+  } else {
+    const fill = DEFAULT_AVATAR_COLOURS[content.defaultAvatar] ?? DEFAULT_AVATAR_COLOURS[0];
+    parts.push(
+      `<circle cx="${centre}" cy="${centre}" r="${AVATAR / 2}" fill="${fill}"/>`,
+      initial(content.monitored ? content.displayName : '?', centre, centre, 34),
+    );
+  }
+
+  const hasStatusLine = content.customStatus !== null;
+  const nameY = hasStatusLine ? 44 : 53;
+  const subY = nameY + 23;
+  const textWidthAvailable = TEXT_RIGHT - TEXT_X;
+  const texts: string[] = [
+    `<text x="${TEXT_X}" y="${nameY}" class="name">${userText(truncate(content.displayName, textWidthAvailable, FONTS.name))}</text>`,
+  ];
+
+  // The second line: a status dot, the status, and the @handle (or the id of an unmonitored user).
+  const dotX = TEXT_X + 4;
+  const statusLabel = STATUS_LABELS[content.status];
+  texts.push(`<circle cx="${dotX}" cy="${subY - 5}" r="4" fill="${STATUS_COLOURS[content.status]}"/>`);
+  const subX = TEXT_X + 13;
+  const separator = ' · ';
+  let sub: string;
+  if (!content.monitored) {
+    sub = `<tspan>ID ${escapeXml(content.userId)}</tspan>`;
+  } else {
+    sub = `<tspan class="st">${escapeXml(STATUS_LABELS[content.status])}</tspan>`;
+    if (content.username !== null) {
+      const room = TEXT_RIGHT - subX - textWidth(statusLabel, { ...FONTS.sub, bold: true });
+      sub += `<tspan>${prefixed(`${separator}@`, content.username, room, FONTS.sub)}</tspan>`;
+    }
+  }
+  texts.push(`<text x="${subX}" y="${subY}" class="sub">${sub}</text>`);
+
+  const status = content.customStatus;
+  if (status !== null) {
+    const y = subY + 24;
+    let x = TEXT_X;
+    let prefix = '';
+    if (status.emoji !== null && status.emoji.url !== null && images.emoji !== null) {
+      texts.push(`<image href="${images.emoji}" x="${x}" y="${y - 15}" width="18" height="18"/>`);
+      x += 24;
+    } else if (status.emoji !== null && status.emoji.url === null) {
+      prefix = `${status.emoji.name} `;
+    } else if (status.emoji !== null && status.text === null) {
+      // A custom emoji whose image failed and no text: its name says something, an empty line nothing.
+      prefix = `:${status.emoji.name}:`;
+    }
+    const line = truncate(`${prefix}${status.text ?? ''}`, TEXT_RIGHT - x, FONTS.status);
+    if (line !== '') texts.push(`<text x="${x}" y="${y}" class="cs">${userText(line)}</text>`);
+  }
+  parts.push(`<g clip-path="url(#header-text)">${texts.join('')}</g>`);
+  return parts.join('');
+}
+
+/**
+ * Our words before user text (`by `, `@`): only the user's part is isolated, so an RTL artist or handle
+ * does not carry our prefix over to its side.
+ */
+function prefixed(prefix: string, text: string, room: number, font: FontSpec): string {
+  return escapeXml(prefix) + userText(truncate(text, room - textWidth(prefix, font), font));
+}
+
+/** The first character of a name, large and white: the placeholder of a missing image. */
+function initial(name: string, cx: number, cy: number, size: number): string {
+  const first = graphemes(name)[0]?.toUpperCase() ?? '?';
+  return `<text x="${num(cx)}" y="${num(cy + size * 0.36)}" class="initial" font-size="${size}" text-anchor="middle">${userText(first)}</text>`;
+}
+
+function panelBackground(theme: Theme, top: number, height: number, radius: number): string {
+  return `<rect x="${PANEL_X}" y="${top}" width="${PANEL_WIDTH}" height="${height}" rx="${num(radius)}" fill="${theme.panel}" fill-opacity="${theme.panelOpacity}"/>`;
+}
+
+/** The album art or activity image, or a placeholder tile in `colour` with `glyph` on it. */
+function artwork(image: string | null, top: number, radius: number, colour: string, glyph: string): string {
+  const y = top + (PANEL_HEIGHT - ART) / 2;
+  const r = Math.min(8, radius);
+  if (image !== null) {
+    return (
+      `<clipPath id="art-clip"><rect x="${ART_X}" y="${y}" width="${ART}" height="${ART}" rx="${num(r)}"/></clipPath>` +
+      `<image href="${image}" x="${ART_X}" y="${y}" width="${ART}" height="${ART}" preserveAspectRatio="xMidYMid slice" clip-path="url(#art-clip)"/>`
+    );
+  }
+  return (
+    `<linearGradient id="art-fill" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${colour}"/><stop offset="1" stop-color="${colour}" stop-opacity=".55"/></linearGradient>` +
+    `<rect x="${ART_X}" y="${y}" width="${ART}" height="${ART}" rx="${num(r)}" fill="url(#art-fill)"/>` +
+    glyph
+  );
+}
+
+function labelText(text: string, x: number, y: number): string {
+  return `<text x="${x}" y="${y}" class="label">${escapeXml(text.toUpperCase())}</text>`;
+}
+
+function musicPanel(
+  music: CardMusic,
+  options: CardOptions,
+  theme: Theme,
+  art: string | null,
+  radius: number,
+  now: number,
+): string {
+  const top = HEADER_HEIGHT;
+  const colour = SOURCE_COLOURS[music.source];
+  const artY = top + (PANEL_HEIGHT - ART) / 2;
+  const note = `<path d="${MUSIC_NOTE_PATH}" fill="#fff" transform="translate(${ART_X + 18} ${artY + 18}) scale(1.5)"/>`;
+  const right = PANEL_TEXT_RIGHT;
+  const width = right - PANEL_TEXT_X;
+
+  const start = music.start;
+  const end = music.end;
+  const duration = start !== null && end !== null ? end - start : null;
+  const elapsed = start === null ? null : now - start;
+  // Without timestamps the player may be paused (Pear Desktop sends none then): the equalizer rests.
+  const playing = elapsed !== null && (duration === null || elapsed < duration);
+
+  const parts: string[] = [
+    panelBackground(theme, top, PANEL_HEIGHT, radius),
+    artwork(art, top, radius, colour, note),
+    labelText(`Listening on ${SOURCE_LABELS[music.source]}`, PANEL_TEXT_X, top + 28),
+    equalizer(right, top + 28, colour, options.animated && playing),
+  ];
+  const texts: string[] = [
+    `<text x="${PANEL_TEXT_X}" y="${top + 50}" class="title">${userText(truncate(music.song, width, FONTS.title))}</text>`,
+  ];
+  if (music.artist !== null) {
+    texts.push(
+      `<text x="${PANEL_TEXT_X}" y="${top + 69}" class="faint">${prefixed('by ', music.artist, width, FONTS.line)}</text>`,
+    );
+  }
+
+  if (duration !== null && elapsed !== null) {
+    texts.push(progress(Math.max(0, elapsed), duration, options, theme, colour, top + 84));
+  } else if (music.album !== null) {
+    texts.push(
+      `<text x="${PANEL_TEXT_X}" y="${top + 87}" class="faint">${prefixed('on ', music.album, width, FONTS.line)}</text>`,
+    );
+  }
+  parts.push(`<g clip-path="url(#panel-text)">${texts.join('')}</g>`);
+  return parts.join('');
+}
+
+/**
+ * The progress bar at `centreY`: filled to where the track is now, and (animated) filling the rest over
+ * the time the track has left, so it reaches the end when the song does.
+ */
+function progress(
+  elapsed: number,
+  duration: number,
+  options: CardOptions,
+  theme: Theme,
+  colour: string,
+  centreY: number,
+): string {
+  const showTimes = !options.hideTimestamp;
+  const total = formatClock(duration);
+  // Both times are as wide as the longer one (the total); the bar takes the rest.
+  const timeRoom = showTimes ? textWidth(total, FONTS.time) + TIME_GAP : 0;
+  const barX = PANEL_TEXT_X + timeRoom;
+  const barWidth = PANEL_TEXT_RIGHT - timeRoom - barX;
+  const barY = centreY - BAR_HEIGHT / 2;
+  const fraction = Math.min(1, elapsed / duration);
+  const filled = barWidth * fraction;
+  const remaining = (duration - Math.min(elapsed, duration)) / 1000;
+  const animate = options.animated && remaining > 0;
+
+  const parts = [
+    `<rect x="${num(barX)}" y="${num(barY)}" width="${num(barWidth)}" height="${BAR_HEIGHT}" rx="${BAR_HEIGHT / 2}" fill="${theme.text}" fill-opacity="${theme.trackOpacity}"/>`,
+    `<rect x="${num(barX)}" y="${num(barY)}" width="${num(filled)}" height="${BAR_HEIGHT}" rx="${BAR_HEIGHT / 2}" fill="${colour}">` +
+      (animate
+        ? `<animate attributeName="width" from="${num(filled)}" to="${num(barWidth)}" dur="${num(remaining, 3)}s" fill="freeze"/>`
+        : '') +
+      '</rect>',
+  ];
+  if (showTimes) {
+    const y = centreY + 4;
+    parts.push(
+      clockSvg({
+        x: PANEL_TEXT_X,
+        y,
+        anchor: 'start',
+        fontSize: FONTS.time.size,
+        className: 'time',
+        elapsedMs: elapsed,
+        stopMs: duration,
+        animated: options.animated,
+      }).svg,
+      `<text x="${PANEL_TEXT_RIGHT}" y="${y}" class="time" text-anchor="end">${total}</text>`,
+    );
+  }
+  return parts.join('');
+}
+
+/** Four bars in the source's colour, bottoms on `baseline`, right edge at `right`; moving while music plays. */
+function equalizer(right: number, baseline: number, colour: string, moving: boolean): string {
+  const bar = 3;
+  const gap = 2;
+  const heights = [7, 12, 5, 10];
+  const left = right - heights.length * bar - (heights.length - 1) * gap;
+  const rects = heights.map((h, i) => {
+    const height = moving ? 12 : h;
+    return `<rect x="${left + i * (bar + gap)}" y="${baseline - height}" width="${bar}" height="${height}" rx="1"/>`;
+  });
+  // Only `.eq` bars are animated by the stylesheet; resting ones get another class.
+  return `<g class="${moving ? 'eq' : 'bars'}" fill="${colour}">${rects.join('')}</g>`;
+}
+
+function activityPanel(
+  activity: CardActivity,
+  options: CardOptions,
+  theme: Theme,
+  image: string | null,
+  radius: number,
+  now: number,
+): string {
+  const top = HEADER_HEIGHT;
+  const right = PANEL_TEXT_RIGHT;
+  const artY = top + (PANEL_HEIGHT - ART) / 2;
+  const parts: string[] = [
+    panelBackground(theme, top, PANEL_HEIGHT, radius),
+    artwork(image, top, radius, ACCENT, initial(activity.name, ART_X + ART / 2, artY + ART / 2, 32)),
+  ];
+
+  const texts: string[] = [];
+  let labelRoom = right - PANEL_TEXT_X;
+  if (activity.start !== null && !options.hideTimestamp && now >= activity.start) {
+    const clock = clockSvg({
+      x: right,
+      y: top + 28,
+      anchor: 'end',
+      fontSize: FONTS.time.size,
+      className: 'time',
+      elapsedMs: now - activity.start,
+      stopMs: null,
+      animated: options.animated,
+    });
+    const iconSize = 11;
+    const iconX = right - clock.width - iconSize - 4;
+    texts.push(
+      `<path d="${CLOCK_PATH}" fill="${theme.muted}" transform="translate(${num(iconX)} ${top + 28 - iconSize + 1}) scale(${num(iconSize / 24, 4)})"/>`,
+      clock.svg,
+    );
+    labelRoom = iconX - 8 - PANEL_TEXT_X;
+  }
+  const label = ACTIVITY_LABELS[activity.type] ?? 'Playing';
+  const labelWidth = textWidth(label.toUpperCase(), FONTS.label) * (1 + LABEL_SPACING);
+  texts.push(labelWidth <= labelRoom ? labelText(label, PANEL_TEXT_X, top + 28) : '');
+
+  const width = right - PANEL_TEXT_X;
+  texts.push(
+    `<text x="${PANEL_TEXT_X}" y="${top + 50}" class="title">${userText(truncate(activity.name, width, FONTS.title))}</text>`,
+  );
+  const lines = [
+    activity.details === null ? null : { text: activity.details, className: 'line' },
+    activity.state === null ? null : { text: activity.state, className: 'faint' },
+  ].filter((line) => line !== null);
+  lines.forEach((line, i) => {
+    texts.push(
+      `<text x="${PANEL_TEXT_X}" y="${top + 69 + i * 18}" class="${line.className}">${userText(truncate(line.text, width, FONTS.line))}</text>`,
+    );
+  });
+  parts.push(`<g clip-path="url(#panel-text)">${texts.join('')}</g>`);
+  return parts.join('');
+}
+
+function idlePanel(idle: CardIdle, theme: Theme, radius: number): string {
+  const top = HEADER_HEIGHT;
+  const x = PANEL_X + 16;
+  const text = truncate(idle.message, PANEL_X + PANEL_WIDTH - 16 - x, FONTS.idle);
+  return (
+    panelBackground(theme, top, IDLE_PANEL_HEIGHT, radius) +
+    `<text x="${x}" y="${top + IDLE_PANEL_HEIGHT / 2 + 5}" class="idle">${userText(text)}</text>`
+  );
+}
+
+/** The card in words, for screen readers and as the tooltip. */
+function titleOf(content: CardContent): string {
+  if (!content.monitored) return `${content.userId}: not monitored`;
+  const who =
+    content.username === null ? content.displayName : `${content.displayName} (@${content.username})`;
+  const parts = [`${who}: ${STATUS_LABELS[content.status]}`];
+  if (content.customStatus?.text) parts.push(content.customStatus.text);
+  const main = content.main;
+  if (main.kind === 'music') {
+    const by = main.artist === null ? '' : ` by ${main.artist}`;
+    parts.push(`listening to ${main.song}${by} on ${SOURCE_LABELS[main.source]}`);
+  } else if (main.kind === 'activity') {
+    parts.push(`${(ACTIVITY_LABELS[main.type] ?? 'Playing').toLowerCase()} ${main.name}`);
+  }
+  return parts.join(' · ');
+}
+
+/** `#rrggbb` plus a fill-opacity for `#rrggbbaa`: older renderers do not read eight-digit hex. */
+function colour(hex: string): { hex: string; opacity: string } {
+  if (hex.length !== 9) return { hex, opacity: '' };
+  const alpha = Number.parseInt(hex.slice(7), 16) / 255;
+  return { hex: hex.slice(0, 7), opacity: ` fill-opacity="${num(alpha, 3)}"` };
+}

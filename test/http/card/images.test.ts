@@ -1,0 +1,256 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { solidPng } from '../../../src/discord/simulator/png.js';
+import {
+  cardImageSources,
+  IMAGE_FETCH_TIMEOUT_MS,
+  ImageCache,
+  type ImageCacheOptions,
+  imageType,
+  MAX_IMAGE_BYTES,
+} from '../../../src/http/card/images.js';
+
+/**
+ * The image cache against a real HTTP server on loopback that answers, errs, hangs, redirects and serves
+ * too much, as image hosts do.
+ */
+
+const PNG = solidPng(16, [1, 2, 3]);
+const PNG_URI = `data:image/png;base64,${PNG.toString('base64')}`;
+const requests = new Map<string, number>();
+let server: Server;
+let base: string;
+
+function handle(request: IncomingMessage, response: ServerResponse): void {
+  const path = (request.url ?? '/').split('?')[0] ?? '/';
+  requests.set(path, (requests.get(path) ?? 0) + 1);
+  const png = (): void => {
+    response.writeHead(200, { 'content-type': 'image/png', 'content-length': PNG.length });
+    response.end(PNG);
+  };
+  switch (path) {
+    case '/ok.png':
+    case '/a.png':
+    case '/b.png':
+    case '/c.png':
+      png();
+      return;
+    case '/slow.png':
+      setTimeout(png, 150);
+      return;
+    case '/hang.png':
+      return; // never answers
+    case '/stall-body.png':
+      response.writeHead(200, { 'content-type': 'image/png' });
+      response.write(PNG.subarray(0, 10));
+      return; // headers and a little body, then nothing
+    case '/missing.png':
+      response.writeHead(404, { 'content-type': 'text/plain' });
+      response.end('nope');
+      return;
+    case '/error.png':
+      response.writeHead(500);
+      response.end();
+      return;
+    case '/big.png':
+      response.writeHead(200, { 'content-type': 'image/png', 'content-length': MAX_IMAGE_BYTES + 1 });
+      response.end(Buffer.concat([PNG, Buffer.alloc(MAX_IMAGE_BYTES + 1 - PNG.length)]));
+      return;
+    case '/big-chunked.png': {
+      // No Content-Length: the cap has to be enforced while reading.
+      response.writeHead(200, { 'content-type': 'image/png' });
+      response.write(PNG);
+      const chunk = Buffer.alloc(64 * 1024);
+      for (let i = 0; i < 5; i++) response.write(chunk);
+      response.end();
+      return;
+    }
+    case '/text.png':
+      response.writeHead(200, { 'content-type': 'image/png' });
+      response.end('this is not an image');
+      return;
+    case '/image.svg':
+      response.writeHead(200, { 'content-type': 'image/svg+xml' });
+      response.end('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+      return;
+    case '/redirect.png':
+      response.writeHead(302, { location: '/ok.png' });
+      response.end();
+      return;
+    default:
+      response.writeHead(404);
+      response.end();
+  }
+}
+
+beforeAll(async () => {
+  server = createServer(handle);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+beforeEach(() => requests.clear());
+
+/** A cache allowed to fetch from the test server's /, with a clock the test moves. */
+function cache(options: Partial<ImageCacheOptions> = {}): { images: ImageCache; clock: { now: number } } {
+  const clock = { now: 1_000_000 };
+  const images = new ImageCache({
+    allowedPrefixes: [`${base}/`],
+    timeoutMs: 300,
+    now: () => clock.now,
+    ...options,
+  });
+  return { images, clock };
+}
+
+const count = (path: string): number => requests.get(path) ?? 0;
+
+describe('ImageCache', () => {
+  it('inlines an image as a data: URI and answers the next request from the cache', async () => {
+    const { images } = cache();
+    expect(await images.get(`${base}/ok.png`)).toBe(PNG_URI);
+    expect(await images.get(`${base}/ok.png`)).toBe(PNG_URI);
+    expect(count('/ok.png')).toBe(1);
+  });
+
+  it('shares one fetch among concurrent requests for the same URL', async () => {
+    const { images } = cache();
+    const results = await Promise.all(Array.from({ length: 20 }, () => images.get(`${base}/slow.png`)));
+    expect(new Set(results)).toEqual(new Set([PNG_URI]));
+    expect(count('/slow.png')).toBe(1);
+    expect(images.pending).toBe(0);
+  });
+
+  it('gives up on a host that does not answer within the timeout, and remembers the failure', async () => {
+    const { images, clock } = cache({ timeoutMs: 200, failureTtlMs: 60_000 });
+    let started = Date.now();
+    expect(await images.get(`${base}/hang.png`)).toBeNull();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(count('/hang.png')).toBe(1);
+
+    started = Date.now();
+    expect(await images.get(`${base}/hang.png`)).toBeNull();
+    expect(Date.now() - started).toBeLessThan(50);
+    expect(count('/hang.png')).toBe(1);
+
+    clock.now += 60_001;
+    expect(await images.get(`${base}/hang.png`)).toBeNull();
+    expect(count('/hang.png')).toBe(2);
+  });
+
+  it('the timeout covers a body that stalls, not only the headers', async () => {
+    const { images } = cache({ timeoutMs: 200 });
+    const started = Date.now();
+    expect(await images.get(`${base}/stall-body.png`)).toBeNull();
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it.each([
+    ['/missing.png', 'a 404'],
+    ['/error.png', 'a 500'],
+    ['/big.png', 'a declared size over the cap'],
+    ['/big-chunked.png', 'an undeclared size over the cap'],
+    ['/text.png', 'bytes that are no image, whatever the Content-Type'],
+    ['/image.svg', 'an SVG (it could carry script)'],
+    ['/redirect.png', 'a redirect'],
+  ])('%s: %s is a failure (null)', async (path) => {
+    const { images } = cache();
+    expect(await images.get(`${base}${path}`)).toBeNull();
+    expect(count(path)).toBe(1);
+  });
+
+  it('never fetches outside its allowed prefixes', async () => {
+    const { images } = cache({ allowedPrefixes: [`${base}/cdn/`] });
+    for (const url of [
+      `${base}/ok.png`,
+      `${base}/cdn/../ok.png`,
+      `${base}/cdnx/ok.png`,
+      `http://user:pass@${base.slice('http://'.length)}/cdn/ok.png`,
+      'not a url',
+      'file:///etc/passwd',
+    ]) {
+      expect(await images.get(url)).toBeNull();
+    }
+    expect([...requests.values()].reduce((a, b) => a + b, 0)).toBe(0);
+  });
+
+  it('serves an expired image at once and refreshes it behind the response', async () => {
+    const { images, clock } = cache({ ttlMs: 1_000 });
+    expect(await images.get(`${base}/slow.png`)).toBe(PNG_URI);
+    clock.now += 1_001;
+    const started = Date.now();
+    expect(await images.get(`${base}/slow.png`)).toBe(PNG_URI);
+    expect(Date.now() - started).toBeLessThan(100);
+    expect(images.pending).toBe(1);
+    await images.get(`${base}/slow.png`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(count('/slow.png')).toBe(2);
+    expect(images.pending).toBe(0);
+  });
+
+  it('keeps serving an expired image when its refresh fails', async () => {
+    let fail = false;
+    const { images, clock } = cache({
+      ttlMs: 1_000,
+      fetch: (url, init) => (fail ? Promise.reject(new Error('down')) : fetch(url, init)),
+    });
+    expect(await images.get(`${base}/ok.png`)).toBe(PNG_URI);
+    fail = true;
+    clock.now += 1_001;
+    expect(await images.get(`${base}/ok.png`)).toBe(PNG_URI);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await images.get(`${base}/ok.png`)).toBe(PNG_URI);
+  });
+
+  it('evicts the least recently used entry past its entry limit', async () => {
+    const { images } = cache({ maxEntries: 2 });
+    await images.get(`${base}/a.png`);
+    await images.get(`${base}/b.png`);
+    await images.get(`${base}/a.png`); // a is now the most recent
+    await images.get(`${base}/c.png`); // evicts b
+    expect(images.size).toBe(2);
+    await images.get(`${base}/a.png`);
+    await images.get(`${base}/b.png`);
+    expect(count('/a.png')).toBe(1);
+    expect(count('/b.png')).toBe(2);
+  });
+
+  it('evicts past its byte budget', async () => {
+    const { images } = cache({ maxTotalBytes: PNG_URI.length * 2 });
+    await images.get(`${base}/a.png`);
+    await images.get(`${base}/b.png`);
+    await images.get(`${base}/c.png`);
+    expect(images.size).toBe(2);
+  });
+
+  it('has production limits that keep a card fast', () => {
+    expect(IMAGE_FETCH_TIMEOUT_MS).toBeLessThanOrEqual(2_000);
+    expect(MAX_IMAGE_BYTES).toBe(256 * 1024);
+  });
+
+  it('allows the CDN, Spotify album art and the Discord media proxy', () => {
+    expect(cardImageSources('http://127.0.0.1:1/cdn/')).toEqual([
+      'http://127.0.0.1:1/cdn/',
+      'https://i.scdn.co/image/',
+      'https://media.discordapp.net/',
+    ]);
+  });
+});
+
+describe('imageType', () => {
+  it('knows PNG, JPEG, GIF and WebP by their first bytes', () => {
+    expect(imageType(PNG)).toBe('image/png');
+    expect(imageType(Buffer.from([0xff, 0xd8, 0xff, 0xe0]))).toBe('image/jpeg');
+    expect(imageType(Buffer.from('GIF89a'))).toBe('image/gif');
+    expect(imageType(Buffer.from('RIFF\0\0\0\0WEBPVP8 '))).toBe('image/webp');
+    expect(imageType(Buffer.from('RIFF\0\0\0\0WAVE'))).toBeNull();
+    expect(imageType(Buffer.from('<svg'))).toBeNull();
+    expect(imageType(Buffer.alloc(0))).toBeNull();
+  });
+});

@@ -1,0 +1,445 @@
+import type { GatewayActivity } from 'discord-api-types/v10';
+import { describe, expect, it } from 'vitest';
+import {
+  customStatusActivity,
+  gameActivity,
+  spotifyActivity,
+  youtubeMusicActivity,
+} from '../../../src/discord/simulator/activities.js';
+import { solidPng } from '../../../src/discord/simulator/png.js';
+import { type CardContent, cardContent, unmonitoredContent } from '../../../src/http/card/content.js';
+import { DEFAULT_AVATAR_COLOURS } from '../../../src/http/card/default-avatar.js';
+import { cleanText } from '../../../src/http/card/escape.js';
+import { type CardOptions, DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
+import { CARD_WIDTH, type CardImages, cardHeight, renderCard } from '../../../src/http/card/render.js';
+import { SOURCE_COLOURS, STATUS_COLOURS, THEMES } from '../../../src/http/card/theme.js';
+import type { DiscordStatus } from '../../../src/presence/model.js';
+import {
+  byClass,
+  CDN,
+  fuzzText,
+  type ParsedElement,
+  parseCard,
+  presenceOf,
+  random,
+  USER_ID,
+  visible,
+  walk,
+} from './support.js';
+
+const NOW = 1_800_000_000_000;
+const PNG = `data:image/png;base64,${solidPng(16, [10, 20, 30]).toString('base64')}`;
+const NO_IMAGES: CardImages = { avatar: null, emoji: null, art: null };
+const ALL_IMAGES: CardImages = { avatar: PNG, emoji: PNG, art: PNG };
+
+const options = (overrides: Partial<CardOptions> = {}): CardOptions => ({
+  ...DEFAULT_CARD_OPTIONS,
+  ...overrides,
+});
+
+function render(
+  activities: GatewayActivity[] = [],
+  more: {
+    options?: Partial<CardOptions>;
+    images?: CardImages;
+    status?: DiscordStatus;
+    user?: Record<string, unknown>;
+  } = {},
+): { svg: string; root: ParsedElement; content: CardContent } {
+  const cardOptions = options(more.options);
+  const presence = presenceOf({ activities, status: more.status ?? 'online', user: more.user ?? {} });
+  const content = cardContent(presence, cardOptions, CDN);
+  const svg = renderCard(content, cardOptions, more.images ?? ALL_IMAGES, NOW);
+  return { svg, root: parseCard(svg), content };
+}
+
+const song = (start = NOW - 30_000, end = start + 200_000): GatewayActivity =>
+  spotifyActivity({
+    song: 'Midnight City',
+    artists: ['M83'],
+    album: "Hurry Up, We're Dreaming",
+    imageId: 'ab67616d0000b273fff2cb485c36a6d8f639bdba',
+    trackId: '1eyzqe2QqGZUmfcPZtrIyt',
+    start,
+    end,
+  });
+
+const game = (name = 'Celeste', start = NOW - 125_000): GatewayActivity =>
+  gameActivity({
+    name,
+    applicationId: '512035578624524288',
+    details: 'Chapter 7: The Summit',
+    state: '1,204 deaths',
+    start,
+    largeImage: '512036254624989184',
+  });
+
+const textOf = (root: ParsedElement, className: string): string[] =>
+  byClass(root, className).map((element) => visible(element.text));
+
+describe('renderCard: XML validity and injection', () => {
+  it('stays well-formed, self-contained SVG for hundreds of fuzzed presences', () => {
+    const next = random(20261122);
+    const statuses: DiscordStatus[] = ['online', 'idle', 'dnd', 'offline'];
+    for (let i = 0; i < 400; i++) {
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+      const maybe = (text: string): string | null => (next() < 0.2 ? null : text);
+      const activities: GatewayActivity[] = [];
+      if (next() < 0.7) {
+        activities.push(
+          customStatusActivity({
+            text: fuzzText(next),
+            ...(next() < 0.5
+              ? {
+                  emoji:
+                    next() < 0.5
+                      ? { name: fuzzText(next, 2) }
+                      : { name: fuzzText(next, 2), id: '887330474925178910' },
+                }
+              : {}),
+          }),
+        );
+      }
+      const kind = next();
+      if (kind < 0.3) {
+        const start = NOW - Math.floor(next() * 600_000);
+        activities.push(
+          spotifyActivity({
+            song: fuzzText(next),
+            artists: [fuzzText(next), fuzzText(next)],
+            album: fuzzText(next),
+            imageId: 'ab67616d0000b273fff2cb485c36a6d8f639bdba',
+            trackId: '1eyzqe2QqGZUmfcPZtrIyt',
+            start,
+            end: start + Math.floor(next() * 8_000_000),
+          }),
+        );
+      } else if (kind < 0.45) {
+        activities.push(
+          youtubeMusicActivity({
+            title: fuzzText(next),
+            artist: fuzzText(next),
+            album: fuzzText(next),
+            videoId: 'MV_3Dpw-BRY',
+            imageUrl: 'https://i.ytimg.com/vi/MV_3Dpw-BRY/hqdefault.jpg',
+            paused: next() < 0.3,
+            start: NOW - 10_000,
+            end: NOW + 100_000,
+          }),
+        );
+      } else if (kind < 0.8) {
+        activities.push(
+          gameActivity({
+            name: fuzzText(next),
+            applicationId: '512035578624524288',
+            details: fuzzText(next),
+            state: fuzzText(next),
+            start: NOW - Math.floor(next() * 20_000_000),
+            largeImage: next() < 0.5 ? 'mp:external/abc/https/example.com/x.png' : '512036254624989184',
+          }),
+        );
+      }
+      const cardOptions = options({
+        theme: pick(['dark', 'light'] as const),
+        background: pick([null, '#123456', '#ffffff80']),
+        borderRadius: pick([0, 4.5, 12, 40]),
+        hideStatus: next() < 0.2,
+        hideTimestamp: next() < 0.2,
+        hideActivity: next() < 0.2,
+        hideMusic: next() < 0.2,
+        idleMessage: fuzzText(next),
+        animated: next() < 0.7,
+      });
+      const presence = presenceOf({
+        status: pick(statuses),
+        activities,
+        user: {
+          username: fuzzText(next, 4),
+          global_name: maybe(fuzzText(next)),
+          avatar: next() < 0.5 ? 'a_5b8e0c1d2f3a4b5c6d7e8f9a0b1c2d3e' : null,
+        },
+      });
+      const content = cardContent(presence, cardOptions, CDN);
+      const images = next() < 0.5 ? ALL_IMAGES : NO_IMAGES;
+      const svg = renderCard(content, cardOptions, images, NOW);
+      let root: ParsedElement;
+      try {
+        root = parseCard(svg);
+      } catch (error) {
+        throw new Error(`fuzz case ${i} failed: ${(error as Error).message}\n${svg}`);
+      }
+      // What is shown of the name is the start of the name, cleaned: escaping lost or added nothing.
+      const shown = visible(byClass(root, 'name')[0]?.text ?? '').replace(/…$/, '');
+      expect(cleanText(content.displayName).startsWith(shown)).toBe(true);
+      expect(root.attributes.width).toBe(String(CARD_WIDTH));
+    }
+  });
+
+  it('shows markup in names and statuses as text, never as elements', () => {
+    const evil = '<script>alert("x")</script><image href="https://evil.example/x.png"/>&amp;\'';
+    const { svg, root } = render([customStatusActivity({ text: evil }), game(evil)], {
+      user: { global_name: evil, username: '"><svg onload=alert(1)>' },
+    });
+    expect(svg).not.toContain('<script');
+    expect(svg).not.toContain('evil.example/x.png"/>');
+    expect([...walk(root)].filter((element) => element.tag === 'script')).toHaveLength(0);
+    expect(textOf(root, 'cs')[0]).toMatch(/^<script>alert\("x"\)<\/script>/);
+    expect(textOf(root, 'title')[0]).toMatch(/^<script>/);
+  });
+
+  it('inlines only base64 raster data: URIs, whatever the image source hands it', () => {
+    for (const uri of [
+      'https://evil.example/x.png',
+      'data:image/svg+xml;base64,PHN2Zy8+',
+      'data:image/png;base64,AAAA" onload="alert(1)',
+      'data:text/html,<script>',
+    ]) {
+      const { root } = render([song()], { images: { avatar: uri, emoji: uri, art: uri } });
+      expect([...walk(root)].filter((e) => e.tag === 'image')).toHaveLength(0);
+    }
+  });
+
+  it('drops characters XML cannot carry and bidi overrides from user text', () => {
+    const { svg, root } = render([], {
+      user: { global_name: 'a\u0000b\u0008c\uFFFEd\uD800e\u202Ef\u2066g\nh' },
+    });
+    expect(visible(byClass(root, 'name')[0]?.text ?? '')).toBe('abcdef' + 'g h');
+    expect(svg).not.toContain('\u202E');
+  });
+
+  it('wraps user text in first-strong isolates, so right-to-left names read right to left', () => {
+    const { svg, root } = render([customStatusActivity({ text: 'مرحبا بالعالم' })], {
+      user: { global_name: 'שלום עולם', username: 'עברית' },
+    });
+    expect(svg).toContain('\u2068שלום עולם\u2069');
+    expect(svg).toContain('\u2068مرحبا بالعالم\u2069');
+    // Our "@" stays outside the handle's isolate, on the left.
+    expect(svg).toContain('@\u2068עברית\u2069');
+    expect(textOf(root, 'name')).toEqual(['שלום עולם']);
+  });
+
+  it('keeps emoji whole, including sequences and flags', () => {
+    const family = '👩‍👩‍👧‍👦';
+    const { root } = render([customStatusActivity({ text: `${family}🇫🇷👍🏽`, emoji: { name: '🎧' } })]);
+    expect(textOf(root, 'cs')).toEqual([`🎧 ${family}🇫🇷👍🏽`]);
+  });
+
+  it('cuts long names and titles with an ellipsis', () => {
+    const long = 'A display name far too long for any card to show in full, really';
+    const { root } = render([song(NOW - 1000, NOW + 100_000)], { user: { global_name: long } });
+    const name = textOf(root, 'name')[0] ?? '';
+    expect(name.endsWith('…')).toBe(true);
+    expect(long.startsWith(name.slice(0, -1))).toBe(true);
+    expect(name.length).toBeLessThan(long.length);
+  });
+});
+
+describe('renderCard: layout and content', () => {
+  it('draws the avatar inline, ringed in the status colour', () => {
+    for (const status of ['online', 'idle', 'dnd', 'offline'] as const) {
+      const { root } = render([], { status });
+      const ring = [...walk(root)].find((e) => e.tag === 'circle' && e.attributes.fill === 'none');
+      expect(ring?.attributes.stroke).toBe(STATUS_COLOURS[status]);
+      const avatar = [...walk(root)].find((e) => e.tag === 'image');
+      expect(avatar?.attributes['clip-path']).toBe('url(#avatar-clip)');
+    }
+  });
+
+  it("draws Discord's default avatar colour when no avatar image could be had", () => {
+    const { root, content } = render([], { images: NO_IMAGES });
+    const expected = DEFAULT_AVATAR_COLOURS[content.defaultAvatar];
+    expect([...walk(root)].some((e) => e.tag === 'circle' && e.attributes.fill === expected)).toBe(true);
+    expect([...walk(root)].filter((e) => e.tag === 'image')).toHaveLength(0);
+    expect(textOf(root, 'initial')).toEqual(['N']);
+  });
+
+  it('shows the display name, the status and the @handle', () => {
+    const { root } = render([], { status: 'dnd' });
+    expect(textOf(root, 'name')).toEqual(['Nova']);
+    expect(textOf(root, 'sub')).toEqual(['Do Not Disturb · @nova']);
+  });
+
+  it('falls back to the username when there is no display name', () => {
+    const { root } = render([], { user: { global_name: null } });
+    expect(textOf(root, 'name')).toEqual(['nova']);
+  });
+
+  it('shows the custom status with a unicode emoji as text, a custom emoji as an inline image', () => {
+    const unicode = render([customStatusActivity({ text: 'on repeat', emoji: { name: '🎧' } })]).root;
+    expect(textOf(unicode, 'cs')).toEqual(['🎧 on repeat']);
+    const custom = render([
+      customStatusActivity({ text: 'reading', emoji: { name: 'blob', id: '887330474925178910' } }),
+    ]).root;
+    expect(textOf(custom, 'cs')).toEqual(['reading']);
+    expect([...walk(custom)].filter((e) => e.tag === 'image')).toHaveLength(2);
+  });
+
+  it('hideStatus leaves the custom status out', () => {
+    const { root } = render([customStatusActivity({ text: 'secret' })], { options: { hideStatus: true } });
+    expect(byClass(root, 'cs')).toHaveLength(0);
+    expect(JSON.stringify(root)).not.toContain('secret');
+  });
+
+  it('shows music: cover art, song, artist, times and a progress bar that fills over what is left', () => {
+    const { root, svg } = render([song(NOW - 30_000, NOW + 170_000)]);
+    expect(textOf(root, 'label')).toEqual(['LISTENING ON SPOTIFY']);
+    expect(textOf(root, 'title')).toEqual(['Midnight City']);
+    expect(textOf(root, 'faint')).toEqual(['by M83']);
+    const bars = [...walk(root)].filter((e) => e.tag === 'rect' && e.attributes.height === '4');
+    expect(bars).toHaveLength(2);
+    const [track, fill] = bars as [ParsedElement, ParsedElement];
+    expect(fill.attributes.fill).toBe(SOURCE_COLOURS.spotify);
+    const full = Number(track.attributes.width);
+    expect(Number(fill.attributes.width)).toBeCloseTo(full * 0.15, 1);
+    const animate = fill.children.find((e) => e.tag === 'animate');
+    expect(animate?.attributes).toMatchObject({
+      attributeName: 'width',
+      to: track.attributes.width,
+      dur: '170s',
+    });
+    expect(svg).toContain('>3:20</text>');
+    // The elapsed time runs: strips of digits, started 30 s in the past.
+    expect(svg).toContain('begin="-30s"');
+    expect(byClass(root, 'eq')).toHaveLength(1);
+  });
+
+  it('joins several Spotify artists with commas', () => {
+    const activity = spotifyActivity({
+      song: 's',
+      artists: ['A', 'B', 'C'],
+      album: 'x',
+      imageId: 'ab67616d0000b273fff2cb485c36a6d8f639bdba',
+      trackId: '1eyzqe2QqGZUmfcPZtrIyt',
+      start: NOW,
+      end: NOW + 1000,
+    });
+    expect(textOf(render([activity]).root, 'faint')).toEqual(['by A, B, C']);
+  });
+
+  it('draws a finished track full and still', () => {
+    const { root, svg } = render([song(NOW - 300_000, NOW - 100_000)]);
+    const fill = [...walk(root)].filter((e) => e.tag === 'rect' && e.attributes.height === '4')[1];
+    expect(fill?.attributes.width).toBe(
+      [...walk(root)].filter((e) => e.tag === 'rect' && e.attributes.height === '4')[0]?.attributes.width,
+    );
+    expect(svg).not.toContain('<animate');
+    expect(svg).toContain('>3:20</text>');
+    // The equalizer rests once the song is over.
+    expect(byClass(root, 'eq')).toHaveLength(0);
+    expect(byClass(root, 'bars')).toHaveLength(1);
+  });
+
+  it('music without an end time: no bar, the album instead', () => {
+    const { root } = render([
+      youtubeMusicActivity({
+        title: 'Nightcall',
+        artist: 'Kavinsky',
+        album: 'OutRun',
+        videoId: 'MV_3Dpw-BRY',
+        imageUrl: 'https://i.ytimg.com/vi/MV_3Dpw-BRY/hqdefault.jpg',
+        start: NOW - 10_000,
+      }),
+    ]);
+    expect(textOf(root, 'label')).toEqual(['LISTENING ON YOUTUBE MUSIC']);
+    expect(textOf(root, 'faint')).toEqual(['by Kavinsky', 'on OutRun']);
+    expect([...walk(root)].filter((e) => e.tag === 'rect' && e.attributes.height === '4')).toHaveLength(0);
+    expect(byClass(root, 'eq')).toHaveLength(1);
+  });
+
+  it('YouTube Music paused (no timestamps, no album): the equalizer rests', () => {
+    const { root } = render([
+      youtubeMusicActivity({
+        title: 'Nightcall',
+        artist: 'Kavinsky',
+        album: 'OutRun',
+        videoId: 'MV_3Dpw-BRY',
+        imageUrl: 'https://i.ytimg.com/vi/MV_3Dpw-BRY/hqdefault.jpg',
+        paused: true,
+      }),
+    ]);
+    expect(textOf(root, 'title')).toEqual(['Nightcall']);
+    expect(textOf(root, 'faint')).toEqual(['by Kavinsky']);
+    expect(byClass(root, 'eq')).toHaveLength(0);
+    expect(byClass(root, 'bars')).toHaveLength(1);
+  });
+
+  it('hideTimestamp keeps the bar and drops the times', () => {
+    const { root } = render([song()], { options: { hideTimestamp: true } });
+    expect(byClass(root, 'time')).toHaveLength(0);
+    expect([...walk(root)].filter((e) => e.tag === 'rect' && e.attributes.height === '4')).toHaveLength(2);
+  });
+
+  it('shows the main activity with its elapsed time when no music plays', () => {
+    const { root, svg } = render([customStatusActivity({ text: 'hi' }), game()]);
+    expect(textOf(root, 'label')).toEqual(['PLAYING']);
+    expect(textOf(root, 'title')).toEqual(['Celeste']);
+    expect(textOf(root, 'line')).toEqual(['Chapter 7: The Summit']);
+    expect(textOf(root, 'faint')).toEqual(['1,204 deaths']);
+    expect(svg).toContain('begin="-125s"');
+    expect(byClass(root, 'clock')).toHaveLength(1);
+  });
+
+  it('music wins over an activity; hideMusic shows the activity; hiding both shows the idle message', () => {
+    expect(textOf(render([game(), song()]).root, 'title')).toEqual(['Midnight City']);
+    expect(textOf(render([game(), song()], { options: { hideMusic: true } }).root, 'title')).toEqual([
+      'Celeste',
+    ]);
+    const idle = render([game(), song()], {
+      options: { hideMusic: true, hideActivity: true, idleMessage: 'Touching grass' },
+    }).root;
+    expect(textOf(idle, 'idle')).toEqual(['Touching grass']);
+  });
+
+  it('shows the idle message when nothing is going on, and the card is shorter', () => {
+    const { root, content } = render([]);
+    expect(textOf(root, 'idle')).toEqual(['Not doing anything right now']);
+    expect(Number(root.attributes.height)).toBe(cardHeight(content));
+    expect(cardHeight(content)).toBeLessThan(cardHeight(render([game()]).content));
+  });
+
+  it('draws placeholders for missing cover art and activity images', () => {
+    const music = render([song()], { images: NO_IMAGES }).root;
+    expect([...walk(music)].some((e) => e.tag === 'path' && e.attributes.fill === '#fff')).toBe(true);
+    const activity = render([game()], { images: NO_IMAGES }).root;
+    expect(textOf(activity, 'initial')).toEqual(['N', 'C']);
+  });
+
+  it('animated=false: no SMIL, no CSS animation, and the same content', () => {
+    const { svg, root } = render([song(), customStatusActivity({ text: 'x' })], {
+      options: { animated: false },
+    });
+    expect(svg).not.toMatch(/<animate|@keyframes|animation:/);
+    expect(textOf(root, 'title')).toEqual(['Midnight City']);
+    expect(textOf(root, 'time')).toEqual(['0:30', '3:20']);
+  });
+
+  it('themes, background, border radius', () => {
+    const light = render([], { options: { theme: 'light' } }).svg;
+    expect(light).toContain(`fill="${THEMES.light.background}"`);
+    expect(light).toContain(`fill:${THEMES.light.text}`);
+    const custom = render([], { options: { background: '#11223380', borderRadius: 0 } }).root;
+    const card = byClass(custom, 'card')[0];
+    expect(card?.attributes).toMatchObject({ fill: '#112233', 'fill-opacity': '0.502', rx: '0' });
+  });
+
+  it('a card for a user who is not monitored says so', () => {
+    const content = unmonitoredContent(USER_ID, CDN);
+    const svg = renderCard(content, options(), NO_IMAGES, NOW);
+    const root = parseCard(svg);
+    expect(textOf(root, 'name')).toEqual(['Not monitored']);
+    expect(textOf(root, 'sub')).toEqual([`ID ${USER_ID}`]);
+    expect(textOf(root, 'idle')[0]).toContain('shares no server');
+  });
+
+  it('has a title for screen readers', () => {
+    const { root } = render([song(), customStatusActivity({ text: 'on repeat' })]);
+    const title = [...walk(root)].find((e) => e.tag === 'title');
+    expect(visible(title?.text ?? '')).toBe(
+      'Nova (@nova): Online · on repeat · listening to Midnight City by M83 on Spotify',
+    );
+  });
+
+  it('renders the same bytes for the same input and time', () => {
+    expect(render([song(), game()]).svg).toBe(render([song(), game()]).svg);
+  });
+});
