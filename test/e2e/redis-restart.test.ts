@@ -126,7 +126,7 @@ describe.skipIf(!hasRedis)('Redis restarted under traffic', () => {
     await writer;
 
     await eventually(async () => {
-      const { kv } = (await read()).data ?? { kv: {} };
+      const kv: Record<string, string> = (await read()).data?.kv ?? {};
       for (const name of acknowledged) expect(kv[name], name).toBe(`v${name.slice(1)}`);
     }, 10_000);
   }, 90_000);

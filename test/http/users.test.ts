@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -172,7 +173,120 @@ describe('GET /v1/version', () => {
     expect(body.data.changelog[0]?.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(body.data.changelog[0]?.changes.length).toBeGreaterThan(0);
   });
+
+  it('answers in the envelope, as JSON, with CORS', async () => {
+    const response = await fetch(`${base}/v1/version`);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await response.json()).toEqual({
+      success: true,
+      data: { version: readVersionInfo().version, changelog: expect.any(Array) },
+    });
+  });
 });
+
+/** A request written byte for byte: `line` is the request line, then headers, then an optional body. */
+const wire = (line: string, headers: string[] = [], body = '') =>
+  `${[line, 'Host: localhost', 'Connection: close', ...headers].join('\r\n')}\r\n\r\n${body}`;
+
+describe('no request shape gets a 5xx or anything but the JSON envelope', () => {
+  const id = ALICE.id;
+  it.each([
+    // paths
+    ['a trailing slash', wire('GET /v1/users/ HTTP/1.1')],
+    ['a double slash', wire(`GET //v1/users/${id} HTTP/1.1`)],
+    ['a trailing slash after the id', wire(`GET /v1/users/${id}/ HTTP/1.1`)],
+    ['a NUL byte', wire('GET /v1/users/%00 HTTP/1.1')],
+    ['path traversal', wire('GET /v1/users/..%2f..%2fetc%2fpasswd HTTP/1.1')],
+    ['a 2,000-digit id', wire(`GET /v1/users/${'9'.repeat(2000)} HTTP/1.1`)],
+    ['a bad escape in the query', wire(`GET /v1/users/${id}?x=%zz HTTP/1.1`)],
+    ['a repeated query parameter', wire(`GET /v1/users/${id}?id=1&id=2 HTTP/1.1`)],
+    ['a bad escape in the path', wire('GET /% HTTP/1.1')],
+    ['non-ASCII digits', wire('GET /v1/users/%D9%A1%D9%A2 HTTP/1.1')],
+    ['an exponent', wire('GET /v1/users/1e3 HTTP/1.1')],
+    ['hexadecimal', wire('GET /v1/users/0x10 HTTP/1.1')],
+    ['a sign', wire('GET /v1/users/+1 HTTP/1.1')],
+    ['upper-case route', wire('GET /v1/VERSION HTTP/1.1')],
+    ['the asterisk form', wire('GET * HTTP/1.1')],
+    ['the absolute form', wire('GET http://example.com/v1/version HTTP/1.1')],
+    ['HTTP/1.0', wire(`GET /v1/users/${id} HTTP/1.0`)],
+    // methods
+    ['PUT on a presence', wire(`PUT /v1/users/${id} HTTP/1.1`, ['Content-Length: 2'], '{}')],
+    ['DELETE on a presence', wire(`DELETE /v1/users/${id} HTTP/1.1`)],
+    ['PATCH on the version', wire('PATCH /v1/version HTTP/1.1', ['Content-Length: 0'])],
+    ['a WebDAV method', wire(`PROPFIND /v1/users/${id} HTTP/1.1`)],
+    ['a method HTTP does not know', wire(`FOO /v1/users/${id} HTTP/1.1`)],
+    ['OPTIONS that is not a preflight', wire(`OPTIONS /v1/users/${id} HTTP/1.1`)],
+    ['OPTIONS with an origin only', wire('OPTIONS /v1/version HTTP/1.1', ['Origin: https://example.com'])],
+    ['HEAD of an unknown user', wire('HEAD /v1/users/1 HTTP/1.1')],
+    ['a request line that is not HTTP', 'GARBAGE\r\n\r\n'],
+    // headers
+    ['Accept: text/html', wire(`GET /v1/users/${id} HTTP/1.1`, ['Accept: text/html'])],
+    ['Accept: application/xml', wire('GET /v1/users/1 HTTP/1.1', ['Accept: application/xml'])],
+    [
+      'a JSON body that is not JSON',
+      wire(`GET /v1/users/${id} HTTP/1.1`, ['Content-Type: application/json', 'Content-Length: 2'], '{x'),
+    ],
+    ['a bad chunked body', wire(`GET /v1/users/${id} HTTP/1.1`, ['Transfer-Encoding: chunked'], 'zz\r\n')],
+    ['Content-Length that is not a number', wire(`GET /v1/users/${id} HTTP/1.1`, ['Content-Length: abc'])],
+    ['two Content-Lengths', wire(`GET /v1/users/${id} HTTP/1.1`, ['Content-Length: 1', 'Content-Length: 2'])],
+    ['a header line without a colon', wire(`GET /v1/users/${id} HTTP/1.1`, ['Bad Header Line'])],
+    ['20 KB of headers', wire(`GET /v1/users/${id} HTTP/1.1`, [`X-Big: ${'a'.repeat(20_000)}`])],
+    ['Origin: null', wire(`GET /v1/users/${id} HTTP/1.1`, ['Origin: null'])],
+    ['Range', wire(`GET /v1/users/${id} HTTP/1.1`, ['Range: bytes=0-1'])],
+    ['If-None-Match: *', wire(`GET /v1/users/${id} HTTP/1.1`, ['If-None-Match: *'])],
+    ['an empty Authorization', wire('GET /v1/users/@me HTTP/1.1', ['Authorization: '])],
+  ])('%s', async (_what, request) => {
+    const response = await rawExchange(request);
+    expect(response.status, response.text).toBeGreaterThanOrEqual(200);
+    expect(response.status, response.text).toBeLessThan(500);
+    expect(response.headers['access-control-allow-origin'], response.text).toBe('*');
+    // A 204 (OPTIONS) and a HEAD have no body to be JSON.
+    if (response.status === 204 || request.startsWith('HEAD ')) {
+      expect(response.body).toBe('');
+      return;
+    }
+    expect(response.headers['content-type'], response.text).toBe('application/json; charset=utf-8');
+    const body = JSON.parse(response.body) as {
+      success: unknown;
+      error?: { code: unknown; message: unknown };
+    };
+    expect(typeof body.success).toBe('boolean');
+    if (body.success === false) {
+      expect(body.error).toEqual({ code: expect.any(String), message: expect.any(String) });
+    }
+  });
+});
+
+/** Writes `request` on a fresh connection and reads the answer until the server closes it. */
+function rawExchange(
+  request: string,
+): Promise<{ status: number; headers: Record<string, string>; body: string; text: string }> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => socket.end(request));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      const head = split === -1 ? text : text.slice(0, split);
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0);
+      // Only the first answer: a body the route never read may be refused after it, in a second one.
+      const rest = Buffer.from(split === -1 ? '' : text.slice(split + 4));
+      const length =
+        headers['content-length'] === undefined ? rest.length : Number(headers['content-length']);
+      resolve({ status, headers, body: rest.subarray(0, length).toString('utf8'), text });
+    });
+  });
+}
 
 /** fetch() normalizes URLs; this sends the path byte for byte. */
 function rawRequest(

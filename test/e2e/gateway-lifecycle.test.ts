@@ -1,0 +1,278 @@
+import { type GatewayActivity, GatewayIntentBits } from 'discord-api-types/v10';
+import { describe, expect, it, type TestContext } from 'vitest';
+import { spotifyActivity } from '../../src/discord/simulator/activities.js';
+import type { MemberInput, PresenceInput } from '../../src/discord/simulator/index.js';
+import type { PresenceChange } from '../../src/presence/registry.js';
+import { eventually, sleep } from '../support/eventually.js';
+import { type Harness, startHarness } from '../support/harness.js';
+
+/**
+ * The gateway session's life through the real client (@discordjs/ws) against the simulated Discord: dropped
+ * connections, sessions Discord will not resume, closes that must not be retried. What the service then
+ * serves is read back over HTTP.
+ */
+
+const GUILD_A = '600000000000000001';
+const GUILD_B = '600000000000000002';
+const GUILD_C = '600000000000000003';
+/** In A and B. */
+const USER = '80351110224678912';
+/** In A. */
+const OTHER = '80351110224678913';
+/** In A; leaves while the service is not looking. */
+const LEAVER = '80351110224678914';
+/** Only in C, a guild the bot leaves while the service is not looking. */
+const GONE = '80351110224678915';
+/** Only in B, the guild created last: its updates arrive after every copy sent before them. */
+const SENTINEL = '80351110224678916';
+/** Joins A later. */
+const NEWCOMER = '80351110224678917';
+const JITTER = { jitterMs: 400 };
+/** A reconnect loop would identify (or fetch the gateway) several times in this long. */
+const LOOP_WATCH_MS = 2_000;
+/** A fresh session waits for the identify rate limit (one per 5 s, with up to 1.5 s jitter). */
+const REIDENTIFY_MS = 10_000;
+
+const member = (id: string, username: string, presence?: PresenceInput): MemberInput => ({
+  user: { id, username },
+  ...(presence ? { presence } : {}),
+});
+
+function song(n: number): GatewayActivity {
+  const start = 1_700_000_000_000 + n * 300_000;
+  return spotifyActivity({
+    song: `Song ${n}`,
+    artists: ['Artist'],
+    album: 'Album',
+    imageId: 'ab67616d0000b273fff2cb485c36a6d8f639bdba',
+    trackId: `track${n}`.padEnd(22, 'x'),
+    start,
+    end: start + 200_000,
+    userId: USER,
+  });
+}
+
+/**
+ * A harness closed when the test ends. Concurrent tests must register that through their own context:
+ * the global onTestFinished cannot tell which of them is running.
+ */
+async function start({ onTestFinished }: TestContext): Promise<Harness> {
+  const h = await startHarness({
+    setup: (sim) => {
+      sim.createGuild({
+        id: GUILD_A,
+        name: 'A',
+        members: [
+          member(USER, 'user', { status: 'online' }),
+          member(OTHER, 'other', { status: 'online' }),
+          member(LEAVER, 'leaver', { status: 'online' }),
+        ],
+      });
+      sim.createGuild({ id: GUILD_C, name: 'C', members: [member(GONE, 'gone', { status: 'idle' })] });
+      sim.createGuild({
+        id: GUILD_B,
+        name: 'B',
+        members: [
+          member(USER, 'user', { status: 'online' }),
+          member(SENTINEL, 'sentinel', { status: 'online' }),
+        ],
+      });
+    },
+  });
+  onTestFinished(() => h.close());
+  await eventually(() => expect(h.app.registry.size).toBe(5));
+  await h.simulator.waitForReady();
+  return h;
+}
+
+let beats = 0;
+/** Once this returns, everything the simulator sent before it has been handled. */
+async function settle(h: Harness): Promise<void> {
+  const beat = ++beats;
+  h.simulator.setPresence(SENTINEL, { status: 'online', activities: [song(beat)] });
+  await eventually(() => expect(h.app.registry.get(SENTINEL)?.presence.spotify?.song).toBe(`Song ${beat}`));
+}
+
+/** The changes since `from`, sentinel aside, in a form a failure message shows well. */
+function summary(h: Harness, from: number): string[] {
+  return h.changes
+    .slice(from)
+    .filter((change) => change.userId !== SENTINEL)
+    .map((change: PresenceChange) => {
+      const presence = change.kind === 'unmonitored' ? null : change.current.presence;
+      const what = presence ? ` ${presence.discord_status} ${presence.spotify?.song ?? '-'}` : '';
+      return `${change.kind} ${change.userId}${what}`;
+    });
+}
+
+async function statusOf(h: Harness, id: string): Promise<{ status: number; data?: Record<string, unknown> }> {
+  const response = await fetch(`${h.base}/v1/users/${id}`);
+  expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  const body = (await response.json()) as { data?: Record<string, unknown>; error?: { code: string } };
+  if (response.status === 404) expect(body.error?.code).toBe('user_not_monitored');
+  return { status: response.status, ...(body.data ? { data: body.data } : {}) };
+}
+
+describe('a dropped connection', () => {
+  it('resumes the session: what Discord sent meanwhile is replayed, nothing lost or doubled', async (context) => {
+    const h = await start(context);
+    expect(h.simulator.identifyCount).toBe(1);
+    const from = h.changes.length;
+
+    h.simulator.dropConnection();
+    // Sent before the client can notice the drop: Discord keeps them for the session, to replay on RESUME.
+    h.simulator.setPresence(USER, { status: 'idle', activities: [song(1)] }, JITTER);
+    h.simulator.setPresence(USER, { status: 'idle', activities: [song(2)] }, JITTER);
+    h.simulator.setPresence(OTHER, { status: 'dnd' });
+    h.simulator.addMember(GUILD_A, member(NEWCOMER, 'newcomer', { status: 'online' }));
+    h.simulator.removeMember(GUILD_A, LEAVER);
+
+    await eventually(() => expect(h.simulator.resumeCount).toBe(1));
+    await settle(h);
+    expect(summary(h, from)).toEqual([
+      `updated ${USER} idle Song 1`,
+      `updated ${USER} idle Song 2`,
+      `updated ${OTHER} dnd -`,
+      `monitored ${NEWCOMER} offline -`,
+      `updated ${NEWCOMER} online -`,
+      `unmonitored ${LEAVER}`,
+    ]);
+    expect(h.simulator.identifyCount).toBe(1);
+
+    expect(await statusOf(h, USER)).toMatchObject({
+      status: 200,
+      data: { discord_status: 'idle', spotify: { song: 'Song 2' } },
+    });
+    expect(await statusOf(h, OTHER)).toMatchObject({ status: 200, data: { discord_status: 'dnd' } });
+    expect(await statusOf(h, NEWCOMER)).toMatchObject({ status: 200, data: { discord_status: 'online' } });
+    expect(await statusOf(h, LEAVER)).toEqual({ status: 404 });
+  });
+
+  it('resumes when Discord asks to reconnect (op 7), with updates racing the reconnect', async (context) => {
+    const h = await start(context);
+    const from = h.changes.length;
+
+    h.simulator.requestReconnect();
+    // Some of these may reach the old socket, the rest the replay: each must count exactly once.
+    for (let n = 1; n <= 5; n++)
+      h.simulator.setPresence(USER, { status: 'online', activities: [song(n)] }, JITTER);
+    await eventually(() => expect(h.simulator.resumeCount).toBe(1));
+    for (let n = 6; n <= 8; n++)
+      h.simulator.setPresence(USER, { status: 'online', activities: [song(n)] }, JITTER);
+    await settle(h);
+
+    expect(summary(h, from)).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => `updated ${USER} online Song ${n}`));
+    expect(h.simulator.identifyCount).toBe(1);
+    expect(await statusOf(h, USER)).toMatchObject({ status: 200, data: { spotify: { song: 'Song 8' } } });
+  });
+});
+
+// Both wait out the identify rate limit, so they run side by side.
+describe.concurrent('a session Discord will not resume', () => {
+  it('INVALID_SESSION (not resumable): identifies afresh and rebuilds, leaving no stale user', async (context) => {
+    const h = await start(context);
+    const from = h.changes.length;
+
+    h.simulator.invalidateSession(false);
+    // The session is gone: none of this reaches the service but through the fresh session's state.
+    h.simulator.removeMember(GUILD_A, LEAVER);
+    h.simulator.removeMember(GUILD_A, USER); // still in B
+    h.simulator.deleteGuild(GUILD_C);
+    h.simulator.setPresence(OTHER, { status: 'dnd', activities: [song(1)] });
+    h.simulator.addMember(GUILD_A, member(NEWCOMER, 'newcomer', { status: 'online' }));
+
+    await eventually(() => expect(h.simulator.identifyCount).toBe(2), REIDENTIFY_MS);
+    await eventually(() => expect(h.app.registry.isMonitored(LEAVER)).toBe(false));
+    await settle(h);
+
+    expect(await statusOf(h, LEAVER)).toEqual({ status: 404 });
+    expect(await statusOf(h, GONE)).toEqual({ status: 404 });
+    expect(await statusOf(h, USER)).toMatchObject({ status: 200, data: { discord_status: 'online' } });
+    expect(await statusOf(h, OTHER)).toMatchObject({
+      status: 200,
+      data: { discord_status: 'dnd', spotify: { song: 'Song 1' } },
+    });
+    expect(await statusOf(h, NEWCOMER)).toMatchObject({ status: 200, data: { discord_status: 'online' } });
+    expect([...h.app.registry.snapshots()].map(([id]) => id).sort()).toEqual(
+      [USER, OTHER, SENTINEL, NEWCOMER].sort(),
+    );
+    // Users present all along do not flap (unmonitored, then monitored again) while the state is rebuilt.
+    expect(summary(h, from).sort()).toEqual(
+      [
+        `monitored ${NEWCOMER} online -`,
+        `unmonitored ${GONE}`,
+        `unmonitored ${LEAVER}`,
+        `updated ${OTHER} dnd Song 1`,
+      ].sort(),
+    );
+    expect(h.simulator.resumeCount).toBe(0);
+  });
+
+  it('a session that timed out (4009): RESUME is refused, so the client identifies afresh', async (context) => {
+    const h = await start(context);
+    h.simulator.closeConnection(4009);
+    h.simulator.removeMember(GUILD_A, LEAVER);
+
+    await eventually(() => expect(h.simulator.identifyCount).toBe(2), REIDENTIFY_MS);
+    await eventually(() => expect(h.app.registry.isMonitored(LEAVER)).toBe(false));
+    expect(await statusOf(h, LEAVER)).toEqual({ status: 404 });
+    expect(await statusOf(h, USER)).toMatchObject({ status: 200 });
+    expect(h.simulator.resumeCount).toBe(0);
+  });
+});
+
+describe.concurrent('closes that must not be retried', () => {
+  async function own(
+    { onTestFinished }: TestContext,
+    options: Parameters<typeof startHarness>[0],
+  ): Promise<Harness> {
+    const h = await startHarness({
+      ...options,
+      setup: (sim) =>
+        sim.createGuild({ id: GUILD_A, name: 'A', members: [member(USER, 'user', { status: 'online' })] }),
+    });
+    onTestFinished(() => h.close());
+    return h;
+  }
+
+  it('4014 disallowed intents: reported once, no reconnect loop', async (context) => {
+    const h = await own(context, {
+      // The app has not enabled the Presence intent in the Developer Portal.
+      simulator: { allowedIntents: GatewayIntentBits.GuildMembers | GatewayIntentBits.MessageContent },
+    });
+    await eventually(() =>
+      expect(h.fatal).toEqual([{ code: 4014, reason: expect.stringMatching(/intent/i) }]),
+    );
+    await sleep(LOOP_WATCH_MS);
+    expect(h.fatal).toHaveLength(1);
+    expect(h.simulator.identifyCount).toBe(1);
+    expect(h.simulator.connectedShards).toEqual([]);
+    expect(h.app.gateway.ready).toBe(false);
+  });
+
+  it('4004 on a live session (token revoked): reported once, neither resumed nor re-identified', async (context) => {
+    const h = await own(context, {});
+    await eventually(() => expect(h.app.registry.isMonitored(USER)).toBe(true));
+    await h.simulator.waitForReady();
+    h.simulator.closeConnection(4004);
+    await eventually(() =>
+      expect(h.fatal).toEqual([{ code: 4004, reason: expect.stringMatching(/token/i) }]),
+    );
+    await sleep(LOOP_WATCH_MS);
+    expect(h.fatal).toHaveLength(1);
+    expect(h.simulator.identifyCount).toBe(1);
+    expect(h.simulator.resumeCount).toBe(0);
+    expect(h.simulator.connectedShards).toEqual([]);
+    expect(h.app.gateway.ready).toBe(false);
+  });
+
+  it('a token Discord refuses (401 before any gateway): reported as 4004 once, not retried', async (context) => {
+    const h = await own(context, { env: { DISCORD_TOKEN: 'not-the-bot-token' } });
+    await eventually(() => expect(h.fatal).toEqual([{ code: 4004, reason: expect.any(String) }]));
+    await sleep(LOOP_WATCH_MS);
+    expect(h.fatal).toHaveLength(1);
+    expect(h.simulator.requestCount('GET /gateway/bot')).toBe(1);
+    expect(h.simulator.identifyCount).toBe(0);
+    expect(h.app.gateway.ready).toBe(false);
+  });
+});

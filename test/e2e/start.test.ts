@@ -1,0 +1,118 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sleep } from '../support/eventually.js';
+
+/**
+ * The service as `npm start` runs it: its own process, configured only through the environment. No
+ * DISCORD_TOKEN means demo mode, driven by the built-in simulated Discord.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Demo user Nova, who listens to Spotify. */
+const NOVA = '94490510688792576';
+/** API.md: answers within 10 s of starting; exits within 10 s of SIGTERM. */
+const START_MS = 10_000;
+const STOP_MS = 10_000;
+
+interface Service {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+let running: ChildProcess | undefined;
+
+afterEach(() => {
+  if (running && running.exitCode === null && running.signalCode === null) running.kill('SIGKILL');
+  running = undefined;
+});
+
+/** A port nothing listens on: the kernel picks it, we let it go and hand it to the service. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** `node --import tsx src/main.ts` with this environment only (and PATH, to find nothing else). */
+function startService(env: Record<string, string>): Service {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running = child;
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Resolves with the exit, or with null if the process is still running after `ms`. */
+function exitWithin(service: Service, ms: number) {
+  return Promise.race([service.exited, sleep(ms).then(() => null)]);
+}
+
+describe('npm start', () => {
+  it('without DISCORD_TOKEN runs the demo, serves its users, and exits 0 on SIGTERM', {
+    timeout: 30_000,
+  }, async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const service = startService({ DATABASE_URL: 'sqlite::memory:', HOST: '127.0.0.1', PORT: String(port) });
+    const log = () => `\nstdout:\n${service.stdout()}\nstderr:\n${service.stderr()}`;
+
+    let presence: { status: number; body: unknown } | undefined;
+    while (Date.now() - started < START_MS && service.child.exitCode === null) {
+      try {
+        const response = await fetch(`http://127.0.0.1:${port}/v1/users/${NOVA}`);
+        presence = { status: response.status, body: await response.json() };
+        if (response.status === 200) break;
+      } catch {
+        // not listening yet
+      }
+      await sleep(100);
+    }
+    expect(presence?.status, log()).toBe(200);
+    expect(presence?.body).toMatchObject({
+      success: true,
+      data: {
+        discord_user: { id: NOVA, username: 'nova', global_name: 'Nova' },
+        discord_status: 'online',
+        listening_to_spotify: true,
+        now_playing: { source: 'spotify' },
+        kv: {},
+      },
+    });
+    expect(`${service.stdout()}${service.stderr()}`).toMatch(/demo mode/i);
+
+    service.child.kill('SIGTERM');
+    const exit = await exitWithin(service, STOP_MS);
+    expect(exit, log()).toEqual({ code: 0, signal: null });
+  });
+
+  it('with PORT=abc exits 2 with one line on stderr naming PORT', async () => {
+    const service = startService({ DATABASE_URL: 'sqlite::memory:', HOST: '127.0.0.1', PORT: 'abc' });
+    const exit = await exitWithin(service, START_MS);
+    expect(exit).toEqual({ code: 2, signal: null });
+    const lines = service.stderr().split('\n');
+    expect(lines.at(-1)).toBe(''); // the line is ended
+    expect(lines.slice(0, -1)).toEqual([expect.stringMatching(/^presently: invalid configuration: PORT\b/)]);
+    expect(service.stdout()).toBe('');
+  });
+});
