@@ -151,6 +151,11 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       logger,
       cdnUrl,
       serveApi: config.role !== 'ingest',
+      rateLimits: {
+        read: config.rateLimitRead,
+        write: config.rateLimitWrite,
+        ...(cluster ? { redis: { client: cluster.limiter, prefix: config.redisPrefix } } : {}),
+      },
     });
     cleanups.push(() => http.close());
     const sockets =

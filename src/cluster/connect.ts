@@ -5,6 +5,8 @@ import { RedisPresences } from '../store/redis/presences.js';
 
 export interface ClusterLink {
   redis: Redis;
+  /** For rate-limit counters: fails at once while Redis is away instead of holding requests. */
+  limiter: Redis;
   bus: RedisBus;
   presences: RedisPresences;
   close(): Promise<void>;
@@ -32,6 +34,12 @@ export function connectCluster(url: string, prefix: string, logger: Logger, name
   redis.on('ready', () => {
     lastError = '';
   });
+  const limiter = redis.duplicate({
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+  });
+  limiter.on('error', () => {});
   const bus = new RedisBus(redis, prefix, logger);
   const presences = new RedisPresences(redis, prefix, {
     presence: bus.channelOf('presence.changed'),
@@ -39,10 +47,12 @@ export function connectCluster(url: string, prefix: string, logger: Logger, name
   });
   return {
     redis,
+    limiter,
     bus,
     presences,
     close: async () => {
       await bus.close();
+      limiter.disconnect();
       await redis.quit().catch(() => redis.disconnect());
     },
   };

@@ -6,6 +6,7 @@ import type { KvService } from '../kv/service.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { HistoryStore } from '../store/ports.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
+import { limitRoutes, type RateLimitSettings } from './rate-limits.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { historyRoutes } from './routes/history.js';
 import { kvRoutes } from './routes/kv.js';
@@ -19,6 +20,8 @@ export interface HttpServerOptions {
   history: HistoryStore;
   version: VersionInfo;
   logger: Logger;
+  /** Requests per minute; absent: no limits (tests of other things). */
+  rateLimits?: RateLimitSettings;
   /** false on an ingest node: it answers about itself (version), not about presences. Default true. */
   serveApi?: boolean;
   /** `DISCORD_CDN_URL`, where cards fetch avatars and emoji; Discord's own CDN unless told. */
@@ -50,14 +53,24 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   // No `allowedHeaders`: the plugin then echoes Access-Control-Request-Headers, `authorization` included.
   // Not strict: an OPTIONS that is no preflight gets the CORS headers and a 204, not a plain-text 400.
   await app.register(cors, { origin: '*', methods: CORS_METHODS, maxAge: 86_400, strictPreflight: false });
+  const limits = options.rateLimits ?? { read: 0, write: 0 };
+  // Two scopes, two budgets: every read route shares the per-IP one, the KV routes the per-key one.
+  await app.register(async (reads) => {
+    await limitRoutes(reads, 'read', limits);
+    if (options.serveApi !== false) {
+      await reads.register(userRoutes(options));
+      await reads.register(historyRoutes(options));
+      await reads.register(
+        cardRoutes({ view: options.view, cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL, ...options.card }),
+      );
+    }
+    await reads.register(versionRoutes(options.version));
+  });
   if (options.serveApi !== false) {
-    await app.register(userRoutes(options));
-    await app.register(kvRoutes(options));
-    await app.register(historyRoutes(options));
-    await app.register(
-      cardRoutes({ view: options.view, cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL, ...options.card }),
-    );
+    await app.register(async (writes) => {
+      await limitRoutes(writes, 'write', limits);
+      await writes.register(kvRoutes(options));
+    });
   }
-  await app.register(versionRoutes(options.version));
   return app;
 }

@@ -234,12 +234,12 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
     await eventually(() => expect(replica.get(ALICE.id)).toBeDefined());
 
-    // Cut both of this API node's connections: what is published meanwhile never reaches it.
+    // Cut every connection of this API node: what is published meanwhile never reaches it.
     const clients = String(await zero.link.redis.client('LIST')).split('\n');
     const ids = clients
       .filter((line) => line.includes(` name=${name} `))
       .map((line) => /^id=(\d+)/.exec(line)?.[1]);
-    expect(ids).toHaveLength(2);
+    expect(ids.length).toBeGreaterThanOrEqual(2);
     for (const id of ids) await zero.link.redis.client('KILL', 'ID', id as string);
     zero.registry.memberSeen(GUILD_ON_0, ALICE, idle);
     zero.registry.memberSeen(GUILD_ON_0, BOB, online);

@@ -68,6 +68,7 @@ describe.skipIf(!hasRedis)('Redis restarted under traffic', () => {
       DISCORD_TOKEN: simulator.token,
       DISCORD_API_URL: simulator.apiUrl,
       DISCORD_CDN_URL: simulator.cdnUrl,
+      RATE_LIMIT_WRITE: '0',
     });
     nodes.push(
       ...(await Promise.all([

@@ -49,6 +49,9 @@ export async function startHarness(
     DATABASE_URL: 'sqlite::memory:',
     HOST: '127.0.0.1',
     PORT: '0',
+    // Tests poll; limits are tested on their own, with low values.
+    RATE_LIMIT_READ: '0',
+    RATE_LIMIT_WRITE: '0',
     ...options.env,
   });
   const fatal: Harness['fatal'] = [];

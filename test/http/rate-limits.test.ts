@@ -1,0 +1,123 @@
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type App, startApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { insertApiKey } from '../support/api-key.js';
+import { type Harness, startHarness } from '../support/harness.js';
+import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
+
+const hasRedis = await redisAvailable('rate limits across API nodes');
+const USER = '80351110224678912';
+const GUILD = '300000000000000001';
+
+let harness: Harness | undefined;
+const apps: App[] = [];
+
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+  for (const app of apps.splice(0)) await app.close();
+});
+
+async function start(env: Record<string, string>): Promise<Harness> {
+  harness = await startHarness({
+    env,
+    setup: (sim) =>
+      sim.createGuild({
+        id: GUILD,
+        name: 'Guild',
+        members: [{ user: { id: USER, username: 'user' }, presence: { status: 'online' } }],
+      }),
+  });
+  return harness;
+}
+
+async function expectLimited(response: Response, limit: number): Promise<void> {
+  expect(response.status).toBe(429);
+  expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  expect(response.headers.get('access-control-allow-origin')).toBe('*');
+  expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(response.headers.get('ratelimit-limit')).toBe(String(limit));
+  expect(response.headers.get('ratelimit-remaining')).toBe('0');
+  const body = (await response.json()) as { success: boolean; error: { code: string; message: string } };
+  expect(body.success).toBe(false);
+  expect(body.error.code).toBe('rate_limited');
+}
+
+describe('rate limits', () => {
+  it('reads share one budget per client IP across routes, with the standard headers', async () => {
+    const h = await start({ RATE_LIMIT_READ: '4' });
+    const paths = [
+      '/v1/version',
+      `/v1/users/${USER}`,
+      `/v1/users/${USER}/stats`,
+      `/v1/users/${USER}/history`,
+    ];
+    for (const path of paths) {
+      const response = await fetch(`${h.base}${path}`);
+      expect(response.status, path).not.toBe(429);
+      expect(response.headers.get('ratelimit-limit')).toBe('4');
+    }
+    await expectLimited(await fetch(`${h.base}/v1/users/${USER}/card.svg`), 4);
+  });
+
+  it('writes are limited per API key; another key has its own budget; a refused write writes nothing', async () => {
+    const h = await start({ RATE_LIMIT_WRITE: '2', RATE_LIMIT_READ: '0' });
+    const key = await insertApiKey(h.app.store, USER);
+    const put = (value: string, auth = key) =>
+      fetch(`${h.base}/v1/users/${USER}/kv/note`, {
+        method: 'PUT',
+        headers: { authorization: auth },
+        body: value,
+      });
+    expect((await put('one')).status).toBe(204);
+    expect((await put('two')).status).toBe(204);
+    await expectLimited(await put('three'), 2);
+    expect((await h.app.store.kv.getKv(USER)).kv).toEqual({ note: 'two' });
+
+    const other = await insertApiKey(h.app.store, '80351110224678913');
+    const response = await fetch(`${h.base}/v1/users/80351110224678913/kv/note`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${other}` },
+      body: 'fine',
+    });
+    expect(response.status).toBe(204);
+    // Reads are not writes: unlimited here, and not counted against the key.
+    expect((await fetch(`${h.base}/v1/users/${USER}`)).status).toBe(200);
+  });
+
+  it('0 switches a limit off', async () => {
+    const h = await start({ RATE_LIMIT_READ: '0' });
+    for (let i = 0; i < 30; i++) expect((await fetch(`${h.base}/v1/version`)).status).toBe(200);
+    expect((await fetch(`${h.base}/v1/version`)).headers.get('ratelimit-limit')).toBeNull();
+  });
+
+  it.skipIf(!hasRedis)('with Redis, one budget holds across API nodes', async () => {
+    const prefix = uniquePrefix();
+    const logger = pino({ level: 'silent' });
+    for (let i = 0; i < 2; i++) {
+      apps.push(
+        await startApp(
+          loadConfig({
+            ROLE: 'api',
+            REDIS_URL: REDIS_TEST_URL,
+            REDIS_PREFIX: prefix,
+            HOST: '127.0.0.1',
+            PORT: '0',
+            RATE_LIMIT_READ: '3',
+          }),
+          { logger },
+        ),
+      );
+    }
+    const [a, b] = apps as [App, App];
+    expect((await fetch(`${a.url}/v1/version`)).status).toBe(200);
+    expect((await fetch(`${b.url}/v1/version`)).status).toBe(200);
+    expect((await fetch(`${a.url}/v1/version`)).status).toBe(200);
+    await expectLimited(await fetch(`${b.url}/v1/version`), 3);
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(REDIS_TEST_URL);
+    await dropPrefix(redis, prefix);
+    redis.disconnect();
+  });
+});
