@@ -17,12 +17,19 @@ export const PROFILE_FETCH_CONCURRENCY = 2;
 /** A fetch that failed for a passing reason (network, 5xx) is tried again after this long. */
 export const PROFILE_RETRY_MS = 60_000;
 
+/**
+ * How often profiles older than PROFILE_TTL_MS are fetched again. Discord tells bots nothing when a user
+ * changes their banner or accent colour, so age is the only signal.
+ */
+export const PROFILE_SWEEP_MS = 10 * 60 * 1000;
+
 export interface ProfileFetcherOptions {
   rest: REST;
   store: ProfileStore;
   registry: PresenceRegistry;
   logger: Logger;
   now?: () => number;
+  sweepMs?: number;
 }
 
 /**
@@ -32,20 +39,40 @@ export interface ProfileFetcherOptions {
 export class ProfileFetcher {
   private readonly queue = new Set<Snowflake>();
   private readonly retries = new Set<Snowflake>();
+  /** When each monitored user's profile was fetched: what the sweep ages. */
+  private readonly fetchedAt = new Map<Snowflake, number>();
   private retryTimer: NodeJS.Timeout | undefined;
+  private readonly sweepTimer: NodeJS.Timeout;
   private active = 0;
   private stopped = false;
   private readonly now: () => number;
 
   constructor(private readonly options: ProfileFetcherOptions) {
     this.now = options.now ?? Date.now;
+    this.sweepTimer = setInterval(() => this.sweep(), options.sweepMs ?? PROFILE_SWEEP_MS);
+    this.sweepTimer.unref();
   }
 
   /** A user started being monitored: use the stored profile when fresh, else fetch it. */
   async userMonitored(userId: Snowflake): Promise<void> {
     const stored = await this.options.store.getProfile(userId);
-    if (stored) this.options.registry.profileFetched(userId, stored.profile);
+    if (stored) {
+      this.options.registry.profileFetched(userId, stored.profile);
+      this.fetchedAt.set(userId, stored.fetchedAt);
+    }
     if (!stored || this.now() - stored.fetchedAt > PROFILE_TTL_MS) this.enqueue(userId);
+  }
+
+  userUnmonitored(userId: Snowflake): void {
+    this.fetchedAt.delete(userId);
+  }
+
+  /** Fetches again the profiles of monitored users that are older than PROFILE_TTL_MS. */
+  sweep(): void {
+    const now = this.now();
+    for (const [userId, at] of this.fetchedAt) {
+      if (now - at > PROFILE_TTL_MS) this.enqueue(userId);
+    }
   }
 
   /** Fetch again, e.g. after USER_UPDATE. */
@@ -63,7 +90,9 @@ export class ProfileFetcher {
     this.stopped = true;
     this.queue.clear();
     this.retries.clear();
+    this.fetchedAt.clear();
     clearTimeout(this.retryTimer);
+    clearInterval(this.sweepTimer);
   }
 
   private retryLater(userId: Snowflake): void {
@@ -104,10 +133,12 @@ export class ProfileFetcher {
         return;
       }
     }
-    if (this.stopped) return;
+    if (this.stopped || !registry.isMonitored(userId)) return;
     registry.profileFetched(userId, profile);
+    const fetchedAt = this.now();
+    this.fetchedAt.set(userId, fetchedAt);
     try {
-      await store.putProfile(userId, { profile, fetchedAt: this.now() });
+      await store.putProfile(userId, { profile, fetchedAt });
     } catch (error) {
       logger.warn({ err: error, userId }, 'could not store the user profile');
     }

@@ -1,0 +1,89 @@
+import { REST } from '@discordjs/rest';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PROFILE_TTL_MS, ProfileFetcher } from '../../src/discord/profiles.js';
+import { DiscordSimulator } from '../../src/discord/simulator/index.js';
+import { PresenceRegistry } from '../../src/presence/registry.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { eventually } from '../support/eventually.js';
+
+/** Banners change without Discord telling bots: the fetcher refreshes profiles by age. */
+
+const USER = '80351110224678912';
+const GUILD = '300000000000000001';
+const closers: Array<() => Promise<void> | void> = [];
+
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function setup() {
+  const simulator = new DiscordSimulator();
+  await simulator.start();
+  closers.push(() => simulator.stop());
+  simulator.setProfile(USER, { banner: 'first', accent_color: 1 });
+  const rest = new REST({ api: simulator.apiUrl, version: '10' }).setToken(simulator.token);
+  const registry = new PresenceRegistry({
+    cdnUrl: simulator.cdnUrl,
+    youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+  });
+  const store = openSqliteStore({ kind: 'sqlite-memory' });
+  closers.push(() => store.close());
+  let now = Date.UTC(2026, 10, 22, 12);
+  const fetcher = new ProfileFetcher({
+    rest,
+    store: store.profiles,
+    registry,
+    logger: pino({ level: 'silent' }),
+    now: () => now,
+    sweepMs: 60 * 60 * 1000,
+  });
+  closers.push(() => fetcher.stop());
+  registry.memberSeen(GUILD, {
+    id: USER,
+    username: 'user',
+    global_name: null,
+    avatar: null,
+    discriminator: '0',
+  });
+  await fetcher.userMonitored(USER);
+  await eventually(() => expect(registry.get(USER)?.presence.banner).toBe('first'));
+  return {
+    simulator,
+    registry,
+    fetcher,
+    store,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+describe('profile refresh', () => {
+  it('fetches a profile again once it is older than the TTL, and not before', async () => {
+    const { simulator, registry, fetcher, advance } = await setup();
+    simulator.setProfile(USER, { banner: 'second', accent_color: 2 });
+
+    advance(PROFILE_TTL_MS - 1_000);
+    fetcher.sweep();
+    expect(fetcher.pending).toBe(0);
+    expect(registry.get(USER)?.presence.banner).toBe('first');
+
+    advance(2_000);
+    fetcher.sweep();
+    await eventually(() => expect(registry.get(USER)?.presence.banner).toBe('second'));
+    expect(registry.get(USER)?.presence.accent_color).toBe(2);
+    expect(simulator.requestCount(`GET /users/${USER}`)).toBe(2);
+  });
+
+  it('forgets users who are no longer monitored', async () => {
+    const { simulator, registry, fetcher, advance } = await setup();
+    registry.memberRemoved(GUILD, USER);
+    fetcher.userUnmonitored(USER);
+    advance(PROFILE_TTL_MS * 2);
+    fetcher.sweep();
+    expect(fetcher.pending).toBe(0);
+    expect(simulator.requestCount(`GET /users/${USER}`)).toBe(1);
+  });
+});
