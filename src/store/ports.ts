@@ -24,7 +24,8 @@ export interface KvStore {
   getKv(userId: Snowflake): Promise<KvState>;
   /**
    * Applies a change atomically: all of it, or nothing when the result would hold more than `maxKeys`
-   * keys. Resolves once the write is durable.
+   * keys. A key listed in both `set` and `delete` is set; one deleted twice counts once. Resolves once the
+   * store has acknowledged the write; how much survives a crash is the adapter's (see its index.ts).
    */
   writeKv(userId: Snowflake, change: KvChange, maxKeys: number): Promise<KvState | KvLimitRefusal>;
 }

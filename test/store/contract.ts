@@ -80,6 +80,15 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
       expect(await store.apiKeys.findKey(Buffer.alloc(32, 3))).toBeUndefined();
     });
 
+    it("rotating one user's key leaves other users' keys alone", async () => {
+      const store = await open();
+      const theirs = Buffer.alloc(32, 7);
+      await store.apiKeys.replaceKey('2', theirs, T0);
+      await store.apiKeys.replaceKey('1', Buffer.alloc(32, 1), T0);
+      await store.apiKeys.replaceKey('1', Buffer.alloc(32, 2), T0 + 1);
+      expect(await store.apiKeys.findKey(theirs)).toEqual({ userId: '2', hash: theirs });
+    });
+
     describe('KV', () => {
       it('never passes the limit under concurrent writes: each is checked against what is stored', async () => {
         const store = await open();
@@ -129,6 +138,39 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
         });
       });
 
+      it('refuses a multi-key change whole: not even its updates of existing keys land', async () => {
+        const store = await open();
+        await store.kv.writeKv('1', write({ a: '1', b: '2' }), 3);
+        expect(await store.kv.writeKv('1', write({ a: 'changed', c: '3', d: '4' }, ['b']), 2)).toEqual({
+          refused: 'limit',
+          wouldHave: 3,
+        });
+        expect(await store.kv.getKv('1')).toEqual({ kv: { a: '1', b: '2' }, revision: 1 });
+      });
+
+      it('counts a key deleted twice in one change once', async () => {
+        const store = await open();
+        await store.kv.writeKv('1', write({ a: '1', b: '2' }), 2);
+        expect(await store.kv.writeKv('1', write({ c: '3', d: '4' }, ['a', 'a']), 2)).toEqual({
+          refused: 'limit',
+          wouldHave: 3,
+        });
+        expect(await store.kv.writeKv('1', write({ c: '3' }, ['a', 'a']), 2)).toEqual({
+          kv: { b: '2', c: '3' },
+          revision: 2,
+        });
+      });
+
+      it('counts a revision for every accepted write, even one that changes nothing', async () => {
+        const store = await open();
+        await store.kv.writeKv('1', write({ a: '1' }), 512);
+        expect(await store.kv.writeKv('1', write({}, ['missing']), 512)).toEqual({
+          kv: { a: '1' },
+          revision: 2,
+        });
+        expect(await store.kv.getKv('1')).toEqual({ kv: { a: '1' }, revision: 2 });
+      });
+
       it('keeps a key named __proto__ as data', async () => {
         const store = await open();
         const set = new Map([['__proto__', 'polluted']]);
@@ -138,6 +180,9 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
         expect(Object.hasOwn(result.kv, '__proto__')).toBe(true);
         expect(JSON.stringify(result.kv)).toBe('{"__proto__":"polluted"}');
         expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+        const read = await store.kv.getKv('1');
+        expect(Object.hasOwn(read.kv, '__proto__')).toBe(true);
+        expect(JSON.stringify(read.kv)).toBe('{"__proto__":"polluted"}');
       });
     });
 
@@ -191,6 +236,23 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
         ]);
         expect(top[0]).not.toHaveProperty('ts');
         expect(await store.history.topTracks('1', 2, 1)).toHaveLength(1);
+
+        const renamed = play('1', 'a', T0 + 20);
+        (renamed.track as TrackEntry).song = 'Song a (Remastered)';
+        await store.history.appendHistory([renamed], LIMITS);
+        expect(await store.history.topTracks('1', 2, 1)).toMatchObject([
+          { track_id: 'a', song: 'Song a (Remastered)', last_played: T0 + 20, play_count: 3 },
+        ]);
+      });
+
+      it('counts every play of concurrent batches', async () => {
+        const store = await open();
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) => store.history.appendHistory([play('1', 'a', T0 + i)], LIMITS)),
+        );
+        const [top] = await store.history.topTracks('1', 1, 10);
+        expect(top?.play_count).toBe(20);
+        expect((await store.history.stats('1')).trackHistoryCount).toBe(20);
       });
 
       it('caps the tracks counted per user, evicting the least played and oldest', async () => {
@@ -207,6 +269,13 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
         expect(counted.map((t) => [t.track_id, t.play_count])).toEqual([
           ['keep', 2],
           ['new', 1],
+        ]);
+        // Evicted means forgotten: played again, it counts from one, and the older 'new' goes instead.
+        await store.history.appendHistory([play('1', 'old', T0 + 4)], { history: 100, trackedTracks: 2 });
+        const again = await store.history.topTracks('1', 1, 10);
+        expect(again.map((t) => [t.track_id, t.play_count])).toEqual([
+          ['keep', 2],
+          ['old', 1],
         ]);
       });
 

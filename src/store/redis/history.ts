@@ -7,73 +7,58 @@ import {
   type TrackEntry,
   utcDay,
 } from '../../presence/history.js';
-import type { DiscordStatus, NowPlaying, Snowflake } from '../../presence/model.js';
+import type { DiscordStatus, Snowflake } from '../../presence/model.js';
 import type { ForgetResult, HistoryStore, HistoryWrite } from '../ports.js';
+import { execAll } from './exec.js';
 import type { RedisKeys } from './keys.js';
+import { PLAY_FUNCTIONS, playedValue, TOP_TRACKS, topTracksFrom } from './plays.js';
 
 /**
- * One user's share of a batch. KEYS: status list, track list, play count / last played / track hashes,
- * stats hash. ARGV: list limit, tracked-tracks cap, then per write 7 fields: status JSON, track JSON,
- * track day, play key, play ts, last seen, played track JSON (each '' when absent).
- * Eviction past the cap removes the least played, then least recently played, track, as the embedded
- * store does.
+ * One user's share of a batch. KEYS: status list, track list, play ranking, played tracks, stats hash.
+ * ARGV: list limit, tracked-tracks cap, then per write 6 fields: status JSON, track JSON, track day,
+ * play key, played value, last seen (each '' when absent).
  */
-const APPEND = `
+const APPEND = `${PLAY_FUNCTIONS}
 local limit, cap = tonumber(ARGV[1]), tonumber(ARGV[2])
-for i = 3, #ARGV, 7 do
-  local status, track, day, play, ts, seen = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+for i = 3, #ARGV, 6 do
+  local status, track, day, play, played, seen = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
   if status ~= '' then redis.call('LPUSH', KEYS[1], status) end
   if track ~= '' then
     redis.call('LPUSH', KEYS[2], track)
-    if redis.call('HGET', KEYS[6], 'plays_day') == day then
-      redis.call('HINCRBY', KEYS[6], 'plays', 1)
+    if redis.call('HGET', KEYS[5], 'plays_day') == day then
+      redis.call('HINCRBY', KEYS[5], 'plays', 1)
     else
-      redis.call('HSET', KEYS[6], 'plays_day', day, 'plays', 1)
+      redis.call('HSET', KEYS[5], 'plays_day', day, 'plays', 1)
     end
   end
-  if play ~= '' then
-    redis.call('HINCRBY', KEYS[3], play, 1)
-    redis.call('HSET', KEYS[4], play, ts)
-    redis.call('HSET', KEYS[5], play, ARGV[i + 6])
-  end
+  if play ~= '' then addPlays(KEYS[3], KEYS[4], play, 1, played) end
   if seen ~= '' then
-    local known = tonumber(redis.call('HGET', KEYS[6], 'last_seen') or '0')
-    if tonumber(seen) > known then redis.call('HSET', KEYS[6], 'last_seen', seen) end
+    local known = tonumber(redis.call('HGET', KEYS[5], 'last_seen') or '0')
+    if tonumber(seen) > known then redis.call('HSET', KEYS[5], 'last_seen', seen) end
   end
 end
 redis.call('LTRIM', KEYS[1], 0, limit - 1)
 redis.call('LTRIM', KEYS[2], 0, limit - 1)
-while redis.call('HLEN', KEYS[3]) > cap do
-  local counts = redis.call('HGETALL', KEYS[3])
-  local victim, victimCount, victimLast = nil, nil, nil
-  for j = 1, #counts, 2 do
-    local count = tonumber(counts[j + 1])
-    local last = tonumber(redis.call('HGET', KEYS[4], counts[j]))
-    if victim == nil or count < victimCount or (count == victimCount and last < victimLast) then
-      victim, victimCount, victimLast = counts[j], count, last
-    end
-  end
-  redis.call('HDEL', KEYS[3], victim)
-  redis.call('HDEL', KEYS[4], victim)
-  redis.call('HDEL', KEYS[5], victim)
-end
+capPlays(KEYS[3], KEYS[4], cap)
 `;
 
 /** KEYS: as APPEND. Returns the entries erased: status, tracks, play counts. */
 const FORGET = `
-local erased = {redis.call('LLEN', KEYS[1]), redis.call('LLEN', KEYS[2]), redis.call('HLEN', KEYS[3])}
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+local erased = {redis.call('LLEN', KEYS[1]), redis.call('LLEN', KEYS[2]), redis.call('ZCARD', KEYS[3])}
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 return erased
 `;
 
 interface HistoryScripts {
   historyAppend(...args: (string | number)[]): Promise<unknown>;
   historyForget(...args: string[]): Promise<[number, number, number]>;
+  historyTopTracks(...args: (string | number)[]): Promise<string[]>;
 }
 
 /**
- * History in Redis: lists trimmed to the limit, play counts in hashes by track, stats in a hash. A batch
- * is one MULTI of one script call per user, so it lands whole, like the embedded store's transaction.
+ * History in Redis: lists trimmed to the limit, play counts ranked in a sorted set (see plays.ts), stats
+ * in a hash. A batch is one MULTI of one script call per user, so it lands whole, like the embedded
+ * store's transaction. Reads of several keys go in one MULTI too, so they see one moment.
  */
 export class RedisHistoryStore implements HistoryStore {
   private readonly redis: Redis & HistoryScripts;
@@ -81,9 +66,12 @@ export class RedisHistoryStore implements HistoryStore {
   constructor(
     redis: Redis,
     private readonly keys: RedisKeys,
+    /** Settles when the data under the prefix has this build's layout. */
+    private readonly migrated: Promise<void>,
   ) {
-    redis.defineCommand('historyAppend', { numberOfKeys: 6, lua: APPEND });
-    redis.defineCommand('historyForget', { numberOfKeys: 6, lua: FORGET });
+    redis.defineCommand('historyAppend', { numberOfKeys: 5, lua: APPEND });
+    redis.defineCommand('historyForget', { numberOfKeys: 5, lua: FORGET });
+    redis.defineCommand('historyTopTracks', { numberOfKeys: 2, lua: TOP_TRACKS });
     this.redis = redis as Redis & HistoryScripts;
   }
 
@@ -92,6 +80,7 @@ export class RedisHistoryStore implements HistoryStore {
     limits: { history: number; trackedTracks: number },
   ): Promise<void> {
     if (batch.length === 0) return;
+    await this.migrated;
     const byUser = new Map<Snowflake, string[]>();
     for (const write of batch) {
       let args = byUser.get(write.userId);
@@ -110,16 +99,17 @@ export class RedisHistoryStore implements HistoryStore {
         ...args,
       );
     }
-    const replies = (await multi.exec()) ?? [];
-    for (const [error] of replies) if (error) throw error;
+    await execAll(multi);
   }
 
   async history(userId: Snowflake, limit: number): Promise<{ status: StatusEntry[]; tracks: TrackEntry[] }> {
     const [statusKey, tracksKey] = this.keys.history(userId);
-    const [status, tracks] = await Promise.all([
-      this.redis.lrange(statusKey, 0, limit - 1),
-      this.redis.lrange(tracksKey, 0, limit - 1),
-    ]);
+    const [status, tracks] = (await execAll(
+      this.redis
+        .multi()
+        .lrange(statusKey, 0, limit - 1)
+        .lrange(tracksKey, 0, limit - 1),
+    )) as [string[], string[]];
     return {
       status: status.map((entry) => JSON.parse(entry) as StatusEntry),
       tracks: tracks.map((entry) => JSON.parse(entry) as TrackEntry),
@@ -127,12 +117,10 @@ export class RedisHistoryStore implements HistoryStore {
   }
 
   async stats(userId: Snowflake): Promise<StoredStats> {
-    const [statusKey, tracksKey, , , , statsKey] = this.keys.history(userId);
-    const [last, count, stats] = await Promise.all([
-      this.redis.lindex(statusKey, 0),
-      this.redis.llen(tracksKey),
-      this.redis.hgetall(statsKey),
-    ]);
+    const [statusKey, tracksKey, , , statsKey] = this.keys.history(userId);
+    const [last, count, stats] = (await execAll(
+      this.redis.multi().lindex(statusKey, 0).llen(tracksKey).hgetall(statsKey),
+    )) as [string | null, number, Record<string, string>];
     return {
       lastStatus: last === null ? null : (JSON.parse(last) as { status: DiscordStatus }).status,
       lastSeen: stats.last_seen === undefined ? null : Number(stats.last_seen),
@@ -143,23 +131,13 @@ export class RedisHistoryStore implements HistoryStore {
   }
 
   async topTracks(userId: Snowflake, minPlays: number, limit: number): Promise<TopTrack[]> {
-    const [, , countKey, lastKey, trackKey] = this.keys.history(userId);
-    const [counts, lasts] = await Promise.all([this.redis.hgetall(countKey), this.redis.hgetall(lastKey)]);
-    const chosen = Object.entries(counts)
-      .map(([key, count]) => ({ key, count: Number(count), last: Number(lasts[key] ?? 0) }))
-      .filter((play) => play.count >= minPlays)
-      .sort((a, b) => b.count - a.count || b.last - a.last)
-      .slice(0, limit);
-    if (chosen.length === 0) return [];
-    const tracks = await this.redis.hmget(trackKey, ...chosen.map((play) => play.key));
-    return chosen.map((play, index) => ({
-      ...(JSON.parse(tracks[index] as string) as NowPlaying),
-      last_played: play.last,
-      play_count: play.count,
-    }));
+    await this.migrated;
+    const [, , rankKey, playedKey] = this.keys.history(userId);
+    return topTracksFrom(await this.redis.historyTopTracks(rankKey, playedKey, minPlays, limit));
   }
 
   async forget(userId: Snowflake): Promise<ForgetResult> {
+    await this.migrated;
     const [statusEntries, trackEntries, playCounts] = await this.redis.historyForget(
       ...this.keys.history(userId),
     );
@@ -167,23 +145,16 @@ export class RedisHistoryStore implements HistoryStore {
   }
 }
 
-/** One write as APPEND's seven fields. */
+/** One write as APPEND's six fields. */
 function appendFields(write: HistoryWrite): string[] {
   const { track } = write;
-  let play = '';
-  let played = '';
-  if (track && write.countsPlay && track.track_id !== null) {
-    const { ts: _ts, ...nowPlaying } = track;
-    play = playKey(nowPlaying.source, track.track_id);
-    played = JSON.stringify(nowPlaying);
-  }
+  const counts = track !== null && write.countsPlay && track.track_id !== null;
   return [
     write.status ? JSON.stringify(write.status) : '',
     track ? JSON.stringify(track) : '',
     track ? utcDay(track.ts) : '',
-    play,
-    track && play !== '' ? String(track.ts) : '',
+    counts ? playKey(track.source, track.track_id as string) : '',
+    counts ? playedValue(track) : '',
     write.lastSeen === null ? '' : String(write.lastSeen),
-    played,
   ];
 }

@@ -4,33 +4,44 @@ import { RedisApiKeyStore } from './api-keys.js';
 import { RedisHistoryStore } from './history.js';
 import { RedisKeys } from './keys.js';
 import { RedisKvStore } from './kv.js';
+import { migrateRedisStore } from './migrations.js';
 import { RedisProfileStore } from './profiles.js';
 
 /**
- * The store of a scale-out deployment, on the node's Redis connection. A write is acknowledged when Redis
- * answered it; whether it survives a crash of Redis is Redis's setting: with `appendonly yes` and
- * `appendfsync always` nothing acknowledged is lost, with `everysec` up to a second of writes may be.
- * Redis Cluster is not supported: some scripts touch keys of several users (the monitored set).
+ * The store of a scale-out deployment, on the node's Redis connection.
+ *
+ * Durability: a write is acknowledged only once Redis has answered it, but whether it survives a crash of
+ * Redis is Redis's setting. With `appendonly yes` and `appendfsync everysec` (Redis's default fsync
+ * policy) up to about a second of acknowledged writes can be lost; `appendfsync always` loses none at the
+ * cost of an fsync per write; without AOF, everything since the last RDB snapshot.
+ *
+ * Redis Cluster is not supported: some scripts touch keys of several users (the monitored set, a batch
+ * of history). Per-user keys carry `{userId}` hash tags all the same, so one user's script stays in a slot.
  */
 export class RedisStore implements Store {
   readonly profiles: RedisProfileStore;
   readonly kv: RedisKvStore;
   readonly apiKeys: RedisApiKeyStore;
   readonly history: RedisHistoryStore;
+  private readonly migrated: Promise<void>;
 
   constructor(
     private readonly redis: Redis,
     prefix: string,
   ) {
     const keys = new RedisKeys(prefix);
+    this.migrated = migrateRedisStore(redis, keys);
+    // Observed by every history call and by ping (so readiness fails); not a crash of the process.
+    this.migrated.catch(() => {});
     this.profiles = new RedisProfileStore(redis, keys);
     this.kv = new RedisKvStore(redis, keys);
     this.apiKeys = new RedisApiKeyStore(redis, keys);
-    this.history = new RedisHistoryStore(redis, keys);
+    this.history = new RedisHistoryStore(redis, keys, this.migrated);
   }
 
   async ping(): Promise<boolean> {
     try {
+      await this.migrated;
       return (await this.redis.ping()) === 'PONG';
     } catch {
       return false;
@@ -41,6 +52,10 @@ export class RedisStore implements Store {
   async close(): Promise<void> {}
 }
 
+/**
+ * The store under `prefix` on the node's command connection. It migrates data written by older builds
+ * in the background; history calls wait for that, the rest does not depend on it.
+ */
 export function openRedisStore(redis: Redis, prefix: string): RedisStore {
   return new RedisStore(redis, prefix);
 }

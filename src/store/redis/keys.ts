@@ -5,7 +5,12 @@ import type { Snowflake } from '../../presence/model.js';
  * script touching several keys of one user stays within one slot.
  */
 export class RedisKeys {
-  constructor(private readonly prefix: string) {}
+  constructor(readonly prefix: string) {}
+
+  /** The layout version of the data under this prefix, for migrations. */
+  version(): string {
+    return `${this.prefix}store-version`;
+  }
 
   kv(userId: Snowflake): string {
     return `${this.prefix}kv:{${userId}}`;
@@ -27,15 +32,14 @@ export class RedisKeys {
     return `${this.prefix}profile:{${userId}}`;
   }
 
-  /** Status history, track history, play counts (three hashes by track) and stats of one user. */
-  history(userId: Snowflake): [string, string, string, string, string, string] {
+  /** Status history, track history, play ranking (sorted set), played tracks (hash) and stats of one user. */
+  history(userId: Snowflake): [string, string, string, string, string] {
     const tag = `{${userId}}`;
     return [
       `${this.prefix}status-history:${tag}`,
       `${this.prefix}track-history:${tag}`,
-      `${this.prefix}play-count:${tag}`,
-      `${this.prefix}play-last:${tag}`,
-      `${this.prefix}play-track:${tag}`,
+      `${this.prefix}play-rank:${tag}`,
+      `${this.prefix}played-tracks:${tag}`,
       `${this.prefix}stats:${tag}`,
     ];
   }

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { KvChange, KvState } from '../../kv/rules.js';
 import type { Snowflake } from '../../presence/model.js';
 import type { KvLimitRefusal, KvStore } from '../ports.js';
+import { execAll } from './exec.js';
 import type { RedisKeys } from './keys.js';
 
 /**
@@ -11,19 +12,21 @@ import type { RedisKeys } from './keys.js';
  */
 const WRITE = `
 local max, sets = tonumber(ARGV[1]), tonumber(ARGV[2])
-local setting = {}
+local setting, deleting = {}, {}
 for i = 0, sets - 1 do setting[ARGV[3 + i * 2]] = true end
-local count = redis.call('HLEN', KEYS[1])
+-- A set, so a key named twice is counted once; a key also set keeps its new value.
 for i = 3 + sets * 2, #ARGV do
-  if not setting[ARGV[i]] and redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then count = count - 1 end
+  if not setting[ARGV[i]] then deleting[ARGV[i]] = true end
+end
+local count = redis.call('HLEN', KEYS[1])
+for key in pairs(deleting) do
+  if redis.call('HEXISTS', KEYS[1], key) == 1 then count = count - 1 end
 end
 for key in pairs(setting) do
   if redis.call('HEXISTS', KEYS[1], key) == 0 then count = count + 1 end
 end
 if count > max then return {-1, count} end
-for i = 3 + sets * 2, #ARGV do
-  if not setting[ARGV[i]] then redis.call('HDEL', KEYS[1], ARGV[i]) end
-end
+for key in pairs(deleting) do redis.call('HDEL', KEYS[1], key) end
 for i = 0, sets - 1 do redis.call('HSET', KEYS[1], ARGV[3 + i * 2], ARGV[4 + i * 2]) end
 local revision = redis.call('INCR', KEYS[2])
 local reply = redis.call('HGETALL', KEYS[1])
@@ -47,12 +50,9 @@ export class RedisKvStore implements KvStore {
   }
 
   async getKv(userId: Snowflake): Promise<KvState> {
-    const [[kvError, kv], [revisionError, revision]] = (await this.redis
-      .multi()
-      .hgetall(this.keys.kv(userId))
-      .get(this.keys.kvRevision(userId))
-      .exec()) as [[Error | null, Record<string, string>], [Error | null, string | null]];
-    if (kvError || revisionError) throw kvError ?? revisionError;
+    const [kv, revision] = (await execAll(
+      this.redis.multi().hgetall(this.keys.kv(userId)).get(this.keys.kvRevision(userId)),
+    )) as [Record<string, string>, string | null];
     return { kv: sorted(Object.entries(kv)), revision: Number(revision ?? 0) };
   }
 
