@@ -63,6 +63,8 @@ interface DiscordSide {
   registry: PresenceRegistry;
   gateway: DiscordGateway;
   history: HistoryRecorder;
+  /** Scale-out: shares what the registry sees; started before the gateway. */
+  publisher: SharedPresencePublisher | null;
 }
 
 /**
@@ -109,7 +111,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       store.kv,
       bus,
       replicaSync
-        ? (userId, revision) => replicaSync.waitForKv(userId, revision, KV_VISIBLE_TIMEOUT_MS)
+        ? (userId, state) => replicaSync.waitForKv(userId, state, KV_VISIBLE_TIMEOUT_MS)
         : undefined,
     );
 
@@ -134,6 +136,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       }
       cdnUrl = discord.cdnUrl;
       discordSide = startDiscordSide({ config, options, discord, store, bus, keys, kv, cluster, cleanups });
+      await discordSide.publisher?.start();
     }
 
     if (replicaSync) {
@@ -236,13 +239,13 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     const shared = new SharedPresencePublisher({
       registry,
       presences: cluster.presences,
+      kv: store.kv,
       bus: cluster.bus,
       node: config.shardIds?.[0] ?? 0,
       logger,
     });
     publisher = shared;
     shared.onPublished(history.observe);
-    shared.start();
     cleanups.push(() => shared.close());
   } else {
     registry.onChange(history.observe);
@@ -295,7 +298,7 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     logger,
   });
   gateway.onDispatch((payload) => void bot.handle(payload));
-  return { registry, gateway, history };
+  return { registry, gateway, history, publisher };
 }
 
 /** Names this node's Redis connections, so CLIENT LIST tells the nodes apart. */

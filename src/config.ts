@@ -147,6 +147,14 @@ export function loadConfig(env: Env): Config {
     }
     shardIds = ids.sort((a, b) => a - b);
   }
+  if (redisUrl !== null && role === 'all' && token === null) {
+    // Demo users published into a shared Redis would mix with real ones.
+    throw new ConfigError(
+      'DISCORD_TOKEN',
+      'is needed with REDIS_URL: demo mode runs on one machine only',
+      '',
+    );
+  }
   if (role === 'ingest' && token === null) {
     throw new ConfigError(
       'ROLE',

@@ -79,7 +79,11 @@ describe('loadConfig', () => {
   ])('rejects %s=%s with a one-line error naming the variable', (name, value) => {
     let caught: unknown;
     try {
-      loadConfig({ [name]: value, REDIS_URL: name === 'REDIS_URL' ? value : 'redis://localhost' });
+      loadConfig({
+        [name]: value,
+        REDIS_URL: name === 'REDIS_URL' ? value : 'redis://localhost',
+        DISCORD_TOKEN: 'token',
+      });
     } catch (error) {
       caught = error;
     }
@@ -115,6 +119,10 @@ describe('loadConfig', () => {
     [{ SHARD_COUNT: '2', SHARD_IDS: '1,1' }, /^SHARD_IDS: must be distinct/],
     [{ SHARD_COUNT: '2', SHARD_IDS: '' }, null],
     [{ REDIS_URL: 'redis://x', ROLE: 'ingest' }, /^ROLE: ingest connects to Discord and needs DISCORD_TOKEN/],
+    [
+      { REDIS_URL: 'redis://x' },
+      /^DISCORD_TOKEN: is needed with REDIS_URL: demo mode runs on one machine only/,
+    ],
     [{ REDIS_URL: 'redis://x', ROLE: 'api', SHARD_COUNT: '2' }, /^ROLE: api runs no Discord gateway/],
   ])('checks how the shard variables fit together: %j', (env, error) => {
     if (error === null) expect(() => loadConfig(env)).not.toThrow();

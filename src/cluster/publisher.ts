@@ -1,16 +1,31 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { RedisBus } from '../bus/redis.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceListener, PresenceRegistry } from '../presence/registry.js';
+import type { KvStore } from '../store/ports.js';
 import type { RedisPresences } from '../store/redis/presences.js';
+
+/** Users whose KV is re-read at once when catching up after an outage. */
+const KV_RELOAD_BATCH = 500;
+
+/** A node that has not renewed its liveness for this long is taken for dead: it owns no user any more. */
+export const NODE_TTL_MS = 15_000;
+/** How often each ingest node looks for dead ones and leaves their users in their place. */
+export const DEAD_NODE_SWEEP_MS = 10_000;
 
 export interface PublisherOptions {
   registry: PresenceRegistry;
   presences: RedisPresences;
+  /** KV changes announced while this node could not hear them are read back from here. */
+  kv: KvStore;
   bus: RedisBus;
   /** This ingest node's number: its lowest shard id. */
   node: number;
   logger: Logger;
+  /** Tests shorten these. */
+  liveness?: { ttlMs?: number; sweepMs?: number };
 }
 
 /**
@@ -25,11 +40,30 @@ export class SharedPresencePublisher {
   private readonly inFlight = new Set<Promise<unknown>>();
   /** Until this node's guilds are all loaded, a user it does not see yet may simply not be listed yet. */
   private synced = false;
+  /** Tells this process from an earlier or a misconfigured twin holding the same node number. */
+  private readonly instance = randomUUID();
+  private readonly ttlMs: number;
+  private readonly timers: NodeJS.Timeout[] = [];
 
-  constructor(private readonly options: PublisherOptions) {}
+  constructor(private readonly options: PublisherOptions) {
+    this.ttlMs = options.liveness?.ttlMs ?? NODE_TTL_MS;
+  }
 
-  start(): void {
-    const { registry, bus, node } = this.options;
+  /**
+   * Claims this node's number (waiting out a crashed predecessor's liveness; refusing a live twin), then
+   * follows the registry. Resolves once this node may publish.
+   */
+  async start(): Promise<void> {
+    const { registry, bus, node, logger } = this.options;
+    await this.claim();
+    this.timers.push(
+      setInterval(() => void this.renew(), this.ttlMs / 3).unref(),
+      setInterval(
+        () => void this.sweepDeadNodes(),
+        this.options.liveness?.sweepMs ?? DEAD_NODE_SWEEP_MS,
+      ).unref(),
+    );
+    logger.info({ node }, 'ingest node registered in Redis');
     this.unsubscribers.push(
       registry.onChange((change) => this.forward(change)),
       bus.subscribe('presence.handover', (handover) => {
@@ -63,6 +97,7 @@ export class SharedPresencePublisher {
         ? (await presences.usersOf(node)).filter((userId) => !registry.isMonitored(userId))
         : [];
       for (const userId of stale) this.track(this.leave(userId, undefined));
+      await this.reloadKv();
       for (const [userId] of registry.snapshots()) this.republish(userId);
       await this.settled();
       logger.info({ node, users: registry.size, left: stale.length }, 'shared presences in step with Redis');
@@ -71,15 +106,71 @@ export class SharedPresencePublisher {
     }
   }
 
+  /** The registry's KV as stored now: kv.changed messages sent while the bus was away never arrived. */
+  private async reloadKv(): Promise<void> {
+    const { registry, kv } = this.options;
+    const users = [...registry.snapshots()].map(([userId]) => userId);
+    for (let i = 0; i < users.length; i += KV_RELOAD_BATCH) {
+      const batch = users.slice(i, i + KV_RELOAD_BATCH);
+      const states = await Promise.all(batch.map((userId) => kv.getKv(userId)));
+      for (const [index, state] of states.entries()) {
+        registry.kvChanged(batch[index] as Snowflake, state.kv, state.revision);
+      }
+    }
+  }
+
   /** Resolves once every write sent so far has been answered. */
   async settled(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
+  /** Leaves, in place of nodes whose liveness expired, the users they saw; live nodes take over. */
+  async sweepDeadNodes(): Promise<void> {
+    const { presences, node, logger } = this.options;
+    try {
+      for (const dead of await presences.deadNodes()) {
+        if (dead === node) continue;
+        const users = await presences.usersOf(dead);
+        for (const userId of users) await presences.leave(dead, userId);
+        await presences.forgetNode(dead);
+        logger.warn({ node: dead, users: users.length }, 'ingest node gone; its users were handed over');
+      }
+    } catch (error) {
+      logger.warn({ err: error }, 'could not look for dead ingest nodes');
+    }
+  }
+
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+    for (const timer of this.timers.splice(0)) clearInterval(timer);
     await this.settled();
     this.listeners.clear();
+    await this.options.presences.release(this.options.node, this.instance).catch(() => undefined);
+  }
+
+  private async claim(): Promise<void> {
+    const { presences, node, logger } = this.options;
+    const deadline = Date.now() + this.ttlMs + 1_000;
+    while (!(await presences.claim(node, this.instance, this.ttlMs))) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `ingest node ${node} is run by another live process: give each ingest node its own SHARD_IDS`,
+        );
+      }
+      logger.warn({ node }, 'ingest node number held by another process; waiting for it to expire');
+      await sleep(1_000);
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const { presences, node, logger } = this.options;
+    try {
+      if (!(await presences.claim(node, this.instance, this.ttlMs))) {
+        logger.error({ node }, 'another process took over this ingest node number; check SHARD_IDS');
+      }
+    } catch (error) {
+      logger.warn({ err: error, node }, 'could not renew this ingest node in Redis');
+    }
   }
 
   private forward(change: PresenceChange): void {

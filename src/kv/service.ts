@@ -25,7 +25,7 @@ export class KvService {
      * resolves; across nodes the presence comes back through Redis, and a write answers only once it
      * is readable, as on one machine.
      */
-    private readonly visible?: (userId: Snowflake, revision: number) => Promise<unknown>,
+    private readonly visible?: (userId: Snowflake, state: KvState) => Promise<unknown>,
   ) {}
 
   read(userId: Snowflake): Promise<KvState> {
@@ -39,7 +39,7 @@ export class KvService {
     const result = await this.store.writeKv(userId, change, KV_MAX_KEYS);
     if ('refused' in result) return { ok: false, rejection: limitRejection(result.wouldHave) };
     await this.bus.publish('kv.changed', { userId, kv: result.kv, revision: result.revision });
-    await this.visible?.(userId, result.revision);
+    await this.visible?.(userId, result);
     return { ok: true, state: result };
   }
 

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ClusterLink, connectCluster } from '../../src/cluster/connect.js';
@@ -7,6 +8,7 @@ import { spotifyActivity } from '../../src/discord/simulator/activities.js';
 import type { DiscordUser, RawPresence } from '../../src/presence/model.js';
 import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
 import { PresenceReplica } from '../../src/presence/replica.js';
+import { openRedisStore } from '../../src/store/redis/index.js';
 import { eventually, sleep } from '../support/eventually.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 
@@ -51,8 +53,11 @@ function link(name = 'presently-test'): ClusterLink {
   return created;
 }
 
-async function ingestNode(node: number): Promise<IngestNode> {
-  const l = link();
+/** Liveness short enough that a test sees a crashed node expire. */
+const LIVENESS = { ttlMs: 600, sweepMs: 100 };
+
+async function ingestNode(node: number, name?: string): Promise<IngestNode> {
+  const l = link(name);
   const registry = new PresenceRegistry({
     cdnUrl: 'https://cdn.discordapp.com',
     youtubeMusic: { applicationIds: new Set(), names: new Set() },
@@ -60,13 +65,15 @@ async function ingestNode(node: number): Promise<IngestNode> {
   const publisher = new SharedPresencePublisher({
     registry,
     presences: l.presences,
+    kv: openRedisStore(l.redis, prefix).kv,
     bus: l.bus,
     node,
     logger,
+    liveness: LIVENESS,
   });
   const published: PresenceChange[] = [];
   publisher.onPublished((change) => published.push(change));
-  publisher.start();
+  await publisher.start();
   await l.bus.ready();
   closers.push(() => publisher.close());
   return { registry, publisher, published, link: l };
@@ -116,9 +123,11 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
 
   afterEach(async () => {
     for (const close of closers.splice(0).reverse()) await close();
-    const cleaner = links[0]?.redis;
-    if (cleaner) await dropPrefix(cleaner, prefix);
     for (const l of links.splice(0)) await l.close();
+    // Not a node's connection: a test may have cut those.
+    const cleaner = new Redis(REDIS_TEST_URL);
+    await dropPrefix(cleaner, prefix);
+    cleaner.disconnect();
     prefix = uniquePrefix();
   });
 
@@ -195,12 +204,14 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
     await eventually(() => expect(api.replica.get(ALICE.id)).toBeDefined());
 
-    const shown = api.sync.waitForKv(ALICE.id, 4, 5_000);
+    const shown = api.sync.waitForKv(ALICE.id, { kv: { city: 'Lyon' }, revision: 4 }, 5_000);
     zero.registry.kvChanged(ALICE.id, { city: 'Lyon' }, 4);
     expect(await shown).toBe(true);
     expect(api.replica.get(ALICE.id)?.presence.kv).toEqual({ city: 'Lyon' });
-    expect(await api.sync.waitForKv(BOB.id, 1, 5_000)).toBe(true);
-    expect(await api.sync.waitForKv(ALICE.id, 5, 50)).toBe(false);
+    expect(await api.sync.waitForKv(BOB.id, { kv: { any: 'thing' }, revision: 1 }, 5_000)).toBe(true);
+    expect(await api.sync.waitForKv(ALICE.id, { kv: { city: 'Paris' }, revision: 5 }, 50)).toBe(false);
+    // A write that changed nothing (same values, a newer revision) publishes nothing, and is shown already.
+    expect(await api.sync.waitForKv(ALICE.id, { kv: { city: 'Lyon' }, revision: 5 }, 50)).toBe(true);
   });
 
   it('after a restart, a node leaves the users it had that are gone once its guilds are loaded', async () => {
@@ -247,5 +258,73 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
       expect(replica.get(ALICE.id)?.presence.discord_status).toBe('idle');
       expect(replica.get(BOB.id)).toBeDefined();
     });
+  });
+
+  /** Cuts every Redis connection named `name`: the process is cut off without a word. */
+  async function cut(via: ClusterLink, name: string): Promise<void> {
+    const clients = String(await via.redis.client('LIST')).split('\n');
+    for (const line of clients.filter((entry) => entry.includes(` name=${name} `))) {
+      await via.redis.client('KILL', 'ID', /^id=(\d+)/.exec(line)?.[1] as string);
+    }
+  }
+
+  it('a crashed owner owns nothing once its liveness expires: the other node publishes, its users are left', async () => {
+    const zero = await ingestNode(0);
+    const one = await ingestNode(1);
+    const api = await apiNode();
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
+    zero.registry.memberSeen(GUILD_ON_0, BOB, online);
+    one.registry.memberSeen(GUILD_ON_1, ALICE, online);
+    await eventually(() => expect(api.replica.size).toBe(2));
+
+    // Node 0 dies: no leave, no release; its renewals stop.
+    const dead = zero.publisher as unknown as { timers: NodeJS.Timeout[] };
+    for (const timer of dead.timers) clearInterval(timer);
+    zero.link.redis.disconnect();
+    zero.link.bus.close();
+
+    one.registry.memberSeen(GUILD_ON_1, ALICE, idle);
+    await eventually(() => expect(api.replica.get(ALICE.id)?.presence.discord_status).toBe('idle'));
+    // Bob was seen by node 0 only: the sweep leaves him in its place.
+    await eventually(() => expect(api.replica.get(BOB.id)).toBeUndefined());
+  });
+
+  it('refuses a second live process with the same node number', async () => {
+    await ingestNode(3);
+    const l = link();
+    const twin = new SharedPresencePublisher({
+      registry: new PresenceRegistry({
+        cdnUrl: 'https://cdn.discordapp.com',
+        youtubeMusic: { applicationIds: new Set(), names: new Set() },
+      }),
+      presences: l.presences,
+      kv: openRedisStore(l.redis, prefix).kv,
+      bus: l.bus,
+      node: 3,
+      logger,
+      liveness: LIVENESS,
+    });
+    await expect(twin.start()).rejects.toThrow(/ingest node 3 is run by another live process/);
+  });
+
+  it('after missing a KV change while cut off, an ingest node reads the KV back before publishing again', async () => {
+    const name = `presently-test-ingest-${prefix.slice(-13, -1)}`;
+    const zero = await ingestNode(0, name);
+    const api = await apiNode();
+    const store = openRedisStore(zero.link.redis, prefix);
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
+    await eventually(() => expect(api.replica.get(ALICE.id)).toBeDefined());
+
+    await cut(links[links.length - 1] as ClusterLink, name);
+    // Written and announced while node 0 could not hear it (as from an API node).
+    const written = await store.kv.writeKv(ALICE.id, { set: new Map([['city', 'Oslo']]), delete: [] }, 512);
+    if ('refused' in written) throw new Error('refused');
+    await links[links.length - 1]?.bus.publish('kv.changed', {
+      userId: ALICE.id,
+      kv: written.kv,
+      revision: written.revision,
+    });
+
+    await eventually(() => expect(api.replica.get(ALICE.id)?.presence.kv).toEqual({ city: 'Oslo' }));
   });
 });

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KV_VISIBLE_TIMEOUT_MS } from '../../src/app.js';
 import { spotifyActivity } from '../../src/discord/simulator/activities.js';
 import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { SocketClient } from '../socket/client.js';
@@ -160,6 +161,14 @@ describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redi
       expect(updatesFor(socket, BOB).at(-1)?.kv).toEqual({ city: 'Lyon' });
       expect((await presence(reader, BOB)).data?.kv).toEqual({ city: 'Lyon' });
     });
+    // The same write again changes nothing: nothing is published, and the write must not wait for it.
+    const again = await fetch(`${writer.url}/v1/users/${BOB}/kv/city`, {
+      method: 'PUT',
+      headers: { authorization: key },
+      body: 'Lyon',
+      signal: AbortSignal.timeout(KV_VISIBLE_TIMEOUT_MS / 2),
+    });
+    expect(again.status).toBe(204);
     await socket.close();
   });
 

@@ -4,23 +4,34 @@ import type { PublishedPresence } from '../../presence/replica.js';
 
 /**
  * Ingest nodes are numbered by their lowest shard id. A user seen on several nodes (guilds on several
- * shards) is published by the lowest-numbered of them only, so one real change is one publication and
- * one history entry, however many shards carry it.
+ * shards) is published by the lowest-numbered live one only, so one real change is one publication and
+ * one history entry, however many shards carry it. A node whose liveness key expired (it crashed) owns
+ * nothing, so the next one takes over at once. `alive` is the liveness keys' prefix.
  */
 const MIN_NODE = `
 local owner = nil
 for _, member in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   local n = tonumber(member)
-  if owner == nil or n < owner then owner = n end
+  if (owner == nil or n < owner) and redis.call('EXISTS', alive .. member) == 1 then owner = n end
 end
+`;
+
+/** KEYS: liveness key, ingest node set. ARGV: node, instance, ttl ms. 0 when another instance holds it. */
+const CLAIM = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[1])
+return 1
 `;
 
 /**
  * KEYS: presence hash, user's nodes, node's users, monitored set.
- * ARGV: user id, node, presence JSON, KV revision, channel.
+ * ARGV: user id, node, presence JSON, KV revision, channel, liveness prefix.
  * Returns the new version, or 0 when this node does not own the user or nothing changed.
  */
 const PUT = `
+local alive = ARGV[6]
 redis.call('SADD', KEYS[2], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[1])
 ${MIN_NODE}
@@ -35,10 +46,11 @@ return version
 `;
 
 /**
- * KEYS: as PUT. ARGV: user id, node, presence channel, handover channel.
+ * KEYS: as PUT. ARGV: user id, node, presence channel, handover channel, liveness prefix.
  * Returns LEFT_* below.
  */
 const LEAVE = `
+local alive = ARGV[5]
 redis.call('SREM', KEYS[3], ARGV[1])
 if redis.call('SREM', KEYS[2], ARGV[2]) == 0 then return 0 end
 ${MIN_NODE}
@@ -66,6 +78,7 @@ const LISTING_BATCH = 1_000;
 interface PresenceScripts {
   presencePut(...args: string[]): Promise<number>;
   presenceLeave(...args: string[]): Promise<number>;
+  presenceClaim(...args: string[]): Promise<number>;
 }
 
 /**
@@ -88,6 +101,7 @@ export class RedisPresences {
     this.handoverChannel = channels.handover;
     redis.defineCommand('presencePut', { numberOfKeys: 4, lua: PUT });
     redis.defineCommand('presenceLeave', { numberOfKeys: 4, lua: LEAVE });
+    redis.defineCommand('presenceClaim', { numberOfKeys: 2, lua: CLAIM });
     this.redis = redis as Redis & PresenceScripts;
   }
 
@@ -103,6 +117,7 @@ export class RedisPresences {
       json,
       String(kvRevision),
       this.channel,
+      this.alivePrefix(),
     );
   }
 
@@ -114,8 +129,46 @@ export class RedisPresences {
       String(node),
       this.channel,
       this.handoverChannel,
+      this.alivePrefix(),
     );
     return LEAVE_OUTCOMES[outcome] ?? 'not-here';
+  }
+
+  /**
+   * Marks `node` as run by `instance` for `ttlMs`; false when another instance holds it (two nodes
+   * configured with the same shards, or the previous holder has not expired yet). Renewed while running.
+   */
+  async claim(node: number, instance: string, ttlMs: number): Promise<boolean> {
+    return (
+      (await this.redis.presenceClaim(
+        `${this.alivePrefix()}${node}`,
+        this.ingestNodesKey(),
+        String(node),
+        instance,
+        String(ttlMs),
+      )) === 1
+    );
+  }
+
+  /** Gives `node` up at once (a clean shutdown), if `instance` holds it. */
+  async release(node: number, instance: string): Promise<void> {
+    const key = `${this.alivePrefix()}${node}`;
+    if ((await this.redis.get(key)) === instance) await this.redis.del(key);
+  }
+
+  /** Nodes that ran once and whose liveness expired: their users are for the live nodes to leave. */
+  async deadNodes(): Promise<number[]> {
+    const nodes = (await this.redis.smembers(this.ingestNodesKey())).map(Number);
+    if (nodes.length === 0) return [];
+    const alive = await this.redis.mget(...nodes.map((node) => `${this.alivePrefix()}${node}`));
+    return nodes.filter((_, index) => alive[index] === null);
+  }
+
+  /** A dead node is forgotten once nothing of it is left. */
+  async forgetNode(node: number): Promise<void> {
+    if ((await this.redis.scard(this.nodeUsersKey(node))) === 0) {
+      await this.redis.srem(this.ingestNodesKey(), String(node));
+    }
   }
 
   /** The users this node said it sees: after a restart, those it no longer sees must be left. */
@@ -124,11 +177,6 @@ export class RedisPresences {
     const stream = this.redis.sscanStream(this.nodeUsersKey(node), { count: LISTING_BATCH });
     for await (const batch of stream) users.push(...(batch as string[]));
     return users;
-  }
-
-  async read(userId: Snowflake): Promise<PublishedPresence> {
-    const [json, version, kv] = await this.redis.hmget(this.presenceKey(userId), 'json', 'version', 'kv');
-    return { userId, version: Number(version ?? 0), kvRevision: Number(kv ?? 0), json: json ?? null };
   }
 
   /** Every monitored user's presence, read in batches. */
@@ -164,6 +212,14 @@ export class RedisPresences {
 
   private nodeUsersKey(node: number): string {
     return `${this.prefix}node-users:${node}`;
+  }
+
+  private alivePrefix(): string {
+    return `${this.prefix}node-alive:`;
+  }
+
+  private ingestNodesKey(): string {
+    return `${this.prefix}ingest-nodes`;
   }
 
   private monitoredKey(): string {
