@@ -91,10 +91,13 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         ? null
         : connectCluster(config.redisUrl, config.redisPrefix, logger, nodeName(config));
     if (cluster) cleanups.push(() => cluster.close());
+    if (cluster) await cluster.ready();
+    // With Redis, requests fail fast while it is away; background work waits for it and catches up.
     const store: Store = cluster
-      ? openRedisStore(cluster.redis, config.redisPrefix)
+      ? openRedisStore(cluster.requests, config.redisPrefix)
       : openSqliteStore(config.database);
     cleanups.push(() => store.close());
+    const background: Store = cluster ? openRedisStore(cluster.redis, config.redisPrefix) : store;
     const bus: Bus = cluster?.bus ?? new LocalBus();
     cleanups.push(() => bus.close());
     if (cluster) {
@@ -135,7 +138,17 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         logger.info({ api: discord.apiUrl }, 'connecting to Discord');
       }
       cdnUrl = discord.cdnUrl;
-      discordSide = startDiscordSide({ config, options, discord, store, bus, keys, kv, cluster, cleanups });
+      discordSide = startDiscordSide({
+        config,
+        options,
+        discord,
+        store: background,
+        bus,
+        keys,
+        kv,
+        cluster,
+        cleanups,
+      });
       await discordSide.publisher?.start();
     }
 
@@ -211,6 +224,7 @@ interface DiscordSideDeps {
   config: Config;
   options: AppOptions;
   discord: DiscordEndpoints;
+  /** The waiting store: what the Discord side writes may wait out a Redis outage. */
   store: Store;
   bus: Bus;
   keys: ApiKeyService;

@@ -1,14 +1,20 @@
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RedisBus } from '../bus/redis.js';
 import { RedisPresences } from '../store/redis/presences.js';
 
 export interface ClusterLink {
+  /** For background work (presences, history, profiles): waits while Redis is away, then catches up. */
   redis: Redis;
+  /** For requests: fails within a couple of seconds while Redis is away, so a client gets an answer. */
+  requests: Redis;
   /** For rate-limit counters: fails at once while Redis is away instead of holding requests. */
   limiter: Redis;
   bus: RedisBus;
   presences: RedisPresences;
+  /** Resolves once the command connections are up: a fail-fast one refuses commands before that. */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -34,6 +40,12 @@ export function connectCluster(url: string, prefix: string, logger: Logger, name
   redis.on('ready', () => {
     lastError = '';
   });
+  const requests = redis.duplicate({
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 2_000,
+  });
+  requests.on('error', () => {});
   const limiter = redis.duplicate({
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -47,13 +59,22 @@ export function connectCluster(url: string, prefix: string, logger: Logger, name
   });
   return {
     redis,
+    requests,
     limiter,
     bus,
     presences,
+    ready: async () => {
+      for (const client of [redis, requests, limiter]) {
+        if (client.status !== 'ready') await once(client, 'ready');
+      }
+    },
     close: async () => {
       await bus.close();
-      limiter.disconnect();
-      await redis.quit().catch(() => redis.disconnect());
+      for (const client of [limiter, requests, redis]) {
+        // QUIT would wait in the queue of a connection that is down.
+        if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
+        else client.disconnect();
+      }
     },
   };
 }

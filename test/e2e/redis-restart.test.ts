@@ -1,13 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { obtainApiKey } from '../support/api-key.js';
 import { eventually, sleep } from '../support/eventually.js';
-import { freePort, type NodeProcess, startNodeProcess } from '../support/node-process.js';
-import { redisAvailable } from '../support/redis.js';
+import { type NodeProcess, startNodeProcess } from '../support/node-process.js';
+import { type PrivateRedis, redisAvailable, startPrivateRedis } from '../support/redis.js';
 
 /**
  * Redis goes away during traffic and comes back: the nodes recover by themselves, serve the current state
@@ -21,41 +17,11 @@ const USER = '80351110224678912';
 
 describe.skipIf(!hasRedis)('Redis restarted under traffic', () => {
   const simulator = new DiscordSimulator({ heartbeatIntervalMs: 1_000 });
-  const dir = mkdtempSync(join(tmpdir(), 'presently-redis-'));
   const nodes: NodeProcess[] = [];
-  let port = 0;
-  let redis: ChildProcess | undefined;
-
-  const startRedis = async (): Promise<void> => {
-    const child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'yes',
-        '--appendfsync',
-        'always',
-        '--dir',
-        dir,
-      ],
-      { stdio: 'ignore' },
-    );
-    redis = child;
-    await eventually(async () => {
-      const probe = await fetch(`http://127.0.0.1:${port}`).catch((error: unknown) => error);
-      // Redis answers an HTTP request by closing the connection: anything but "refused" means it listens.
-      expect(String((probe as { cause?: unknown }).cause ?? probe)).not.toMatch(/ECONNREFUSED/);
-    });
-  };
+  let redis: PrivateRedis;
 
   beforeAll(async () => {
-    port = await freePort();
-    await startRedis();
+    redis = await startPrivateRedis();
     await simulator.start();
     simulator.createGuild({
       id: GUILD,
@@ -64,7 +30,7 @@ describe.skipIf(!hasRedis)('Redis restarted under traffic', () => {
     });
     const env = (role: string) => ({
       ROLE: role,
-      REDIS_URL: `redis://127.0.0.1:${port}`,
+      REDIS_URL: redis.url,
       DISCORD_TOKEN: simulator.token,
       DISCORD_API_URL: simulator.apiUrl,
       DISCORD_CDN_URL: simulator.cdnUrl,
@@ -81,8 +47,7 @@ describe.skipIf(!hasRedis)('Redis restarted under traffic', () => {
   afterAll(async () => {
     await Promise.all(nodes.map((node) => node.stop()));
     await simulator.stop();
-    redis?.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    redis.remove();
   }, 30_000);
 
   it('recovers, serves the current state within seconds and loses no acknowledged write', async () => {
@@ -114,11 +79,11 @@ describe.skipIf(!hasRedis)('Redis restarted under traffic', () => {
     })();
 
     await eventually(() => expect(acknowledged.length).toBeGreaterThan(10));
-    redis?.kill('SIGKILL');
+    redis.kill();
     await sleep(300);
     simulator.setPresence(USER, { status: 'dnd' });
     await sleep(1_000);
-    await startRedis();
+    await redis.start();
 
     await eventually(async () => expect((await read()).data?.discord_status).toBe('dnd'), 10_000);
     const countAtRecovery = acknowledged.length;

@@ -1,5 +1,10 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort } from './node-process.js';
 
 /** The Redis tests use: this machine's, unless REDIS_TEST_URL says otherwise. */
 export const REDIS_TEST_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
@@ -46,4 +51,55 @@ export async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
   for await (const keys of stream) {
     if ((keys as string[]).length > 0) await redis.unlink(...(keys as string[]));
   }
+}
+
+export interface PrivateRedis {
+  readonly port: number;
+  readonly url: string;
+  /** SIGKILL: what a crash of Redis looks like to its clients. */
+  kill(): void;
+  /** Starts it again on the same port and data directory. */
+  start(): Promise<void>;
+  /** Kills it and removes its data. */
+  remove(): void;
+}
+
+/**
+ * A redis-server of a test's own, on a free port, with the durable settings the README asks for (AOF,
+ * fsync on every write), so a test can stop and restart it without touching the machine's Redis.
+ */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'presently-redis-'));
+  let child: ChildProcess | undefined;
+  const start = async (): Promise<void> => {
+    child = spawn(
+      'redis-server',
+      [
+        ...['--port', String(port), '--bind', '127.0.0.1', '--save', ''],
+        ...['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir],
+      ],
+      { stdio: 'ignore' },
+    );
+    const probe = new Redis(port, '127.0.0.1', {
+      lazyConnect: true,
+      retryStrategy: () => 50,
+      maxRetriesPerRequest: null,
+    });
+    probe.on('error', () => {});
+    await probe.connect().catch(() => undefined);
+    await probe.ping();
+    probe.disconnect();
+  };
+  await start();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    kill: () => child?.kill('SIGKILL'),
+    start,
+    remove: () => {
+      child?.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
