@@ -260,6 +260,7 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     });
     publisher = shared;
     shared.onPublished(history.observe);
+    shared.onReleased((userId) => history.release(userId));
     cleanups.push(() => shared.close());
   } else {
     registry.onChange(history.observe);

@@ -5,7 +5,7 @@ import type { RedisBus } from '../bus/redis.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceListener, PresenceRegistry } from '../presence/registry.js';
 import type { KvStore } from '../store/ports.js';
-import type { RedisPresences } from '../store/redis/presences.js';
+import { NOT_OWNER, type RedisPresences } from '../store/redis/presences.js';
 
 /** Users whose KV is re-read at once when catching up after an outage. */
 const KV_RELOAD_BATCH = 500;
@@ -35,6 +35,7 @@ export interface PublisherOptions {
  */
 export class SharedPresencePublisher {
   private readonly listeners = new Set<PresenceListener>();
+  private readonly releasedListeners = new Set<(userId: Snowflake) => void>();
   private readonly unsubscribers: Array<() => void> = [];
   /** Writes in flight, so shutdown and tests can wait for Redis to have them. */
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -84,6 +85,12 @@ export class SharedPresencePublisher {
   markSynced(): Promise<void> {
     this.synced = true;
     return this.resync();
+  }
+
+  /** Users another node publishes now: what this node recorded of them is no longer current. */
+  onReleased(listener: (userId: Snowflake) => void): () => void {
+    this.releasedListeners.add(listener);
+    return () => this.releasedListeners.delete(listener);
   }
 
   /**
@@ -145,6 +152,7 @@ export class SharedPresencePublisher {
     for (const timer of this.timers.splice(0)) clearInterval(timer);
     await this.settled();
     this.listeners.clear();
+    this.releasedListeners.clear();
     await this.options.presences.release(this.options.node, this.instance).catch(() => undefined);
   }
 
@@ -195,11 +203,17 @@ export class SharedPresencePublisher {
       registry.kvRevisionOf(change.userId),
     );
     if (version > 0) this.emit(change);
+    else if (version === NOT_OWNER) this.released(change.userId);
   }
 
   private async leave(userId: Snowflake, change: PresenceChange | undefined): Promise<void> {
     const outcome = await this.options.presences.leave(this.options.node, userId);
     if (outcome === 'unmonitored' && change) this.emit(change);
+    else this.released(userId);
+  }
+
+  private released(userId: Snowflake): void {
+    for (const listener of this.releasedListeners) listener(userId);
   }
 
   private track(write: Promise<void>): void {

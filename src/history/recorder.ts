@@ -101,6 +101,16 @@ export class HistoryRecorder {
     });
   }
 
+  /**
+   * Another node records this user now (scale-out ownership moved): what this one remembers would be
+   * stale if the user came back to it, and its last_seen at shutdown would be wrong. What waits to be
+   * written stays: it happened while this node was the one recording.
+   */
+  release(userId: Snowflake): void {
+    this.memory.delete(userId);
+    this.liveStatus.delete(userId);
+  }
+
   /** Final flush, with last_seen for everyone still online: after a restart nobody else can know it. */
   async close(): Promise<void> {
     clearInterval(this.timer);

@@ -40,6 +40,7 @@ interface IngestNode {
   registry: PresenceRegistry;
   publisher: SharedPresencePublisher;
   published: PresenceChange[];
+  released: string[];
   link: ClusterLink;
 }
 
@@ -73,10 +74,12 @@ async function ingestNode(node: number, name?: string): Promise<IngestNode> {
   });
   const published: PresenceChange[] = [];
   publisher.onPublished((change) => published.push(change));
+  const released: string[] = [];
+  publisher.onReleased((userId) => released.push(userId));
   await publisher.start();
   await l.bus.ready();
   closers.push(() => publisher.close());
-  return { registry, publisher, published, link: l };
+  return { registry, publisher, published, released, link: l };
 }
 
 async function apiNode(): Promise<{
@@ -154,9 +157,11 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
 
     expect(api.replica.size).toBe(1);
     expect(api.changes.map((change) => change.kind)).toEqual(['monitored', 'updated']);
-    // History hears the owner (the lowest node) only.
+    // History hears the owner (the lowest node) only; the other is told to let go of the user.
     expect(zero.published).toHaveLength(2);
     expect(one.published).toHaveLength(0);
+    expect(one.released).toContain(ALICE.id);
+    expect(zero.released).toEqual([]);
     expect(api.replica.get(ALICE.id)?.presence.spotify?.timestamps.start).toBe(1_200_000);
   });
 

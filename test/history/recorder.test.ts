@@ -133,4 +133,14 @@ describe('HistoryRecorder', () => {
     expect(tracks).toHaveLength(1);
     expect((await store.history.stats(USER.id)).lastSeen).toBe(T0 + 5_001);
   });
+
+  it('after release (another node records the user now), forgets the user: no last_seen at shutdown, memory read again', async () => {
+    const { store, registry, recorder, advance } = setup();
+    registry.memberSeen(GUILD_A, USER, listening('t1', T0));
+    await recorder.flush();
+    recorder.release(USER.id);
+    advance(60_000);
+    await recorder.close();
+    expect((await store.history.stats(USER.id)).lastSeen).toBeNull();
+  });
 });

@@ -28,14 +28,14 @@ return 1
 /**
  * KEYS: presence hash, user's nodes, node's users, monitored set.
  * ARGV: user id, node, presence JSON, KV revision, channel, liveness prefix.
- * Returns the new version, or 0 when this node does not own the user or nothing changed.
+ * Returns the new version, 0 when nothing changed, -1 when another node owns the user.
  */
 const PUT = `
 local alive = ARGV[6]
 redis.call('SADD', KEYS[2], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[1])
 ${MIN_NODE}
-if owner ~= tonumber(ARGV[2]) then return 0 end
+if owner ~= tonumber(ARGV[2]) then return -1 end
 if redis.call('HGET', KEYS[1], 'json') == ARGV[3] then return 0 end
 local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
 redis.call('HSET', KEYS[1], 'json', ARGV[3], 'kv', ARGV[4])
@@ -68,6 +68,9 @@ if owner > tonumber(ARGV[2]) then
 end
 return 3
 `;
+
+/** What `put` answers when another node publishes the user. */
+export const NOT_OWNER = -1;
 
 export type LeaveOutcome = 'not-here' | 'unmonitored' | 'handed-over' | 'still-elsewhere';
 const LEAVE_OUTCOMES: readonly LeaveOutcome[] = ['not-here', 'unmonitored', 'handed-over', 'still-elsewhere'];
@@ -106,8 +109,8 @@ export class RedisPresences {
   }
 
   /**
-   * This node sees the user with this presence. Returns the published version, or 0 when another node
-   * owns the user or the shared presence is already this one.
+   * This node sees the user with this presence. Returns the published version, 0 when the shared
+   * presence is already this one, NOT_OWNER when another node owns the user.
    */
   put(node: number, userId: Snowflake, json: string, kvRevision: number): Promise<number> {
     return this.redis.presencePut(
