@@ -120,7 +120,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Access-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n' +
+        'Access-Control-Allow-Origin: *\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
         body,
     );
   }

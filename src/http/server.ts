@@ -45,11 +45,19 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // Bad URL encodings and similar: answered in the envelope like every other error.
     // Framework errors skip the hooks, CORS included, so the header is set here.
     frameworkErrors: (error, _request, reply) =>
-      sendError(reply.header('access-control-allow-origin', '*'), new ApiError('bad_request', error.message)),
+      sendError(
+        reply.header('access-control-allow-origin', '*').header('x-content-type-options', 'nosniff'),
+        new ApiError('bad_request', error.message),
+      ),
     // A KV key name may be 255 characters; longer path segments are refused by the routes, not the router.
     maxParamLength: 1024,
   });
   installErrorHandling(app);
+  // Every answer is what its Content-Type says: no browser may guess otherwise.
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header('x-content-type-options', 'nosniff');
+    done();
+  });
   // No `allowedHeaders`: the plugin then echoes Access-Control-Request-Headers, `authorization` included.
   // Not strict: an OPTIONS that is no preflight gets the CORS headers and a 204, not a plain-text 400.
   await app.register(cors, { origin: '*', methods: CORS_METHODS, maxAge: 86_400, strictPreflight: false });

@@ -59,6 +59,7 @@ async function expectError(response: Response, status: number, code: string): Pr
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
   expect(response.headers.get('access-control-allow-origin')).toBe('*');
+  expect(response.headers.get('x-content-type-options')).toBe('nosniff');
   const body = (await response.json()) as { success: boolean; error: { code: string; message: string } };
   expect(body.success).toBe(false);
   expect(body.error.code).toBe(code);
@@ -241,6 +242,7 @@ describe('no request shape gets a 5xx or anything but the JSON envelope', () => 
     expect(response.status, response.text).toBeGreaterThanOrEqual(200);
     expect(response.status, response.text).toBeLessThan(500);
     expect(response.headers['access-control-allow-origin'], response.text).toBe('*');
+    expect(response.headers['x-content-type-options'], response.text).toBe('nosniff');
     // A 204 (OPTIONS) and a HEAD have no body to be JSON.
     if (response.status === 204 || request.startsWith('HEAD ')) {
       expect(response.body).toBe('');
