@@ -1,74 +1,135 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** A message a bench process sends to the driver over IPC. */
-export interface ChildMessage {
+/** A message between the driver and a bench process (IPC). */
+export interface Message {
   type: string;
   [key: string]: unknown;
 }
 
+export interface CpuUsage extends Message {
+  type: 'cpu';
+  /** Microseconds of CPU (user + system) the process has used so far. */
+  micros: number;
+}
+
 export interface BenchChild {
+  readonly name: string;
   readonly process: ChildProcess;
-  send(message: ChildMessage): void;
-  /** The next message of this type (messages of other types are kept for their own waiters). */
-  next<T extends ChildMessage>(type: string, timeoutMs?: number): Promise<T>;
+  send(message: Message): void;
+  /** The next message of this type; messages of other types wait for their own callers. */
+  next<T extends Message>(type: string, timeoutMs?: number): Promise<T>;
+  /** The CPU the process has used so far: the difference over a measurement is its cost. */
+  cpuMicros(): Promise<number>;
+  /** SIGTERM (each process exits cleanly on it, so a profile gets written) and wait for the exit. */
   stop(): Promise<void>;
 }
 
+const PROCESSES = fileURLToPath(new URL('../processes/', import.meta.url));
+
 /**
- * Runs one of bench/processes/ in its own Node process, so what is measured never shares a heap or an
- * event loop with the driver or the load.
+ * Runs bench/processes/<script>.ts in a Node process of its own, so what is measured never shares a heap
+ * or an event loop with the driver or with its load. `BENCH_CPU_PROF=<dir>` profiles every process
+ * (`--cpu-prof`), one folder per script.
  */
 export function startChild(
   script: string,
-  args: string[] = [],
+  args: readonly string[] = [],
   env: Record<string, string> = {},
 ): BenchChild {
-  const path = fileURLToPath(new URL(`../processes/${script}.ts`, import.meta.url));
-  const child = fork(path, args, {
-    execArgv: ['--import', 'tsx'],
+  const execArgv = ['--import', 'tsx'];
+  const profileDir = process.env.BENCH_CPU_PROF;
+  if (profileDir) execArgv.push('--cpu-prof', `--cpu-prof-dir=${join(profileDir, script)}`);
+  const child = fork(join(PROCESSES, `${script}.ts`), [...args], {
+    execArgv,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const queue: ChildMessage[] = [];
-  const waiters: Array<{ type: string; resolve: (message: ChildMessage) => void }> = [];
-  child.on('message', (message: ChildMessage) => {
+  const queue: Message[] = [];
+  const waiters: Array<{ type: string; resolve: (message: Message) => void }> = [];
+  child.on('message', (message: Message) => {
     const index = waiters.findIndex((waiter) => waiter.type === message.type);
     if (index >= 0) waiters.splice(index, 1)[0]?.resolve(message);
     else queue.push(message);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const running = () => child.exitCode === null && child.signalCode === null;
+
+  const next = <T extends Message>(type: string, timeoutMs = 120_000): Promise<T> => {
+    const index = queue.findIndex((message) => message.type === type);
+    if (index >= 0) return Promise.resolve(queue.splice(index, 1)[0] as T);
+    return new Promise<T>((resolve, reject) => {
+      const failed = (error: Error) => {
+        clearTimeout(timer);
+        child.off('exit', onExit);
+        const at = waiters.indexOf(waiter);
+        if (at >= 0) waiters.splice(at, 1);
+        reject(error);
+      };
+      const onExit = () => failed(new Error(`${script} exited while the driver waited for "${type}"`));
+      const timer = setTimeout(
+        () => failed(new Error(`${script}: no "${type}" within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      const waiter = {
+        type,
+        resolve: (message: Message) => {
+          clearTimeout(timer);
+          child.off('exit', onExit);
+          resolve(message as T);
+        },
+      };
+      if (!running()) onExit();
+      else {
+        child.once('exit', onExit);
+        waiters.push(waiter);
+      }
+    });
+  };
+
   return {
+    name: script,
     process: child,
     send: (message) => child.send(message),
-    next: <T extends ChildMessage>(type: string, timeoutMs = 120_000) => {
-      const index = queue.findIndex((message) => message.type === type);
-      if (index >= 0) return Promise.resolve(queue.splice(index, 1)[0] as T);
-      return new Promise<T>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`${script}: no "${type}" within ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-        const failed = () => reject(new Error(`${script} exited while the driver waited for "${type}"`));
-        child.once('exit', failed);
-        waiters.push({
-          type,
-          resolve: (message) => {
-            clearTimeout(timer);
-            child.off('exit', failed);
-            resolve(message as T);
-          },
-        });
-      });
+    next,
+    cpuMicros: async () => {
+      child.send({ type: 'cpu' });
+      return (await next<CpuUsage>('cpu')).micros;
     },
     stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      if (running()) child.kill('SIGTERM');
       await exited;
     },
   };
 }
 
 /** In a bench process: tells the driver something. */
-export function report(message: ChildMessage): void {
+export function report(message: Message): void {
   process.send?.(message);
+}
+
+/** In a bench process: calls `handler` for each message of this type from the driver. */
+export function onMessage<T extends Message>(type: string, handler: (message: T) => void): void {
+  process.on('message', (message: Message) => {
+    if (message.type === type) handler(message as T);
+  });
+}
+
+/**
+ * In a bench process: answers the driver's CPU questions, and exits on SIGTERM after `cleanup`
+ * (an exit rather than death by signal, so `--cpu-prof` can write its profile).
+ */
+export function serveBenchProcess(cleanup: () => Promise<void> | void = () => {}): void {
+  onMessage('cpu', () => {
+    const { user, system } = process.cpuUsage();
+    report({ type: 'cpu', micros: user + system });
+  });
+  process.once('SIGTERM', () => {
+    void Promise.resolve()
+      .then(cleanup)
+      .finally(() => process.exit(0));
+  });
+  // The driver going away (a crash, ^C) must not leave servers behind.
+  process.once('disconnect', () => process.exit(0));
 }

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { machine } from './machine.js';
+import { formatNumber } from './stats.js';
 
 /** One line of the results table: a figure next to the baseline measured in the same run. */
 export interface Row {
@@ -7,68 +8,99 @@ export interface Row {
   figure: string;
   value: number;
   unit: string;
-  /** What the figure is compared with, measured in the same run; null when it is a figure on its own. */
+  /** What the figure is compared with, measured in the same run; null when it stands alone. */
   baseline: { label: string; value: number } | null;
-  /** The target as text ("≥ 0.9× baseline"), and whether it was met; null when there is none. */
+  /** The target as text (e.g. "≥ 0.9×") and whether this run met it; null when there is none. */
   target: { text: string; met: boolean } | null;
   notes?: string;
+  /** How busy the machine was (0–1) just before the scenario started, other processes included. */
+  busyBefore?: number | undefined;
 }
 
+/** A row as stored: when and where it was measured, so rows kept from an earlier run say so. */
+interface StoredRow extends Row {
+  measured: string;
+  machine: string;
+}
+
+/** The rows live in JSON next to the table, so running one scenario can replace its rows and keep the rest. */
 const RESULTS_JSON = new URL('../RESULTS.json', import.meta.url);
 const RESULTS_MD = new URL('../RESULTS.md', import.meta.url);
 
-export function machine(): string {
-  const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
-  return `${cpu}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
-}
-
-/** Keeps the rows of the scenarios not run this time, replaces the others, and writes RESULTS.md. */
-export function saveResults(ran: string[], rows: Row[]): string {
-  let kept: Row[] = [];
-  try {
-    kept = (JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as { rows: Row[] }).rows;
-  } catch {
-    // first run
-  }
-  const all = [...kept.filter((row) => !ran.includes(row.scenario)), ...rows];
-  const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
-  writeFileSync(RESULTS_JSON, `${JSON.stringify({ machine: machine(), rows: all }, null, 2)}\n`);
-  const markdown = render(all, when);
+/**
+ * Replaces the rows of the scenarios that ran (all of theirs, even a row a scenario no longer makes),
+ * keeps the others, and rewrites RESULTS.md in registry order. Returns the table.
+ */
+export function saveResults(ran: readonly string[], rows: readonly Row[], order: readonly string[]): string {
+  const now = new Date().toISOString().slice(0, 16).replace('T', ' ');
+  const here = machine();
+  const kept = readStored().filter((row) => !ran.includes(row.scenario));
+  const fresh = rows.map((row): StoredRow => ({ ...row, measured: now, machine: here }));
+  const rank = (row: StoredRow) => {
+    const index = order.indexOf(row.scenario);
+    return index < 0 ? order.length : index;
+  };
+  // A stable sort: within a scenario the rows keep the order the scenario gave them.
+  const all = [...kept, ...fresh].sort((a, b) => rank(a) - rank(b));
+  writeFileSync(RESULTS_JSON, `${JSON.stringify({ rows: all }, null, 2)}\n`);
+  const markdown = render(all, here);
   writeFileSync(RESULTS_MD, markdown);
   return markdown;
 }
 
-function render(rows: Row[], when: string): string {
-  const format = (value: number): string =>
-    value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(value >= 10 ? 1 : 2);
+function readStored(): StoredRow[] {
+  try {
+    const parsed = JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as { rows?: (Row & Partial<StoredRow>)[] };
+    // Rows written before rows carried their date and machine are kept, marked as such.
+    return (parsed.rows ?? []).map((row) => ({
+      ...row,
+      measured: row.measured ?? '?',
+      machine: row.machine ?? 'unknown',
+    }));
+  } catch {
+    return [];
+  }
+}
+
+function render(rows: readonly StoredRow[], here: string): string {
   const lines = [
     '# Benchmark results',
     '',
-    `Machine: ${machine()}. Last written ${when} UTC by \`npm run bench\`; every ratio compares two figures`,
-    'measured in the same run on this machine.',
+    'Written by `npm run bench` (see the README, "Performance"). Every ratio compares two figures measured in',
+    'the same run on the same machine; the absolute figures are this machine’s.',
     '',
-    '| scenario | figure | value | baseline | ratio | target | met |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    `Machine: ${here}.`,
+    '',
+    '| scenario | figure | value | baseline (same run) | ratio | target | met | measured (UTC) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
-  for (const row of rows) {
-    const baseline = row.baseline ? `${format(row.baseline.value)} ${row.unit} (${row.baseline.label})` : '–';
-    const ratio = row.baseline ? `${(row.value / row.baseline.value).toFixed(2)}×` : '–';
-    const met = row.target ? (row.target.met ? 'yes' : '**no**') : '–';
-    lines.push(
-      `| ${row.scenario} | ${row.figure} | ${format(row.value)} ${row.unit} | ${baseline} | ${ratio} | ${row.target?.text ?? '–'} | ${met} |`,
-    );
-  }
+  for (const row of rows) lines.push(tableLine(row));
+  const elsewhere = [...new Set(rows.filter((row) => row.machine !== here).map((row) => row.machine))];
+  for (const other of elsewhere) lines.push('', `Some rows were measured on another machine: ${other}.`);
   const notes = rows.filter((row) => row.notes);
   if (notes.length > 0) {
-    lines.push('', 'Notes:', '');
-    for (const row of notes) lines.push(`- **${row.scenario}, ${row.figure}**: ${row.notes}`);
+    lines.push('', '## Notes', '');
+    for (const row of notes) lines.push(`- **${row.scenario}**, ${row.figure}: ${row.notes}`);
   }
   return `${lines.join('\n')}\n`;
 }
 
-/** The value at quantile q (0–1) of unsorted samples. */
-export function quantile(samples: number[], q: number): number {
-  if (samples.length === 0) return Number.NaN;
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+function tableLine(row: StoredRow): string {
+  const value = `${formatNumber(row.value)} ${row.unit}`;
+  const baseline = row.baseline
+    ? `${formatNumber(row.baseline.value)} ${row.unit} (${row.baseline.label})`
+    : '–';
+  const ratio = row.baseline ? `${(row.value / row.baseline.value).toFixed(2)}×` : '–';
+  const met = row.target ? (row.target.met ? 'yes' : '**no**') : '–';
+  const cells = [
+    row.scenario,
+    row.figure,
+    value,
+    baseline,
+    ratio,
+    row.target?.text ?? '–',
+    met,
+    row.measured,
+  ];
+  return `| ${cells.join(' | ')} |`;
 }

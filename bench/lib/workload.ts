@@ -1,50 +1,73 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
-import {
-  customStatusActivity,
-  gameActivity,
-  spotifyActivity,
-} from '../../src/discord/simulator/activities.js';
-import type { PresenceInput } from '../../src/discord/simulator/index.js';
+import { customStatusActivity, spotifyActivity } from '../../src/discord/simulator/activities.js';
+import type { PresenceInput, UserInput } from '../../src/discord/simulator/index.js';
 
-/** The guild every benchmark user is in. */
+/** The guild every bench user is in, and a second one, whose copies of an update are no change. */
 export const BENCH_GUILD = '400000000000000001';
+export const SECOND_GUILD = '400000000000000002';
 
-/** The n-th benchmark user's id: plausible snowflakes, all distinct. */
+/** The n-th bench user's id: plausible snowflakes, all distinct. */
 export function benchUserId(n: number): string {
   return String(81_000_000_000_000_000n + BigInt(n));
 }
 
-/** A presence as a busy user has it: Spotify, a custom status with emoji, a game, two clients (~1.5 KB served). */
-export function realisticPresence(n: number, songIndex = 0, now = Date.now()): PresenceInput {
-  const start = now - 30_000;
+export function benchUser(n: number): UserInput {
+  return { id: benchUserId(n), username: `bench_user_${n}`, global_name: `Bench User ${n}` };
+}
+
+const SONGS = [
+  { song: 'Midnight City', artists: ['M83'], album: "Hurry Up, We're Dreaming", ms: 243_000 },
+  {
+    song: 'Get Lucky',
+    artists: ['Daft Punk', 'Pharrell Williams', 'Nile Rodgers'],
+    album: 'Random Access Memories',
+    ms: 369_000,
+  },
+  { song: 'Blinding Lights', artists: ['The Weeknd'], album: 'After Hours', ms: 200_000 },
+  { song: 'Nude', artists: ['Radiohead'], album: 'In Rainbows', ms: 255_000 },
+  {
+    song: 'Dreams - 2004 Remaster',
+    artists: ['Fleetwood Mac'],
+    album: 'Rumours (Super Deluxe)',
+    ms: 257_000,
+  },
+] as const;
+
+export interface PresenceShape {
+  /** Which track (any integer): each index is a different track id. */
+  song?: number;
+  status?: PresenceInput['status'];
+  customText?: string;
+  /** When the track started (epoch ms). */
+  start?: number;
+}
+
+/**
+ * A presence as a busy user has it: a custom status with an emoji, Spotify, desktop and mobile clients.
+ * Served as the REST envelope it is about 1.5 KB, Lanyard's usual size for such a user.
+ */
+export function realisticPresence(n: number, shape: PresenceShape = {}): PresenceInput {
+  const index = shape.song ?? 0;
+  const track = SONGS[index % SONGS.length] as (typeof SONGS)[number];
+  const start = shape.start ?? Date.now() - 30_000;
   const activities: GatewayActivity[] = [
     customStatusActivity({
-      text: `shipping things, day ${n % 365}`,
+      text: shape.customText ?? 'shipping things',
       emoji: { name: '🚀' },
       createdAt: start,
     }),
     spotifyActivity({
-      song: `Song number ${songIndex} with a reasonably long title`,
-      artists: ['First Artist', 'Second Artist'],
-      album: `Album ${songIndex % 50}`,
-      imageId: `ab67616d0000b273${(songIndex % 4096).toString(16).padStart(24, '0')}`,
-      trackId: `${songIndex.toString(36).padStart(22, '0')}`,
+      song: track.song,
+      artists: track.artists,
+      album: track.album,
+      imageId: `ab67616d0000b273${(index % 65_536).toString(16).padStart(24, '0')}`,
+      trackId: index.toString(36).padStart(22, '0'),
       start,
-      end: start + 215_000,
+      end: start + track.ms,
       createdAt: start,
       userId: benchUserId(n),
     }),
-    gameActivity({
-      name: 'Visual Studio Code',
-      applicationId: '383226320970055681',
-      details: 'Editing presence.ts',
-      state: 'Workspace: presently',
-      start: now - 3_600_000,
-      largeImage: '565944799011487754',
-      largeText: 'Editing a TypeScript file',
-      smallImage: '565945770067623946',
-      smallText: 'Visual Studio Code',
-    }),
   ];
-  return { status: 'online', client_status: { desktop: 'online', mobile: 'online' }, activities };
+  const status = shape.status ?? 'online';
+  return { status, client_status: { desktop: status, mobile: status }, activities };
 }

@@ -3,55 +3,62 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
+export interface WrkLoad {
+  connections: number;
+  threads: number;
+  seconds: number;
+}
+
 export interface WrkResult {
+  requests: number;
+  seconds: number;
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /** Non-2xx/3xx answers plus socket errors: a run with errors measured something else. */
   errors: number;
 }
 
-/** wrk from Debian's packages: the load comes from its own process, in C, so it costs the server little. */
-export async function wrk(
-  url: string,
-  options: { connections: number; threads: number; seconds: number },
-): Promise<WrkResult> {
-  let stdout: string;
+/** wrk (C, its own process) makes the HTTP load, so the load costs the machine as little as it can. */
+export async function wrk(url: string, load: WrkLoad): Promise<WrkResult> {
+  const args = ['-t', String(load.threads), '-c', String(load.connections), '-d', `${load.seconds}s`];
   try {
-    ({ stdout } = await run(
-      'wrk',
-      [
-        '-t',
-        String(options.threads),
-        '-c',
-        String(options.connections),
-        '-d',
-        `${options.seconds}s`,
-        '--latency',
-        url,
-      ],
-      { maxBuffer: 1 << 20 },
-    ));
+    const { stdout } = await run('wrk', [...args, '--latency', url], { maxBuffer: 1 << 20 });
+    return parseWrk(stdout);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new Error('wrk is not installed: `apt-get install wrk` (Debian) and run the benchmark again');
+      throw new Error(
+        'wrk is not installed: `apt-get install wrk` (Debian, Ubuntu), then run the bench again',
+      );
     }
     throw error;
   }
-  const rps = /Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1];
-  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1];
-  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+}
+
+/** Reads wrk's `--latency` report. */
+export function parseWrk(output: string): WrkResult {
+  const total = /(\d+) requests in ([\d.]+)(us|ms|s|m)/.exec(output);
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(output);
+  if (!total || !rps) throw new Error(`could not read wrk's report:\n${output}`);
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
+  const socketErrors = socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0;
   return {
-    requestsPerSecond: Number(rps),
-    p50Ms: latencyMs(stdout, '50%'),
-    p99Ms: latencyMs(stdout, '99%'),
-    errors:
-      Number(errors ?? 0) + (socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0),
+    requests: Number(total[1]),
+    seconds: toMs(Number(total[2]), total[3] as string) / 1000,
+    requestsPerSecond: Number(rps[1]),
+    p50Ms: latencyMs(output, '50%'),
+    p99Ms: latencyMs(output, '99%'),
+    errors: non2xx + socketErrors,
   };
 }
 
 function latencyMs(output: string, quantile: string): number {
-  const match = new RegExp(`^\\s+${quantile}\\s+([\\d.]+)(us|ms|s)`, 'm').exec(output);
-  if (!match) return Number.NaN;
-  const value = Number(match[1]);
-  return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
+  const match = new RegExp(`^\\s+${quantile}\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(output);
+  return match ? toMs(Number(match[1]), match[2] as string) : Number.NaN;
+}
+
+function toMs(value: number, unit: string): number {
+  const factor: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
+  return value * (factor[unit] ?? Number.NaN);
 }

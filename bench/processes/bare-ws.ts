@@ -1,26 +1,30 @@
 import { createServer } from 'node:http';
 import { WebSocketServer } from 'ws';
-import { report } from '../lib/child.js';
+import { onMessage, report, serveBenchProcess } from '../lib/child.js';
+import { markerText, nowMicros } from '../lib/fanout-marker.js';
 
 /**
- * The floor to compare socket fan-out with: a bare `ws` server broadcasting one buffer to every client,
- * built once per update from the same presence JSON the service sends, with the same fields changed.
+ * The floor for socket fan-out: a bare `ws` server sending one buffer to every client. The buffer is
+ * the frame the service sends for the same update (its `d` is the service's, with the marker changed
+ * the same way), built once per update.
  */
-const json = process.env.PRESENCE_JSON ?? '{}';
+const d = process.env.PRESENCE_JSON ?? '{}';
+const template = markerText(0, 0);
+if (!d.includes(template)) throw new Error('bare-ws: PRESENCE_JSON carries no fan-out marker');
+
 const server = createServer();
 const wss = new WebSocketServer({ server, perMessageDeflate: false });
-process.on('message', (message: { type: string; seq?: number }) => {
-  if (message.type !== 'update') return;
-  const kv = `"kv":{"seq":"${message.seq}","t":"${Date.now()}"}`;
-  const presence = json.replace(/"kv":\{[^}]*\}/, kv);
-  const frame = Buffer.from(`{"op":0,"seq":${message.seq},"t":"PRESENCE_UPDATE","d":${presence}}`);
-  for (const client of wss.clients) client.send(frame);
+onMessage<{ type: string; seq: number }>('update', ({ seq }) => {
+  const presence = d.replaceAll(template, markerText(seq, nowMicros()));
+  const frame = Buffer.from(`{"op":0,"seq":${seq},"t":"PRESENCE_UPDATE","d":${presence}}`);
+  // A text frame, as the service sends (clients check text frames are UTF-8).
+  for (const client of wss.clients) client.send(frame, { binary: false });
+});
+serveBenchProcess(() => {
+  for (const client of wss.clients) client.terminate();
+  return new Promise<void>((resolve) => server.close(() => resolve()));
 });
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as { port: number };
   report({ type: 'ready', url: `http://127.0.0.1:${port}` });
-});
-process.once('SIGTERM', () => {
-  for (const client of wss.clients) client.terminate();
-  server.close(() => process.exit(0));
 });

@@ -1,60 +1,95 @@
 import WebSocket from 'ws';
-import { report } from '../lib/child.js';
+import { onMessage, report, serveBenchProcess } from '../lib/child.js';
+import { nowMicros, readMarker } from '../lib/fanout-marker.js';
+import { quantile } from '../lib/stats.js';
 
 /**
- * The subscribers: SOCKETS sockets in this one process. Each PRESENCE_UPDATE is timed from the send
- * time it carries (same machine, same clock); when every socket has an update, the driver is told, so
- * it sends the next one.
+ * The subscribers: SOCKETS sockets in this one process, the load of the fan-out scenario. Against the
+ * service they speak Lanyard's protocol (Hello, subscribe_to_id, heartbeats); against the bare server
+ * they only listen. Each update is timed from the send time its marker carries; once every socket has an
+ * update the driver hears of it (`round`), so it can send the next.
  */
 const url = (process.env.URL as string).replace(/^http/, 'ws');
-const sockets = Number(process.env.SOCKETS ?? 2000);
-const lanyard = process.env.PROTOCOL === 'lanyard';
+const sockets = Number(process.env.SOCKETS ?? 2_000);
+const lanyard = process.env.MODE === 'lanyard';
 const userId = process.env.USER_ID ?? '';
-const received = new Map<number, number>();
-const latencies: number[] = [];
+
+const counts = new Map<number, number>();
+let latencies: number[] = [];
 let measuring = false;
-let subscribed = 0;
+let ready = 0;
+let closeReported = false;
+const open: WebSocket[] = [];
+const INIT_STATE = Buffer.from('"t":"INIT_STATE"');
 
-const seqOf = /"seq":"(\d+)"/;
-const sentAt = /"t":"(\d+)"/;
+/** Until it is subscribed, a Lanyard socket reads Hello and INIT_STATE; after, every socket runs `update`. */
+function handshake(ws: WebSocket, data: Buffer): boolean {
+  if (data.includes(INIT_STATE)) {
+    if (++ready === sockets) report({ type: 'ready' });
+    return true;
+  }
+  const hello = JSON.parse(data.toString()) as { op: number; d: { heartbeat_interval: number } };
+  if (hello.op === 1) {
+    ws.send(JSON.stringify({ op: 2, d: { subscribe_to_id: userId } }));
+    // Kept alive as a Lanyard client does; the service closes silent sockets.
+    setInterval(() => ws.send('{"op":3}'), hello.d.heartbeat_interval).unref();
+  }
+  return false;
+}
 
-function onMessage(data: Buffer): void {
-  const text = data.toString();
-  if (!text.includes('PRESENCE_UPDATE')) {
-    if (text.includes('INIT_STATE') && ++subscribed === sockets) report({ type: 'ready' });
+function update(data: Buffer): void {
+  const at = nowMicros();
+  const marker = readMarker(data);
+  if (!marker) return;
+  if (measuring) latencies.push((at - marker.sentMicros) / 1000);
+  const count = (counts.get(marker.seq) ?? 0) + 1;
+  if (count < sockets) {
+    counts.set(marker.seq, count);
     return;
   }
-  const seq = Number(seqOf.exec(text)?.[1]);
-  if (measuring) latencies.push(Date.now() - Number(sentAt.exec(text)?.[1]));
-  const count = (received.get(seq) ?? 0) + 1;
-  if (count === sockets) {
-    received.delete(seq);
-    report({ type: 'round', seq });
-  } else {
-    received.set(seq, count);
-  }
+  counts.delete(marker.seq);
+  report({ type: 'round', seq: marker.seq });
 }
 
-let opened = 0;
+serveBenchProcess(() => {
+  for (const ws of open) ws.terminate();
+});
+onMessage<{ type: string; on: boolean }>('measure', ({ on }) => {
+  measuring = on;
+});
+onMessage('report', () => {
+  const { user, system } = process.cpuUsage();
+  report({
+    type: 'latencies',
+    count: latencies.length,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    cpuMicros: user + system,
+  });
+  latencies = [];
+});
+
 for (let i = 0; i < sockets; i++) {
   const ws = new WebSocket(lanyard ? `${url}/socket` : url, { perMessageDeflate: false });
-  ws.on('message', (data: Buffer) => onMessage(data));
+  open.push(ws);
+  let subscribed = !lanyard;
+  ws.on('message', (data: Buffer) => {
+    if (subscribed) update(data);
+    else subscribed = handshake(ws, data);
+  });
   ws.on('error', (error) => {
-    console.error('fanout client socket error', error.message);
+    console.error(`fanout client: socket ${i}: ${error.message}`);
     process.exit(1);
   });
-  ws.on('open', () => {
-    if (lanyard) ws.send(JSON.stringify({ op: 2, d: { subscribe_to_id: userId } }));
-    else if (++opened === sockets) report({ type: 'ready' });
+  ws.on('close', (code, reason) => {
+    // A close the client did not ask for (e.g. 4008 slow_consumer) invalidates the run: say so once.
+    if (code !== 1006 && !closeReported)
+      console.error(`fanout client: socket ${i} closed: ${code} ${reason}`);
+    closeReported = true;
   });
-  // Opening thousands at once overflows the listen backlog; a little pacing keeps it clean.
+  ws.on('open', () => {
+    if (!lanyard && ++ready === sockets) report({ type: 'ready' });
+  });
+  // Thousands of connects at once overflow the listen backlog; a little pacing keeps them clean.
   if (i % 200 === 199) await new Promise((resolve) => setTimeout(resolve, 20));
 }
-
-process.on('message', (message: { type: string }) => {
-  if (message.type === 'measure') {
-    measuring = true;
-    latencies.length = 0;
-  }
-  if (message.type === 'report') report({ type: 'latencies', latencies });
-});

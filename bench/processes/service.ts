@@ -2,23 +2,32 @@ import pino from 'pino';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { DiscordSimulator } from '../../src/discord/simulator/index.js';
-import { report } from '../lib/child.js';
-import { BENCH_GUILD, benchUserId, realisticPresence } from '../lib/workload.js';
+import { rawPresenceFrom } from '../../src/presence/raw.js';
+import { onMessage, report, serveBenchProcess } from '../lib/child.js';
+import { markerText, nowMicros } from '../lib/fanout-marker.js';
+import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/workload.js';
 
 /**
- * The service as production runs it (ROLE all, embedded store), fed by the simulated Discord with
- * `USERS` realistic presences. On `{type: 'update', seq}` it changes user 0's KV to carry the seq and
- * the send time, through the same path a KV write takes: one new snapshot, fanned out to subscribers.
+ * The service as production runs it (startApp, ROLE all, embedded store) behind the simulated Discord,
+ * which delivers `USERS` realistic presences through the real gateway client. With `FANOUT=1`, user 0's
+ * custom status carries a marker, and each `{type: 'update', seq}` changes it the way a PRESENCE_UPDATE
+ * does (registry.memberSeen with the raw presence), so normalization, the one serialization and the
+ * socket fan-out all run as they do for Discord's updates.
  */
 const users = Number(process.env.USERS ?? 1);
-const simulator = new DiscordSimulator({ heartbeatIntervalMs: 41_250 });
+const fanout = process.env.FANOUT === '1';
+const start = Date.now() - 30_000;
+const presenceOf = (n: number, customText?: string) =>
+  realisticPresence(n, customText === undefined ? { start } : { start, customText });
+
+const simulator = new DiscordSimulator();
 await simulator.start();
 simulator.createGuild({
   id: BENCH_GUILD,
   name: 'Bench',
   members: Array.from({ length: users }, (_, n) => ({
-    user: { id: benchUserId(n), username: `bench_user_${n}`, global_name: `Bench User ${n}` },
-    presence: realisticPresence(n),
+    user: benchUser(n),
+    presence: presenceOf(n, n === 0 && fanout ? markerText(0, 0) : undefined),
   })),
 });
 const app = await startApp(
@@ -35,25 +44,23 @@ const app = await startApp(
   }),
   { logger: pino({ level: 'warn' }) },
 );
-const registry = app.registry;
+serveBenchProcess(async () => {
+  await app.close();
+  await simulator.stop();
+});
+
+const { registry } = app;
 if (!registry) throw new Error('the bench service runs ROLE all');
-const first = benchUserId(0);
+const first = benchUserId(users - 1);
 const deadline = Date.now() + 60_000;
-while (registry.size < users || registry.get(first)?.presence.spotify === null) {
+while (registry.size < users || registry.get(first)?.presence.spotify == null) {
   if (Date.now() > deadline) throw new Error(`only ${registry.size} of ${users} users arrived`);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-let revision = 1_000_000;
-process.on('message', (message: { type: string; seq?: number }) => {
-  if (message.type === 'update') {
-    registry.kvChanged(first, { t: String(Date.now()), seq: String(message.seq) }, revision++);
-  }
+const user = benchUser(0);
+onMessage<{ type: string; seq: number }>('update', ({ seq }) => {
+  const raw = rawPresenceFrom(presenceOf(0, markerText(seq, nowMicros())));
+  registry.memberSeen(BENCH_GUILD, user, raw);
 });
-process.once('SIGTERM', () => {
-  void app
-    .close()
-    .then(() => simulator.stop())
-    .then(() => process.exit(0));
-});
-report({ type: 'ready', url: app.url, userId: first, json: registry.get(first)?.json ?? '' });
+report({ type: 'ready', url: app.url, userId: user.id, json: registry.get(user.id)?.json ?? '' });
