@@ -19,9 +19,13 @@ export interface WrkResult {
   errors: number;
 }
 
-/** wrk (C, its own process) makes the HTTP load, so the load costs the machine as little as it can. */
-export async function wrk(url: string, load: WrkLoad): Promise<WrkResult> {
+/**
+ * wrk (C, its own process) makes the HTTP load, so the load costs the machine as little as it can.
+ * `script`: a wrk Lua script (e.g. one that varies the path of each request).
+ */
+export async function wrk(url: string, load: WrkLoad, script?: string): Promise<WrkResult> {
   const args = ['-t', String(load.threads), '-c', String(load.connections), '-d', `${load.seconds}s`];
+  if (script !== undefined) args.push('-s', script);
   try {
     const { stdout } = await run('wrk', [...args, '--latency', url], { maxBuffer: 1 << 20 });
     return parseWrk(stdout);

@@ -37,15 +37,21 @@ const INVISIBLE = /^[\p{Mn}\p{Me}\p{Cf}]+$/u;
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
+/** Printable ASCII only: every character is a grapheme of its own, with a width from the table. */
+const PLAIN = /^[\x20-\x7e]*$/;
+
 /** The user-perceived characters of `text`: an emoji with skin tone or a flag is one. */
 export function graphemes(text: string): string[] {
+  // Most names and titles are plain ASCII, and segmenting costs far more than the rest of a card.
+  if (PLAIN.test(text)) return text.split('');
   return Array.from(segmenter.segment(text), (segment) => segment.segment);
 }
 
 /** One grapheme's estimated width, in thousandths of an em (regular weight). */
 function graphemeWidth(grapheme: string): number {
-  if (INVISIBLE.test(grapheme)) return 0;
   const first = grapheme.codePointAt(0) ?? 0;
+  if (grapheme.length === 1 && first >= 0x20 && first <= 0x7e) return ASCII_WIDTHS[first - 0x20] as number;
+  if (INVISIBLE.test(grapheme)) return 0;
   if (first >= 0x20 && first <= 0x7e && !grapheme.includes('\u20E3')) {
     return ASCII_WIDTHS[first - 0x20] ?? OTHER_WIDTH;
   }
@@ -63,11 +69,36 @@ export interface FontSpec {
   bold?: boolean;
 }
 
+/**
+ * A card shows the same few names and titles on every request for it, and measuring them is most of the
+ * work of a render: widths and cuts are remembered. The memo is bounded by forgetting all at once, which
+ * costs one re-measure per string and needs no bookkeeping per hit.
+ */
+const MEMO_LIMIT = 8_192;
+const widths = new Map<string, number>();
+const cuts = new Map<string, string>();
+
+function remember<T>(memo: Map<string, T>, key: string, value: T): T {
+  if (memo.size >= MEMO_LIMIT) memo.clear();
+  memo.set(key, value);
+  return value;
+}
+
+const fontKey = (font: FontSpec) => `${font.size}${font.bold ? 'b' : ''}`;
+
 /** Estimated rendered width of `text` in px. */
 export function textWidth(text: string, font: FontSpec): number {
+  const key = `${fontKey(font)}\u0000${text}`;
+  return (
+    widths.get(key) ??
+    remember(widths, key, (unitsOf(graphemes(text)) / 1000) * font.size * (font.bold ? BOLD_FACTOR : 1))
+  );
+}
+
+function unitsOf(parts: readonly string[]): number {
   let units = 0;
-  for (const grapheme of graphemes(text)) units += graphemeWidth(grapheme);
-  return (units / 1000) * font.size * (font.bold ? BOLD_FACTOR : 1);
+  for (const part of parts) units += graphemeWidth(part);
+  return units;
 }
 
 /**
@@ -75,11 +106,14 @@ export function textWidth(text: string, font: FontSpec): number {
  * spaces before the ellipsis go; an emoji is never split from its modifiers.
  */
 export function truncate(text: string, maxWidth: number, font: FontSpec): string {
+  const key = `${fontKey(font)}\u0000${maxWidth}\u0000${text}`;
+  return cuts.get(key) ?? remember(cuts, key, cut(text, maxWidth, font));
+}
+
+function cut(text: string, maxWidth: number, font: FontSpec): string {
   const scale = (font.size * (font.bold ? BOLD_FACTOR : 1)) / 1000;
   const parts = graphemes(text);
-  let units = 0;
-  for (const part of parts) units += graphemeWidth(part);
-  if (units * scale <= maxWidth) return text;
+  if (unitsOf(parts) * scale <= maxWidth) return text;
 
   const room = maxWidth / scale - ELLIPSIS_WIDTH;
   let used = 0;

@@ -5,6 +5,7 @@ import { type CardContent, cardContent, unmonitoredContent } from '../card/conte
 import { cardImageSources, ImageCache } from '../card/images.js';
 import { cardQuerySchema, parseCardOptions } from '../card/options.js';
 import { type CardImages, renderCard } from '../card/render.js';
+import { CardRenderCache } from '../card/render-cache.js';
 import { userIdFrom, userIdParams } from './users.js';
 
 /**
@@ -53,6 +54,7 @@ export const cardRoutes =
     const images =
       deps.images ?? new ImageCache({ allowedPrefixes: cardImageSources(deps.cdnUrl), logger: app.log });
     const now = deps.now ?? Date.now;
+    const rendered = new CardRenderCache();
 
     const imagesFor = async (content: CardContent): Promise<CardImages> => {
       const main = content.main;
@@ -75,13 +77,21 @@ export const cardRoutes =
         const id = userIdFrom(request.params);
         const options = parseCardOptions(request.query);
         const snapshot = deps.view.get(id);
-        const content = snapshot
-          ? cardContent(snapshot.presence, options, deps.cdnUrl)
-          : unmonitoredContent(id, deps.cdnUrl);
-        const resolved = await imagesFor(content);
         const at = Math.floor(now() / CARD_TIME_GRANULARITY_MS) * CARD_TIME_GRANULARITY_MS;
-        const body = Buffer.from(renderCard(content, options, resolved, at));
-        const etag = etagOf(body);
+        // The options as the client spelled them: the same URL is the same card.
+        const query = request.url.indexOf('?');
+        const key = query < 0 ? id : `${id}${request.url.slice(query)}`;
+        let card = rendered.get(at, key, snapshot);
+        if (!card) {
+          const content = snapshot
+            ? cardContent(snapshot.presence, options, deps.cdnUrl)
+            : unmonitoredContent(id, deps.cdnUrl);
+          const resolved = await imagesFor(content);
+          const body = Buffer.from(renderCard(content, options, resolved, at));
+          card = { body, etag: etagOf(body), from: snapshot };
+          rendered.set(at, key, card);
+        }
+        const { body, etag } = card;
 
         reply
           .header('cache-control', 'no-cache')
