@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { presentedKey } from './auth.js';
 import { ApiError } from './errors.js';
+import type { ReadLimiter } from './fast-read.js';
 
 /** Limits count requests per minute. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -46,6 +47,31 @@ export async function limitRoutes(
         `more than ${context.max} ${kind === 'read' ? 'reads' : 'KV writes'} a minute; retry in ${context.after}`,
       ),
   });
+}
+
+/**
+ * The read budget of `scope` (after `limitRoutes(scope, 'read', …)`) for requests answered outside Fastify
+ * (fast-read.ts): the same counters, so a client's reads count once wherever they are answered.
+ */
+export function readLimiterOf(scope: FastifyInstance): ReadLimiter {
+  const limit = scope.createRateLimit();
+  return async (ip) => {
+    // The plugin reads the key from the request (our keyGenerator: its ip) and a route's own settings
+    // (none here); nothing else of a request is read.
+    const budget = await limit({ ip, routeOptions: { config: {} } } as unknown as FastifyRequest);
+    if (budget.isAllowed) return { exceeded: false, headers: [] };
+    return {
+      exceeded: budget.isExceeded,
+      headers: [
+        'ratelimit-limit',
+        budget.max,
+        'ratelimit-remaining',
+        budget.remaining,
+        'ratelimit-reset',
+        budget.ttlInSeconds,
+      ],
+    };
+  };
 }
 
 /** The key's hash, never the key: counters live in memory or Redis, where a key must not. */

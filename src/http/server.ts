@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
@@ -6,7 +7,8 @@ import type { KvService } from '../kv/service.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { HistoryStore } from '../store/ports.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
-import { limitRoutes, type RateLimitSettings } from './rate-limits.js';
+import { FastReads, type RequestHandler } from './fast-read.js';
+import { limitRoutes, type RateLimitSettings, readLimiterOf } from './rate-limits.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { historyRoutes } from './routes/history.js';
 import { kvRoutes } from './routes/kv.js';
@@ -35,8 +37,23 @@ const DISCORD_CDN_URL = 'https://cdn.discordapp.com';
 /** Methods any route answers; preflight lists them so browsers may send KV writes. */
 const CORS_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
+/** Presence reads answered by the fast path, everything else (and what it hands back) by Fastify. */
+function withFastReads(fastReads: FastReads, fastify: RequestHandler): RequestHandler {
+  return (request, response) => {
+    if (!fastReads.serve(request, response, fastify)) fastify(request, response);
+  };
+}
+
 export async function buildHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
+  const fastReads = new FastReads(options.view);
   const app: FastifyInstance = Fastify({
+    serverFactory: (handler) => {
+      const serve = options.serveApi === false ? handler : withFastReads(fastReads, handler);
+      const server = createServer(serve);
+      // What Fastify sets on a server it makes itself: keep-alive longer than common proxies' (72 s).
+      server.keepAliveTimeout = 72_000;
+      return server;
+    },
     loggerInstance: options.logger as FastifyBaseLogger,
     // A line per request would cost more than the request at the read rates this service sees.
     logController: new LogController({ disableRequestLogging: true }),
@@ -50,7 +67,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         new ApiError('bad_request', error.message),
       ),
     // A KV key name may be 255 characters; longer path segments are refused by the routes, not the router.
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
+  });
+  app.addHook('preClose', (done) => {
+    fastReads.close();
+    done();
   });
   installErrorHandling(app);
   // Every answer is what its Content-Type says: no browser may guess otherwise.
@@ -65,6 +86,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   // Two scopes, two budgets: every read route shares the per-IP one, the KV routes the per-key one.
   await app.register(async (reads) => {
     await limitRoutes(reads, 'read', limits);
+    if (limits.read > 0) fastReads.limitWith(readLimiterOf(reads));
     if (options.serveApi !== false) {
       await reads.register(userRoutes(options));
       await reads.register(historyRoutes(options));

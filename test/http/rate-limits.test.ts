@@ -61,6 +61,21 @@ describe('rate limits', () => {
     await expectLimited(await fetch(`${h.base}/v1/users/${USER}/card.svg`), 4);
   });
 
+  it('presence reads count and are refused like any read, remaining going down to the 429', async () => {
+    const h = await start({ RATE_LIMIT_READ: '3' });
+    await expect.poll(() => h.app.view.get(USER)).toBeDefined();
+    const remaining: (string | null)[] = [];
+    for (let n = 0; n < 3; n++) {
+      const response = await fetch(`${h.base}/v1/users/${USER}`);
+      expect(response.status).toBe(200);
+      remaining.push(response.headers.get('ratelimit-remaining'));
+      expect(Number(response.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+    }
+    expect(remaining).toEqual(['2', '1', '0']);
+    await expectLimited(await fetch(`${h.base}/v1/users/${USER}`), 3);
+    await expectLimited(await fetch(`${h.base}/v1/version`), 3);
+  });
+
   it('writes are limited per API key; another key has its own budget; a refused write writes nothing', async () => {
     const h = await start({ RATE_LIMIT_WRITE: '2', RATE_LIMIT_READ: '0' });
     const key = await insertApiKey(h.app.store, USER);

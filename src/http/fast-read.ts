@@ -1,0 +1,119 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { PresenceView } from '../presence/registry.js';
+import type { PresenceSnapshot } from '../presence/snapshot.js';
+
+/** A per-IP read budget, counted in the same store as Fastify's read routes (see rate-limits.ts). */
+export type ReadLimiter = (ip: string) => Promise<ReadBudget>;
+
+export interface ReadBudget {
+  exceeded: boolean;
+  /** The draft `RateLimit-*` headers the answer carries, as name, value, name, value… */
+  headers: (string | number)[];
+}
+
+export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
+
+const PREFIX = '/v1/users/';
+/** The longest snowflake: 20 digits. */
+const MAX_ID_LENGTH = 20;
+const ZERO = 48;
+const NINE = 57;
+
+/**
+ * `GET /v1/users/:id` of a monitored user, answered straight from node:http with the snapshot's bytes.
+ *
+ * This is the request presence sites poll, and it needs nothing of a framework: the answer was serialized
+ * when the presence changed. Fastify's request lifecycle (routing, hooks, reply, promise handling) costs
+ * about as much CPU as writing the bytes to the socket, so going through it would halve the rate a node
+ * serves (measured in `npm run bench`, rest-read). Everything else — HEAD, an id that is not a plain
+ * snowflake, a user who is not monitored, an exceeded rate limit, a server that is closing — goes on to
+ * Fastify, which answers it (errors included) exactly as the contract says.
+ */
+export class FastReads {
+  private limiter: ReadLimiter | null = null;
+  private closing = false;
+
+  constructor(private readonly view: PresenceView) {}
+
+  /** Read limits on: every read answered here is counted where Fastify's reads are. */
+  limitWith(limiter: ReadLimiter): void {
+    this.limiter = limiter;
+  }
+
+  /** From now on every request goes to Fastify, which answers 503 while it closes. */
+  close(): void {
+    this.closing = true;
+  }
+
+  /**
+   * Answers the request if it is one of ours and returns true; otherwise returns false and leaves it
+   * untouched. `fallback` (Fastify) takes a request this path began but then hands over (rate limited).
+   */
+  serve(request: IncomingMessage, response: ServerResponse, fallback: RequestHandler): boolean {
+    if (this.closing || request.method !== 'GET') return false;
+    const id = idOf(request.url ?? '');
+    if (id === null || this.lookup(id) === undefined) return false;
+    const limiter = this.limiter;
+    if (limiter === null) return this.answer(id, request, response, null, fallback);
+    limiter(request.socket.remoteAddress ?? '').then(
+      (budget) =>
+        budget.exceeded ? fallback(request, response) : this.answer(id, request, response, budget, fallback),
+      // The limiter lets requests through when its store is away; anything else is Fastify's to answer.
+      () => fallback(request, response),
+    );
+    return true;
+  }
+
+  private answer(
+    id: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+    budget: ReadBudget | null,
+    fallback: RequestHandler,
+  ): true {
+    // Looked up again: a user can stop being monitored while the limiter was asked.
+    const snapshot = this.lookup(id);
+    if (snapshot === undefined) {
+      fallback(request, response);
+      return true;
+    }
+    // CORS and nosniff, which hooks in server.ts set on Fastify's answers; a test compares the two.
+    const headers: (string | number)[] = [
+      'x-content-type-options',
+      'nosniff',
+      'access-control-allow-origin',
+      '*',
+      'content-type',
+      'application/json; charset=utf-8',
+      'content-length',
+      snapshot.body.length,
+    ];
+    if (budget) headers.push(...budget.headers);
+    response.writeHead(200, headers);
+    response.end(snapshot.body);
+    return true;
+  }
+
+  /** The snapshot, or undefined when there is none or the view fails: Fastify answers those, errors included. */
+  private lookup(id: string): PresenceSnapshot | undefined {
+    try {
+      return this.view.get(id);
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** The id of `/v1/users/<digits>` (a query string allowed), or null for any other path. */
+function idOf(url: string): string | null {
+  if (!url.startsWith(PREFIX)) return null;
+  const query = url.indexOf('?', PREFIX.length);
+  const end = query < 0 ? url.length : query;
+  const length = end - PREFIX.length;
+  if (length === 0 || length > MAX_ID_LENGTH) return null;
+  for (let i = PREFIX.length; i < end; i++) {
+    const code = url.charCodeAt(i);
+    if (code < ZERO || code > NINE) return null;
+  }
+  return url.slice(PREFIX.length, end);
+}

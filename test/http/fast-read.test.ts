@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.js';
+import { type Harness, startHarness } from '../support/harness.js';
+
+/**
+ * `GET /v1/users/:id` of a monitored user is answered outside Fastify (src/http/fast-read.ts); everything
+ * around it must look the same to a client as Fastify's answers.
+ */
+const USER = '94490510688792576';
+const GUILD = '300000000000000002';
+
+let harness: Harness;
+
+beforeAll(async () => {
+  harness = await startHarness({
+    setup: (sim) =>
+      sim.createGuild({
+        id: GUILD,
+        name: 'Guild',
+        members: [{ user: { id: USER, username: 'nova' }, presence: { status: 'dnd' } }],
+      }),
+  });
+  await eventually(() => expect(harness.app.view.get(USER)).toBeDefined());
+});
+
+afterAll(async () => {
+  await harness.close();
+});
+
+/** The headers a client can tell apart: the ones that vary per response or per connection go. */
+function comparable(response: Response): Record<string, string> {
+  const varying = ['date', 'connection', 'keep-alive', 'content-length'];
+  return Object.fromEntries([...response.headers].filter(([name]) => !varying.includes(name)));
+}
+
+describe('presence reads answered outside Fastify', () => {
+  it('carry the same headers as the same read answered by Fastify (HEAD), and the snapshot bytes', async () => {
+    const fast = await fetch(`${harness.base}/v1/users/${USER}`);
+    const routed = await fetch(`${harness.base}/v1/users/${USER}`, { method: 'HEAD' });
+    expect(fast.status).toBe(200);
+    expect(routed.status).toBe(200);
+    expect(comparable(fast)).toEqual(comparable(routed));
+    expect(comparable(fast)).toMatchObject({
+      'content-type': 'application/json; charset=utf-8',
+      'access-control-allow-origin': '*',
+      'x-content-type-options': 'nosniff',
+    });
+    const body = Buffer.from(await fast.arrayBuffer());
+    expect(body.equals(harness.app.view.get(USER)?.body as Buffer)).toBe(true);
+    expect(Number(fast.headers.get('content-length'))).toBe(body.length);
+    expect(routed.headers.get('content-length')).toBe(fast.headers.get('content-length'));
+  });
+
+  it('answer the same with a query string, and for an id spelled with escapes (through Fastify)', async () => {
+    const plain = await (await fetch(`${harness.base}/v1/users/${USER}`)).text();
+    expect(await (await fetch(`${harness.base}/v1/users/${USER}?cache=${Date.now()}`)).text()).toBe(plain);
+    const escaped = `%3${USER[0]}${USER.slice(1)}`;
+    expect(await (await fetch(`${harness.base}/v1/users/${escaped}`)).text()).toBe(plain);
+  });
+
+  it('leave errors to the contract: unknown users, bad ids, a trailing slash', async () => {
+    const codes = async (path: string) => {
+      const response = await fetch(`${harness.base}${path}`);
+      const body = (await response.json()) as { success: boolean; error?: { code: string } };
+      expect(body.success).toBe(false);
+      return [response.status, body.error?.code];
+    };
+    expect(await codes('/v1/users/123456789012345678')).toEqual([404, 'user_not_monitored']);
+    expect(await codes(`/v1/users/0${USER}`)).toEqual([404, 'user_not_monitored']);
+    expect(await codes('/v1/users/99999999999999999999')).toEqual([400, 'invalid_user_id']);
+    expect(await codes('/v1/users/123456789012345678901')).toEqual([400, 'invalid_user_id']);
+    expect(await codes(`/v1/users/${USER}/`)).toEqual([404, 'not_found']);
+  });
+
+  it('a user who leaves is answered 404 at once', async () => {
+    const other = '381456437152087040';
+    harness.simulator.addMember(GUILD, {
+      user: { id: other, username: 'mira' },
+      presence: { status: 'online' },
+    });
+    await expect.poll(async () => (await fetch(`${harness.base}/v1/users/${other}`)).status).toBe(200);
+    harness.simulator.removeMember(GUILD, other);
+    await expect.poll(async () => (await fetch(`${harness.base}/v1/users/${other}`)).status).toBe(404);
+  });
+});
