@@ -67,8 +67,12 @@ function jsonRecord(value: Record<string, unknown>, depth: number): Record<strin
   for (const key of Object.keys(value)) {
     const item = jsonValue(value[key], depth);
     if (item === undefined) continue;
-    // A plain assignment to "__proto__" (a key JSON.parse can produce) would set the prototype instead.
-    Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__') {
+      // A plain assignment to "__proto__" (a key JSON.parse can produce) would set the prototype instead.
+      Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+    } else {
+      copy[key] = item;
+    }
   }
   return copy;
 }

@@ -30,7 +30,7 @@ function sameActivity(a: GatewayActivity, b: GatewayActivity): boolean {
     near(a.created_at, b.created_at) &&
     near(a.timestamps?.start, b.timestamps?.start) &&
     near(a.timestamps?.end, b.timestamps?.end) &&
-    JSON.stringify(withoutTiming(a)) === JSON.stringify(withoutTiming(b))
+    sameJson(a, b, TIMING)
   );
 }
 
@@ -39,7 +39,27 @@ function near(a: number | undefined, b: number | undefined): boolean {
   return Math.abs(a - b) <= GUILD_COPY_TOLERANCE_MS;
 }
 
-function withoutTiming(activity: GatewayActivity): Omit<GatewayActivity, 'created_at' | 'timestamps'> {
-  const { created_at: _created, timestamps: _timestamps, ...rest } = activity;
-  return rest;
+/** Compared by `near` instead. */
+const TIMING: ReadonlySet<string> = new Set(['created_at', 'timestamps']);
+const NOTHING: ReadonlySet<string> = new Set();
+
+/**
+ * Equal as JSON (same keys in the same order, same values), leaving out `skip` at this level: what
+ * comparing the two JSON texts would say, without writing them. Activities come from JSON.parse, so they
+ * hold nothing but JSON values.
+ */
+function sameJson(a: unknown, b: unknown, skip: ReadonlySet<string> = NOTHING): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((item, index) => sameJson(item, other[index]));
+  }
+  const aKeys = Object.keys(a).filter((key) => !skip.has(key));
+  const bKeys = Object.keys(b).filter((key) => !skip.has(key));
+  if (aKeys.length !== bKeys.length) return false;
+  const aRecord = a as Record<string, unknown>;
+  const bRecord = b as Record<string, unknown>;
+  return aKeys.every((key, index) => key === bKeys[index] && sameJson(aRecord[key], bRecord[key]));
 }
