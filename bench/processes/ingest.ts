@@ -17,6 +17,7 @@ import { BENCH_GUILD, benchUserId, realisticPresence, SECOND_GUILD } from '../li
  * normalization, the registry and, with HISTORY=on, the history recorder writing batches to a SQLite
  * file (WAL, synchronous=FULL: the production settings). The pieces are the ones startApp wires, built
  * here so history can be left out for the baseline. One process, one thread: the figure is one core's.
+ * HISTORY=floor measures the JSON work alone (see `floor`).
  *
  * USERS users, each update of a user in turn; a user's updates cycle through a new Spotify track, the
  * same update again from a second guild (Discord's per-guild copy, start times 400 ms off: no change),
@@ -25,6 +26,8 @@ import { BENCH_GUILD, benchUserId, realisticPresence, SECOND_GUILD } from '../li
 const USERS = Number(process.env.USERS ?? 10_000);
 const UPDATES = Number(process.env.UPDATES ?? 120_000);
 const history = process.env.HISTORY === 'on';
+/** HISTORY=floor: each dispatch only parsed and its data written back as JSON, what no ingest can skip. */
+const floor = process.env.HISTORY === 'floor';
 const STATUSES = ['online', 'idle', 'dnd'] as const;
 const TRACK_MS = 300_000;
 const T0 = Date.UTC(2026, 10, 22, 12);
@@ -66,7 +69,12 @@ if (recorder) registry.onChange(recorder.observe);
 let changes = 0;
 registry.onChange(() => changes++);
 const ingest = new GatewayIngest({ registry, requestMembers: () => {}, logger });
-const handle = (json: string) => ingest.handle(JSON.parse(json) as GatewayDispatchPayload, 0);
+let floorBytes = 0;
+const handle = floor
+  ? (json: string) => {
+      floorBytes += JSON.stringify((JSON.parse(json) as { d: unknown }).d).length;
+    }
+  : (json: string) => ingest.handle(JSON.parse(json) as GatewayDispatchPayload, 0);
 const historyRows = () =>
   (
     store.db
@@ -116,4 +124,5 @@ report({
   updates: UPDATES,
   changes,
   rows,
+  floorBytes,
 });
