@@ -2,7 +2,7 @@ import { isGuildCopy } from './guild-copy.js';
 import type { DiscordUser, Kv, Presence, Profile, RawPresence, Snowflake } from './model.js';
 import { buildPresence, type NormalizeOptions } from './presence.js';
 import { OFFLINE_PRESENCE } from './raw.js';
-import { type PresenceSnapshot, snapshotOf } from './snapshot.js';
+import { envelopeOf, PresenceSnapshot, snapshotOf } from './snapshot.js';
 import { mergeUser } from './user.js';
 
 /**
@@ -113,7 +113,7 @@ export class PresenceRegistry implements PresenceSource {
       };
       const rendered = this.render(created);
       const snapshot = snapshotOf(rendered.presence, rendered.json, 1);
-      this.entries.set(user.id, { ...created, snapshot });
+      this.entries.set(user.id, { ...created, raw: heldAs(created.raw, rendered.presence), snapshot });
       this.emit({ kind: 'monitored', userId: user.id, current: snapshot });
       return;
     }
@@ -199,9 +199,14 @@ export class PresenceRegistry implements PresenceSource {
   private refresh(entry: Entry): void {
     const previous = entry.snapshot;
     const { presence, json } = this.render(entry);
-    if (json === previous.json) return;
-    const next = snapshotOf(presence, json, previous.version + 1);
+    const body = envelopeOf(json);
+    if (body.equals(previous.body)) {
+      entry.raw = heldAs(entry.raw, previous.presence);
+      return;
+    }
+    const next = new PresenceSnapshot(presence, body, previous.version + 1);
     entry.snapshot = next;
+    entry.raw = heldAs(entry.raw, presence);
     this.emit({ kind: 'updated', userId: entry.user.id, previous, current: next });
   }
 
@@ -216,4 +221,16 @@ export class PresenceRegistry implements PresenceSource {
   private emit(change: PresenceChange): void {
     for (const listener of this.listeners) listener(change);
   }
+}
+
+/**
+ * The raw presence as the registry keeps it: with the presence's own activities, which are the raw ones
+ * normalized (equal as JSON, snowflakes as strings), so a user's activities are held once, not twice.
+ * Both uses of `raw` see no difference: normalizing them again gives the same presence, and a guild copy
+ * compared with them is still a copy (one that differs only in what normalizing changes is re-rendered
+ * and found equal).
+ */
+function heldAs(raw: RawPresence, presence: Presence): RawPresence {
+  if (raw.activities === presence.activities) return raw;
+  return { status: raw.status, client_status: raw.client_status, activities: presence.activities };
 }
