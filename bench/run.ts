@@ -5,6 +5,7 @@ import { card } from './scenarios/card.js';
 import { fanout } from './scenarios/fanout.js';
 import { ingestHistory } from './scenarios/ingest-history.js';
 import { restRead } from './scenarios/rest-read.js';
+import { socketCapacity } from './scenarios/socket-capacity.js';
 
 /**
  * `npm run bench` runs every scenario; `npm run bench -- fanout rest-read` runs those. Each scenario
@@ -17,6 +18,7 @@ import { restRead } from './scenarios/rest-read.js';
 const SCENARIOS: Record<string, () => Promise<Row[]>> = {
   'rest-read': restRead,
   fanout,
+  'socket-capacity': socketCapacity,
   'ingest-history': ingestHistory,
   'api-nodes': apiNodes,
   card,

@@ -31,14 +31,15 @@ const PROCESSES = fileURLToPath(new URL('../processes/', import.meta.url));
 /**
  * Runs bench/processes/<script>.ts in a Node process of its own, so what is measured never shares a heap
  * or an event loop with the driver or with its load. `BENCH_CPU_PROF=<dir>` profiles every process
- * (`--cpu-prof`), one folder per script.
+ * (`--cpu-prof`), one folder per script. `nodeFlags` go to node (e.g. `--expose-gc`).
  */
 export function startChild(
   script: string,
   args: readonly string[] = [],
   env: Record<string, string> = {},
+  nodeFlags: readonly string[] = [],
 ): BenchChild {
-  const execArgv = ['--import', 'tsx'];
+  const execArgv = ['--import', 'tsx', ...nodeFlags];
   const profileDir = process.env.BENCH_CPU_PROF;
   if (profileDir) execArgv.push('--cpu-prof', `--cpu-prof-dir=${join(profileDir, script)}`);
   const child = fork(join(PROCESSES, `${script}.ts`), [...args], {

@@ -5,6 +5,7 @@ import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { rawPresenceFrom } from '../../src/presence/raw.js';
 import { onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { markerText, nowMicros } from '../lib/fanout-marker.js';
+import { serveMemoryQuestions } from '../lib/memory.js';
 import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/workload.js';
 
 /**
@@ -12,7 +13,8 @@ import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/w
  * which delivers `USERS` realistic presences through the real gateway client. With `FANOUT=1`, user 0's
  * custom status carries a marker, and each `{type: 'update', seq}` changes it the way a PRESENCE_UPDATE
  * does (registry.memberSeen with the raw presence), so normalization, the one serialization and the
- * socket fan-out all run as they do for Discord's updates.
+ * socket fan-out all run as they do for Discord's updates. It answers `memory` (started with MEMORY_FLAGS)
+ * and `sockets`: how many sockets its gateway holds and how many of them are subscribed.
  */
 const users = Number(process.env.USERS ?? 1);
 const fanout = process.env.FANOUT === '1';
@@ -62,5 +64,14 @@ const user = benchUser(0);
 onMessage<{ type: string; seq: number }>('update', ({ seq }) => {
   const raw = rawPresenceFrom(presenceOf(0, markerText(seq, nowMicros())));
   registry.memberSeen(BENCH_GUILD, user, raw);
+});
+serveMemoryQuestions();
+onMessage('sockets', () => {
+  const gateway = app.sockets;
+  report({
+    type: 'sockets',
+    open: gateway?.socketCount ?? 0,
+    subscribed: gateway?.subscriptions.subscriberCount ?? 0,
+  });
 });
 report({ type: 'ready', url: app.url, userId: user.id, json: registry.get(user.id)?.json ?? '' });
