@@ -1,20 +1,26 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
-import { arrayOf, isRecord, snowflakeString } from './values.js';
+import { arrayOf, isRecord, snowflakeString, timestampOrNull } from './values.js';
 
 /** Fields that hold snowflakes, by where they are: the activity itself, and its `emoji`. */
 export const ACTIVITY_SNOWFLAKE_FIELDS: readonly string[] = ['application_id'];
 export const EMOJI_SNOWFLAKE_FIELDS: readonly string[] = ['id'];
+/** Fields that hold epoch-ms timestamps: the activity's own, and those of its `timestamps`. */
+export const ACTIVITY_TIMESTAMP_FIELDS: readonly string[] = ['created_at'];
+export const TIMESTAMPS_FIELDS: readonly string[] = ['start', 'end'];
 
 /** Nesting deeper than this is not an activity Discord sends; deeper parts are left out. */
 export const MAX_ACTIVITY_DEPTH = 8;
 
 /**
- * `activities`: Discord's activity objects passed through, with two guarantees.
+ * `activities`: Discord's activity objects passed through, with three guarantees.
  *
  * - Snowflakes (`application_id`, `emoji.id`) are strings. A number arriving there was already parsed as a
  *   double, so above 2^53 its low digits are gone before we see it; we still `String()` it, so clients
  *   comparing ids as strings keep working, and it is as exact as it can be. A value that cannot be an id
  *   (an object, a negative number) is left out; `emoji.id: null` (a unicode emoji) stays null.
+ * - Timestamps (`created_at`, `timestamps.start`, `timestamps.end`) are integers, epoch ms, as the
+ *   contract says of every timestamp: digit strings (some rich-presence clients send them) become numbers,
+ *   and a value that cannot be one (negative, not a number, beyond 2^53) is left out.
  * - The copy is plain JSON: no `undefined` (JSON.stringify would drop it from objects but write `null` in
  *   arrays), no non-finite numbers, functions or other non-JSON values, so the object equals its JSON.
  *
@@ -27,6 +33,8 @@ export function activitiesFrom(raw: unknown): GatewayActivity[] {
     const activity = jsonRecord(entry, 1);
     withSnowflakes(activity, ACTIVITY_SNOWFLAKE_FIELDS);
     if (isRecord(activity.emoji)) withSnowflakes(activity.emoji, EMOJI_SNOWFLAKE_FIELDS);
+    withTimestamps(activity, ACTIVITY_TIMESTAMP_FIELDS);
+    if (isRecord(activity.timestamps)) withTimestamps(activity.timestamps, TIMESTAMPS_FIELDS);
     activities.push(activity as unknown as GatewayActivity);
   }
   return activities;
@@ -38,6 +46,15 @@ function withSnowflakes(record: Record<string, unknown>, keys: readonly string[]
     const id = snowflakeString(record[key]);
     if (id === null) delete record[key];
     else record[key] = id;
+  }
+}
+
+function withTimestamps(record: Record<string, unknown>, keys: readonly string[]): void {
+  for (const key of keys) {
+    if (!(key in record)) continue;
+    const ms = timestampOrNull(record[key]);
+    if (ms === null) delete record[key];
+    else record[key] = ms;
   }
 }
 

@@ -1,5 +1,5 @@
 import { isSnowflake } from './snowflake.js';
-import { cdnBase } from './values.js';
+import { cdnBase, urlComponent } from './values.js';
 
 /** `mp:<path>`: an image Discord's media proxy serves (external images, uploaded assets). */
 export const MEDIA_PROXY_PREFIX = 'mp:';
@@ -34,9 +34,9 @@ export function activityImageUrl(key: unknown, applicationId: unknown, cdnUrl: s
   if (HTTP_URL.test(key)) return key;
   if (key.startsWith(SPOTIFY_IMAGE_PREFIX)) {
     const id = key.slice(SPOTIFY_IMAGE_PREFIX.length);
-    return id === '' ? null : `${SPOTIFY_IMAGE_URL}/${encodeURIComponent(id)}`;
+    return id === '' ? null : `${SPOTIFY_IMAGE_URL}/${urlComponent(id)}`;
   }
   if (PREFIXED_KEY.test(key)) return null;
   if (typeof applicationId !== 'string' || !isSnowflake(applicationId)) return null;
-  return `${cdnBase(cdnUrl)}/app-assets/${applicationId}/${encodeURIComponent(key)}.png`;
+  return `${cdnBase(cdnUrl)}/app-assets/${applicationId}/${urlComponent(key)}.png`;
 }

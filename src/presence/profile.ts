@@ -1,6 +1,6 @@
 import type { Profile } from './model.js';
 import { isSnowflake } from './snowflake.js';
-import { cdnBase, textOrNull } from './values.js';
+import { cdnBase, textOrNull, urlComponent } from './values.js';
 
 /** 2015-01-01T00:00:00Z, the epoch of Discord's snowflakes. */
 export const DISCORD_EPOCH_MS = 1_420_070_400_000n;
@@ -41,8 +41,8 @@ export function profileFields(userId: string, profile: Profile | null, cdnUrl: s
 
 export function bannerUrl(userId: string, hash: string, cdnUrl: string): string {
   const extension = hash.startsWith(ANIMATED_HASH_PREFIX) ? 'gif' : 'png';
-  const id = encodeURIComponent(String(userId));
-  return `${cdnBase(cdnUrl)}/banners/${id}/${encodeURIComponent(hash)}.${extension}?size=${BANNER_SIZE}`;
+  const id = urlComponent(String(userId));
+  return `${cdnBase(cdnUrl)}/banners/${id}/${urlComponent(hash)}.${extension}?size=${BANNER_SIZE}`;
 }
 
 function accentColor(value: unknown): number | null {

@@ -3,6 +3,7 @@ import type { DiscordUser, Kv, Presence, Profile, RawPresence, Snowflake } from 
 import { buildPresence, type NormalizeOptions } from './presence.js';
 import { OFFLINE_PRESENCE } from './raw.js';
 import { envelopeOf, PresenceSnapshot, snapshotOf } from './snapshot.js';
+import { isSnowflake } from './snowflake.js';
 import { mergeUser } from './user.js';
 
 /**
@@ -93,6 +94,7 @@ export class PresenceRegistry implements PresenceSource {
    * keeps what we know (or offline for a user we did not know).
    */
   memberSeen(guildId: Snowflake, user: DiscordUser, raw?: RawPresence): void {
+    if (!hasUserId(user)) return;
     this.syncing.get(guildId)?.add(user.id);
     let members = this.guildMembers.get(guildId);
     if (!members) {
@@ -128,6 +130,7 @@ export class PresenceRegistry implements PresenceSource {
 
   /** A user object from outside any guild context (USER_UPDATE, member updates): merged if monitored. */
   userUpdated(user: DiscordUser): void {
+    if (!hasUserId(user)) return;
     const entry = this.entries.get(user.id);
     if (!entry) return;
     const merged = mergeUser(entry.user, user);
@@ -221,6 +224,15 @@ export class PresenceRegistry implements PresenceSource {
   private emit(change: PresenceChange): void {
     for (const listener of this.listeners) listener(change);
   }
+}
+
+/**
+ * A user object the registry can know someone by: payloads are Discord's JSON, and one without a user, or
+ * with an id that is no snowflake, names nobody a client could ask for.
+ */
+function hasUserId(user: unknown): user is DiscordUser {
+  const id = (user as { id?: unknown } | null | undefined)?.id;
+  return typeof id === 'string' && isSnowflake(id);
 }
 
 /**

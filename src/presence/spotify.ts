@@ -2,7 +2,7 @@ import { ActivityType } from 'discord-api-types/v10';
 import { activityImageUrl } from './images.js';
 import type { Spotify } from './model.js';
 import { timestampsFrom } from './timestamps.js';
-import { arrayOf, field, stringOrNull } from './values.js';
+import { arrayOf, field, stringOrNull, urlComponent } from './values.js';
 
 /** The `id` Discord gives the Spotify activity of every user. */
 export const SPOTIFY_ACTIVITY_ID = 'spotify:1';
@@ -58,5 +58,5 @@ export function spotifyFrom(activities: unknown): Spotify | null {
 /** `https://open.spotify.com/track/<id>`, or null without a track id. */
 export function spotifyTrackUrl(trackId: string | null | undefined): string | null {
   if (typeof trackId !== 'string' || trackId === '') return null;
-  return `${SPOTIFY_TRACK_URL}/${encodeURIComponent(trackId)}`;
+  return `${SPOTIFY_TRACK_URL}/${urlComponent(trackId)}`;
 }

@@ -1,7 +1,7 @@
 import type { DiscordUser } from './model.js';
 import { ANIMATED_HASH_PREFIX } from './profile.js';
 import { isSnowflake } from './snowflake.js';
-import { cdnBase, isRecord } from './values.js';
+import { cdnBase, isRecord, urlComponent } from './values.js';
 
 /** Default avatars: `{cdn}/embed/avatars/{(id >> 22) % 6}.png`. */
 export const DEFAULT_AVATAR_COUNT = 6n;
@@ -37,7 +37,7 @@ export function avatarUrl(user: DiscordUser, cdnUrl: string): string {
   const hash = user?.avatar;
   if (typeof hash === 'string' && hash !== '') {
     const extension = hash.startsWith(ANIMATED_HASH_PREFIX) ? 'gif' : 'png';
-    return `${base}/avatars/${id}/${encodeURIComponent(hash)}.${extension}`;
+    return `${base}/avatars/${id}/${urlComponent(hash)}.${extension}`;
   }
   return `${base}/embed/avatars/${(BigInt(id) >> 22n) % DEFAULT_AVATAR_COUNT}.png`;
 }

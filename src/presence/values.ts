@@ -45,13 +45,28 @@ export function snowflakeString(value: unknown): string | null {
 const DECIMAL_TIMESTAMP = /^[0-9]{1,16}$/;
 
 /**
- * An epoch-ms timestamp: a finite, non-negative number (truncated to an integer), or a string of decimal
- * digits (some rich-presence clients send them so, and not every path through Discord converts), else null.
+ * The largest timestamp given out: above 2^53 − 1 a number is no longer exact, and JSON.stringify writes
+ * 1e21 and up as `1e+21`, which no client reads as an integer.
+ */
+export const MAX_TIMESTAMP_MS = Number.MAX_SAFE_INTEGER;
+
+/**
+ * An epoch-ms timestamp: a non-negative number (truncated to an integer), or a string of decimal digits
+ * (some rich-presence clients send them so, and not every path through Discord converts), at most
+ * MAX_TIMESTAMP_MS; else null.
  */
 export function timestampOrNull(value: unknown): number | null {
-  if (typeof value === 'string' && DECIMAL_TIMESTAMP.test(value)) return Number(value);
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return null;
-  return Math.trunc(value) + 0; // + 0 turns -0 into 0, as JSON would
+  const number = typeof value === 'string' && DECIMAL_TIMESTAMP.test(value) ? Number(value) : value;
+  if (typeof number !== 'number' || !(number >= 0 && number <= MAX_TIMESTAMP_MS)) return null;
+  return Math.trunc(number) + 0; // + 0 turns -0 into 0, as JSON would
+}
+
+/**
+ * `value` as one URL component. A lone surrogate (JSON can carry one as `\ud800`) becomes U+FFFD first:
+ * encodeURIComponent throws on it, and a URL built from what a user wrote must never throw.
+ */
+export function urlComponent(value: string): string {
+  return encodeURIComponent(value.toWellFormed());
 }
 
 /** The CDN base without trailing slashes, so `${base}/path` never doubles them. */

@@ -2,7 +2,7 @@ import { ActivityType } from 'discord-api-types/v10';
 import { activityImageUrl } from './images.js';
 import type { YouTubeMusic } from './model.js';
 import { timestampsFrom } from './timestamps.js';
-import { arrayOf, field, snowflakeString, stringOrNull } from './values.js';
+import { arrayOf, field, snowflakeString, stringOrNull, urlComponent } from './values.js';
 
 /**
  * Which activities are YouTube Music. It has no Discord integration of its own: desktop players publish a
@@ -110,7 +110,7 @@ export function youtubeVideoId(link: unknown): string | null {
 /** `https://music.youtube.com/watch?v=<id>`, or null without a track id. */
 export function youtubeMusicTrackUrl(trackId: string | null | undefined): string | null {
   if (typeof trackId !== 'string' || trackId === '') return null;
-  return `${YOUTUBE_MUSIC_WATCH_URL}?v=${encodeURIComponent(trackId)}`;
+  return `${YOUTUBE_MUSIC_WATCH_URL}?v=${urlComponent(trackId)}`;
 }
 
 /**

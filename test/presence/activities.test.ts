@@ -114,6 +114,21 @@ describe('activitiesFrom', () => {
     expect(JSON.parse(JSON.stringify(activitiesFrom(raw)))).toStrictEqual(activitiesFrom(raw));
   });
 
+  it('gives timestamps as epoch-ms integers, leaving out what cannot be one', () => {
+    const [digits, broken] = activitiesFrom([
+      {
+        ...copy(VSCODE_LITERAL),
+        created_at: '1615529838051',
+        timestamps: { start: '1615438153941', end: 5.9 },
+      },
+      { ...copy(VSCODE_LITERAL), created_at: -1, timestamps: { start: 1e21, end: 'soon' } },
+    ]);
+    expect(digits?.created_at).toBe(1615529838051);
+    expect(digits?.timestamps).toEqual({ start: 1615438153941, end: 5 });
+    expect(broken && 'created_at' in broken).toBe(false);
+    expect(broken?.timestamps).toEqual({});
+  });
+
   it('drops entries that are not objects, and is empty for a non-array', () => {
     expect(activitiesFrom([null, 1, 'x', [], copy(CUSTOM_STATUS_LITERAL), undefined])).toEqual([
       CUSTOM_STATUS_LITERAL,

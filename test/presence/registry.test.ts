@@ -106,6 +106,25 @@ describe('PresenceRegistry', () => {
     expect(reg.get('5')).toBeUndefined();
   });
 
+  it('ignores members and users without a usable id (payloads are JSON we did not write)', () => {
+    const { registry: reg, changes } = registry();
+    for (const user of [
+      undefined,
+      null,
+      {},
+      { id: 5 },
+      { id: '' },
+      { id: 'abc' },
+      { id: '18446744073709551616' },
+    ]) {
+      expect(() => reg.memberSeen(GUILD_A, user as never, listening('one', 1_700_000_000_000))).not.toThrow();
+      expect(() => reg.userUpdated(user as never)).not.toThrow();
+    }
+    expect(changes).toHaveLength(0);
+    expect(reg.size).toBe(0);
+    expect(reg.memberCount(GUILD_A)).toBe(0);
+  });
+
   it('stops monitoring only when the last shared guild is gone', () => {
     const { registry: reg, changes } = registry();
     reg.memberSeen(GUILD_A, ALICE);

@@ -194,6 +194,10 @@ describe('spotifyTrackUrl', () => {
     );
   });
 
+  it('links a track id with a lone surrogate (JSON can carry one) instead of throwing', () => {
+    expect(spotifyTrackUrl('a\ud800b')).toBe('https://open.spotify.com/track/a%EF%BF%BDb');
+  });
+
   it('is null without a track id', () => {
     expect(spotifyTrackUrl(null)).toBeNull();
     expect(spotifyTrackUrl(undefined)).toBeNull();
