@@ -1,0 +1,153 @@
+import { MAX_ACCENT_COLOR } from '../../presence/profile.js';
+import { SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
+import { MAX_TIMESTAMP_MS } from '../../presence/values.js';
+
+/**
+ * The presence object of the API contract (API.md, "Presence object") as JSON Schema (draft-07, what
+ * Fastify's Ajv speaks), so response schemas and the OpenAPI description can reuse it. Tests validate
+ * every presence the service builds against it.
+ *
+ * Timestamps are integers, epoch ms, that every JSON parser reads exactly: 0 ≤ t ≤ 2^53 − 1 (a larger
+ * number is printed as `1e+21` and is no integer to a client).
+ */
+
+const nullableString = { type: ['string', 'null'] } as const;
+const snowflake = { type: 'string', pattern: SNOWFLAKE_PATTERN } as const;
+const epochMs = { type: 'integer', minimum: 0, maximum: MAX_TIMESTAMP_MS } as const;
+const nullableEpochMs = { type: ['integer', 'null'], minimum: 0, maximum: MAX_TIMESTAMP_MS } as const;
+
+const timestamps = {
+  type: 'object',
+  properties: { start: nullableEpochMs, end: nullableEpochMs },
+  required: ['start', 'end'],
+  additionalProperties: false,
+} as const;
+
+const musicProperties = {
+  track_id: nullableString,
+  timestamps,
+  album: nullableString,
+  album_art_url: nullableString,
+  artist: nullableString,
+  song: nullableString,
+} as const;
+
+export const spotifySchema = {
+  type: 'object',
+  properties: musicProperties,
+  required: Object.keys(musicProperties),
+  additionalProperties: false,
+} as const;
+
+export const youtubeMusicSchema = {
+  type: 'object',
+  properties: { ...musicProperties, url: nullableString },
+  required: [...Object.keys(musicProperties), 'url'],
+  additionalProperties: false,
+} as const;
+
+const nowPlayingProperties = {
+  source: { enum: ['spotify', 'youtube_music'] },
+  song: nullableString,
+  artist: nullableString,
+  album: nullableString,
+  album_art_url: nullableString,
+  track_id: nullableString,
+  track_url: nullableString,
+  timestamps,
+  duration_ms: { type: ['integer', 'null'], minimum: 1 },
+} as const;
+
+export const nowPlayingSchema = {
+  type: 'object',
+  properties: nowPlayingProperties,
+  required: Object.keys(nowPlayingProperties),
+  additionalProperties: false,
+} as const;
+
+export const customStatusSchema = {
+  type: 'object',
+  properties: {
+    text: nullableString,
+    emoji: {
+      anyOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          properties: {
+            name: { type: 'string', minLength: 1 },
+            id: { type: ['string', 'null'] },
+            animated: { type: 'boolean' },
+          },
+          required: ['name', 'id', 'animated'],
+          additionalProperties: false,
+        },
+      ],
+    },
+  },
+  required: ['text', 'emoji'],
+  additionalProperties: false,
+} as const;
+
+/** These properties when the value is an object; anything else is Discord's to send. */
+function whenObject<P extends Record<string, object>>(properties: P) {
+  return { anyOf: [{ not: { type: 'object' } }, { type: 'object', properties }] } as const;
+}
+
+/**
+ * Discord's activity object, passed through: what the contract guarantees of it (a name and a type,
+ * snowflakes as strings, timestamps as epoch-ms integers); any other field is Discord's, as sent.
+ */
+export const activitySchema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    type: { type: 'integer' },
+    // null as Discord sent it: no application.
+    application_id: { type: ['string', 'null'] },
+    created_at: epochMs,
+    timestamps: whenObject({ start: epochMs, end: epochMs }),
+    emoji: whenObject({ id: { type: ['string', 'null'] } }),
+  },
+  required: ['name', 'type'],
+} as const;
+
+/** Discord's user object as the gateway gives it (merged from partials): at least its id. */
+export const discordUserSchema = {
+  type: 'object',
+  properties: { id: snowflake },
+  required: ['id'],
+} as const;
+
+const activeOn = { type: 'boolean' } as const;
+
+const presenceProperties = {
+  discord_user: discordUserSchema,
+  discord_status: { enum: ['online', 'idle', 'dnd', 'offline'] },
+  active_on_discord_desktop: activeOn,
+  active_on_discord_web: activeOn,
+  active_on_discord_mobile: activeOn,
+  active_on_discord_embedded: activeOn,
+  active_on_discord_vr: activeOn,
+  custom_status: { anyOf: [{ type: 'null' }, customStatusSchema] },
+  listening_to_spotify: { type: 'boolean' },
+  spotify: { anyOf: [{ type: 'null' }, spotifySchema] },
+  listening_to_youtube_music: { type: 'boolean' },
+  youtube_music: { anyOf: [{ type: 'null' }, youtubeMusicSchema] },
+  now_playing: { anyOf: [{ type: 'null' }, nowPlayingSchema] },
+  activities: { type: 'array', items: activitySchema },
+  banner: nullableString,
+  banner_url: nullableString,
+  accent_color: { type: ['integer', 'null'], minimum: 0, maximum: MAX_ACCENT_COLOR },
+  member_since: epochMs,
+  kv: { type: 'object', additionalProperties: { type: 'string' } },
+} as const;
+
+/** The presence object: every field present, in this order, nothing else. */
+export const presenceSchema = {
+  $id: 'presence',
+  type: 'object',
+  properties: presenceProperties,
+  required: Object.keys(presenceProperties),
+  additionalProperties: false,
+} as const;
