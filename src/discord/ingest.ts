@@ -22,6 +22,21 @@ export interface IngestOptions {
   /** Every guild READY listed on the shard has been loaded in full: its members are all known now. */
   onShardSynced?(shardId: number): void;
   logger: Logger;
+  /** The clock of the loading progress logs; tests give their own. */
+  now?: () => number;
+}
+
+/** A large guild's members arrive over seconds to minutes: progress is logged at most this often. */
+export const PROGRESS_LOG_INTERVAL_MS = 5_000;
+
+/** A member listing of a whole guild under way. */
+interface Listing {
+  guildId: Snowflake;
+  /** The guild's member count as GUILD_CREATE gave it; the listing's own total is not known ahead. */
+  expected: number | undefined;
+  received: number;
+  startedAt: number;
+  loggedAt: number;
 }
 
 /**
@@ -30,13 +45,17 @@ export interface IngestOptions {
  */
 export class GatewayIngest {
   private readonly guildShards = new Map<Snowflake, number>();
-  /** nonce → guild, for listings of a whole guild; a listing's last chunk ends its sync. */
-  private readonly syncNonces = new Map<string, Snowflake>();
+  /** nonce → listing of a whole guild; a listing's last chunk ends its sync. */
+  private readonly listings = new Map<string, Listing>();
   private nonceCounter = 0;
   /** Per shard, the guilds of its last READY whose member listing has not completed yet. */
   private readonly unsynced = new Map<number, Set<Snowflake>>();
 
-  constructor(private readonly options: IngestOptions) {}
+  private readonly now: () => number;
+
+  constructor(private readonly options: IngestOptions) {
+    this.now = options.now ?? Date.now;
+  }
 
   handle(payload: GatewayDispatchPayload, shardId: number): void {
     const { registry } = this.options;
@@ -107,10 +126,17 @@ export class GatewayIngest {
     this.seeMembers(data.id, data.members ?? [], data.presences ?? []);
 
     const nonce = this.nextNonce();
-    for (const [oldNonce, guildId] of this.syncNonces) {
-      if (guildId === data.id) this.syncNonces.delete(oldNonce);
+    for (const [oldNonce, listing] of this.listings) {
+      if (listing.guildId === data.id) this.listings.delete(oldNonce);
     }
-    this.syncNonces.set(nonce, data.id);
+    const startedAt = this.now();
+    this.listings.set(nonce, {
+      guildId: data.id,
+      expected: data.member_count,
+      received: data.members?.length ?? 0,
+      startedAt,
+      loggedAt: startedAt,
+    });
     this.options.requestMembers(shardId, { guild_id: data.id, query: '', limit: 0, presences: true, nonce });
     this.options.logger.info(
       { guildId: data.id, shardId, memberCount: data.member_count, large: data.large },
@@ -120,15 +146,38 @@ export class GatewayIngest {
 
   private membersChunk(data: GatewayGuildMembersChunkDispatchData, shardId: number): void {
     this.seeMembers(data.guild_id, data.members, data.presences ?? []);
-    const syncOf = data.nonce === undefined ? undefined : this.syncNonces.get(data.nonce);
-    if (syncOf === data.guild_id && data.chunk_index >= data.chunk_count - 1) {
-      this.syncNonces.delete(data.nonce as string);
+    const listing = data.nonce === undefined ? undefined : this.listings.get(data.nonce);
+    if (listing?.guildId !== data.guild_id) return;
+    listing.received += data.members.length;
+    const now = this.now();
+    const done = data.chunk_index >= data.chunk_count - 1;
+    const seconds = Math.max(now - listing.startedAt, 1) / 1000;
+    const perSecond = Math.round(listing.received / seconds);
+    if (done) {
+      this.listings.delete(data.nonce as string);
       this.options.registry.endGuildSync(data.guild_id);
       this.options.logger.info(
-        { guildId: data.guild_id, members: this.options.registry.memberCount(data.guild_id) },
+        {
+          guildId: data.guild_id,
+          members: this.options.registry.memberCount(data.guild_id),
+          seconds: Math.round(seconds * 10) / 10,
+          perSecond,
+        },
         'guild members loaded',
       );
       this.synced(shardId, data.guild_id);
+    } else if (now - listing.loggedAt >= PROGRESS_LOG_INTERVAL_MS) {
+      listing.loggedAt = now;
+      this.options.logger.info(
+        {
+          guildId: data.guild_id,
+          loaded: listing.received,
+          of: listing.expected,
+          chunk: `${data.chunk_index + 1}/${data.chunk_count}`,
+          perSecond,
+        },
+        'loading guild members',
+      );
     }
   }
 

@@ -237,6 +237,49 @@ describe('GatewayIngest', () => {
     expect(registry.size).toBe(0);
   });
 
+  it('logs the loading of a large guild as it goes, at most every 5 s, and a summary at the end', () => {
+    const registry = new PresenceRegistry({
+      cdnUrl: 'https://cdn.discordapp.com',
+      youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+    });
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const clock = { now: 0 };
+    const nonces: string[] = [];
+    const ingest = new GatewayIngest({
+      registry,
+      requestMembers: (_shard, data) => nonces.push(data.nonce as string),
+      logger,
+      now: () => clock.now,
+    });
+    const dispatch = (t: string, d: unknown) =>
+      ingest.handle({ op: 0, s: 1, t, d } as unknown as GatewayDispatchPayload, 0);
+    dispatch(
+      GatewayDispatchEvents.GuildCreate,
+      guildCreate(GUILD, [], [], { large: true, member_count: 5000 }),
+    );
+    // Five chunks of 1,000, one every 3 s.
+    for (let chunk = 0; chunk < 5; chunk++) {
+      clock.now += 3_000;
+      const ids = Array.from({ length: 1000 }, (_, n) => String(1_000_000 + chunk * 1000 + n));
+      dispatch(GatewayDispatchEvents.GuildMembersChunk, {
+        guild_id: GUILD,
+        members: ids.map(member),
+        presences: [],
+        chunk_index: chunk,
+        chunk_count: 5,
+        nonce: nonces[0],
+      });
+    }
+    const progress = lines.filter((line) => line.msg === 'loading guild members');
+    expect(progress.map(({ loaded, of, chunk, perSecond }) => ({ loaded, of, chunk, perSecond }))).toEqual([
+      { loaded: 2000, of: 5000, chunk: '2/5', perSecond: 333 },
+      { loaded: 4000, of: 5000, chunk: '4/5', perSecond: 333 },
+    ]);
+    const loaded = lines.find((line) => line.msg === 'guild members loaded');
+    expect(loaded).toMatchObject({ guildId: GUILD, members: 5000, seconds: 15, perSecond: 333 });
+  });
+
   it('ignores an unavailable GUILD_CREATE', () => {
     const { registry, requests, dispatch } = setup();
     dispatch(GatewayDispatchEvents.GuildCreate, { id: GUILD, unavailable: true });
