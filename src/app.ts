@@ -293,13 +293,24 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     onFatal: (code, reason) => options.onFatal?.(code, reason),
   });
   const syncedShards = new Set<number>();
+  const startedAt = Date.now();
   const ingest = new GatewayIngest({
     registry,
     requestMembers: (shardId, data) => void gateway.requestMembers(shardId, data),
     onUserUpdated: (userId) => profiles.enqueue(userId),
     onShardSynced: (shardId) => {
       syncedShards.add(shardId);
-      if (publisher && syncedShards.size === gateway.shardCountHere) void publisher.markSynced();
+      if (syncedShards.size < gateway.shardCountHere) return;
+      // Once at start-up, and again whenever a fresh session has re-listed everything.
+      logger.info(
+        {
+          guilds: registry.guildIds().length,
+          monitoredUsers: registry.size,
+          seconds: Math.round((Date.now() - startedAt) / 100) / 10,
+        },
+        'every guild loaded',
+      );
+      if (publisher) void publisher.markSynced();
     },
     logger,
   });

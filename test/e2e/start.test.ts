@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sleep } from '../support/eventually.js';
+import { eventually, sleep } from '../support/eventually.js';
 
 /**
  * The service as `npm start` runs it: its own process, configured only through the environment. No
@@ -100,6 +100,13 @@ describe('npm start', () => {
       },
     });
     expect(`${service.stdout()}${service.stderr()}`).toMatch(/demo mode/i);
+    // One line says the start-up is over, with what was loaded.
+    await eventually(() => expect(service.stdout()).toMatch(/every guild loaded/));
+    const summary = service
+      .stdout()
+      .split('\n')
+      .find((line) => line.includes('every guild loaded'));
+    expect(summary).toMatch(/"monitoredUsers":[1-9]/);
 
     service.child.kill('SIGTERM');
     const exit = await exitWithin(service, STOP_MS);
