@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
+import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
@@ -64,6 +64,17 @@ export class SocketGateway {
       maxPayload: MAX_CLIENT_FRAME_BYTES,
       perMessageDeflate: false,
       clientTracking: false,
+    });
+    // A handshake ws refuses (no Sec-WebSocket-Key, another version…) is answered in the envelope too,
+    // not with ws's own text/html page.
+    this.wss.on('wsClientError', (error: Error, socket: Duplex, request: IncomingMessage) => {
+      if (request.method !== 'GET') {
+        refuseUpgrade(socket, 404, 'not_found', `no route for ${request.method} ${SOCKET_PATH}`);
+      } else {
+        refuseUpgrade(socket, 400, 'bad_request', `not a WebSocket handshake: ${error.message}`, {
+          'Sec-WebSocket-Version': '13',
+        });
+      }
     });
     options.server.on('upgrade', this.upgradeListener);
     this.unsubscribeSource = options.source.onChange((change) => this.fanOut(change));
@@ -221,14 +232,26 @@ function withUserId(userId: Snowflake, presenceJson: string): string {
   return `{"user_id":${JSON.stringify(userId)},${presenceJson.slice(1)}`;
 }
 
-function refuseUpgrade(socket: Duplex, status: number, code: string, message: string): void {
+/** An upgrade that does not become a socket: answered in the contract's envelope, then the connection ends. */
+function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify({ success: false, error: { code, message } });
+  const extra = { ...(status === 429 ? { 'Retry-After': '60' } : {}), ...headers };
+  // HTTP sockets are half-open: without this the connection would wait for the client to end it.
+  socket.once('finish', () => socket.destroy());
   socket.end(
-    `HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : 'Too Many Requests'}\r\n` +
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      (status === 429 ? 'Retry-After: 60\r\n' : '') +
-      'Access-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n' +
+      Object.entries(extra)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('') +
+      'Access-Control-Allow-Origin: *\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
       body,
   );
 }

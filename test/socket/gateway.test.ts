@@ -715,7 +715,10 @@ describe('SOCKETS_PER_IP and upgrades that never become sockets', () => {
       { 'Sec-WebSocket-Version': '7', 'Sec-WebSocket-Key': key },
     ];
     for (const headers of malformed) {
-      expect((await rawUpgrade(h.base, '/socket', headers)).statusCode).toBe(400);
+      const refused = await rawUpgrade(h.base, '/socket', headers);
+      expect(refused.statusCode).toBe(400);
+      // In the envelope like every error, not ws's own text/html page.
+      expect(JSON.parse(refused.body)).toMatchObject({ success: false, error: { code: 'bad_request' } });
     }
     expect(h.app.sockets.socketCount).toBe(0);
     // With nothing open, all three slots must be free.
