@@ -167,6 +167,11 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       logger,
       cdnUrl,
       serveApi: config.role !== 'ingest',
+      timeouts: {
+        headersMs: config.httpHeadersTimeoutMs,
+        requestMs: config.httpRequestTimeoutMs,
+        keepAliveMs: config.httpKeepAliveTimeoutMs,
+      },
       rateLimits: {
         read: config.rateLimitRead,
         write: config.rateLimitWrite,

@@ -1,3 +1,4 @@
+import { DEFAULT_HTTP_TIMEOUTS } from './http/timeouts.js';
 import {
   DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
   DEFAULT_YOUTUBE_MUSIC_NAMES,
@@ -34,6 +35,11 @@ export interface Config {
   socketsPerIp: number;
   /** Ids one socket may subscribe to (subscribe_to_all counts none). */
   subscriptionsPerSocket: number;
+  /** Slow clients: how long a request's headers, and the whole request, may take to arrive. */
+  httpHeadersTimeoutMs: number;
+  httpRequestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open; longer than the load balancer's. */
+  httpKeepAliveTimeoutMs: number;
   youtubeMusicApplicationIds: string[];
   youtubeMusicNames: string[];
 }
@@ -182,6 +188,27 @@ export function loadConfig(env: Env): Config {
     }
   }
 
+  // Node refuses a headers timeout longer than the request timeout: the headers are part of the request.
+  const httpHeadersTimeoutMs = integer(
+    'HTTP_HEADERS_TIMEOUT_MS',
+    DEFAULT_HTTP_TIMEOUTS.headersMs,
+    100,
+    3_600_000,
+  );
+  const httpRequestTimeoutMs = integer(
+    'HTTP_REQUEST_TIMEOUT_MS',
+    DEFAULT_HTTP_TIMEOUTS.requestMs,
+    100,
+    3_600_000,
+  );
+  if (httpHeadersTimeoutMs > httpRequestTimeoutMs) {
+    throw new ConfigError(
+      'HTTP_HEADERS_TIMEOUT_MS',
+      `must not exceed HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs})`,
+      String(httpHeadersTimeoutMs),
+    );
+  }
+
   return {
     port: integer('PORT', 4001, 0, 65535),
     host,
@@ -200,6 +227,14 @@ export function loadConfig(env: Env): Config {
     rateLimitWrite: integer('RATE_LIMIT_WRITE', 120, 0, 1_000_000),
     socketsPerIp: integer('SOCKETS_PER_IP', 100, 0, 1_000_000),
     subscriptionsPerSocket: integer('SUBSCRIPTIONS_PER_SOCKET', 1000, 1, 1_000_000),
+    httpHeadersTimeoutMs,
+    httpRequestTimeoutMs,
+    httpKeepAliveTimeoutMs: integer(
+      'HTTP_KEEP_ALIVE_TIMEOUT_MS',
+      DEFAULT_HTTP_TIMEOUTS.keepAliveMs,
+      100,
+      3_600_000,
+    ),
     youtubeMusicApplicationIds,
     youtubeMusicNames: list('YOUTUBE_MUSIC_NAMES', DEFAULT_YOUTUBE_MUSIC_NAMES),
   };

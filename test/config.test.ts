@@ -76,6 +76,9 @@ describe('loadConfig', () => {
     ['REDIS_PREFIX', 'has space'],
     ['SHARD_COUNT', '0'],
     ['SHARD_IDS', '0,1'],
+    ['HTTP_HEADERS_TIMEOUT_MS', '0'],
+    ['HTTP_REQUEST_TIMEOUT_MS', '30s'],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '-1'],
   ])('rejects %s=%s with a one-line error naming the variable', (name, value) => {
     let caught: unknown;
     try {
@@ -91,6 +94,33 @@ describe('loadConfig', () => {
     const message = (caught as ConfigError).message;
     expect(message.startsWith(`${name}: `)).toBe(true);
     expect(message).not.toContain('\n');
+  });
+
+  it('reads the slow-client timeouts, with their defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      httpHeadersTimeoutMs: 10_000,
+      httpRequestTimeoutMs: 30_000,
+      httpKeepAliveTimeoutMs: 72_000,
+    });
+    const config = loadConfig({
+      HTTP_HEADERS_TIMEOUT_MS: '5000',
+      HTTP_REQUEST_TIMEOUT_MS: '120000',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '650000',
+    });
+    expect(config).toMatchObject({
+      httpHeadersTimeoutMs: 5_000,
+      httpRequestTimeoutMs: 120_000,
+      httpKeepAliveTimeoutMs: 650_000,
+    });
+  });
+
+  it('refuses a headers timeout longer than the request timeout it is part of', () => {
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '40000' })).toThrow(
+      /^HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS \(30000\)/,
+    );
+    expect(() =>
+      loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '40000', HTTP_REQUEST_TIMEOUT_MS: '40000' }),
+    ).not.toThrow();
   });
 
   it('refuses a split role without Redis', () => {

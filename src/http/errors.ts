@@ -100,6 +100,21 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 }
 
+/** node:http's own bookkeeping on a server socket; read only, to tell whether a request has had its answer. */
+type InternalSocket = Socket & {
+  _httpMessage?: { headersSent: boolean } | null;
+  parser?: { incoming?: { _dumped?: boolean } | null } | null;
+};
+
+/**
+ * Whether the request in progress has been answered already: its answer is on its way, or was sent before
+ * its body ended (a read carrying an endless body, whose body node:http then reads and drops until the
+ * request timeout). Another status line then would read as the answer to a request never sent.
+ */
+function answered(socket: InternalSocket): boolean {
+  return socket._httpMessage?.headersSent === true || socket.parser?.incoming?._dumped === true;
+}
+
 /**
  * Requests Node's HTTP parser refuses (a request line or header that is not HTTP, a bad Content-Length,
  * headers over the size limit, a request too slow to arrive) reach neither a route nor the error handler.
@@ -115,7 +130,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
         ? [408, 'the request did not arrive in time']
         : [400, 'the request is not valid HTTP'];
   const body = JSON.stringify({ success: false, error: { code: 'bad_request', message } });
-  if (socket.writable) {
+  if (socket.writable && !answered(socket as InternalSocket)) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +

@@ -14,6 +14,7 @@ import { historyRoutes } from './routes/history.js';
 import { kvRoutes } from './routes/kv.js';
 import { userRoutes } from './routes/users.js';
 import { type VersionInfo, versionRoutes } from './routes/version.js';
+import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts, serverOptions } from './timeouts.js';
 
 export interface HttpServerOptions {
   view: PresenceView;
@@ -30,6 +31,8 @@ export interface HttpServerOptions {
   cdnUrl?: string;
   /** Tests give the card route its own image cache (fetch, timeouts) and clock. */
   card?: Pick<CardRouteDeps, 'images' | 'now'>;
+  /** Slow clients are cut off after these; absent: the defaults. */
+  timeouts?: HttpTimeouts;
 }
 
 const DISCORD_CDN_URL = 'https://cdn.discordapp.com';
@@ -49,10 +52,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const app: FastifyInstance = Fastify({
     serverFactory: (handler) => {
       const serve = options.serveApi === false ? handler : withFastReads(fastReads, handler);
-      const server = createServer(serve);
-      // What Fastify sets on a server it makes itself: keep-alive longer than common proxies' (72 s).
-      server.keepAliveTimeout = 72_000;
-      return server;
+      return createServer(serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS), serve);
     },
     loggerInstance: options.logger as FastifyBaseLogger,
     // A line per request would cost more than the request at the read rates this service sees.
