@@ -327,6 +327,7 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     history,
     messenger: new Messenger(rest, logger),
     logger,
+    cooldown: { burst: config.botCommandBurst, perMinute: config.botCommandsPerMinute },
   });
   gateway.onDispatch((payload) => void bot.handle(payload));
   return { registry, gateway, history, publisher };

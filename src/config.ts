@@ -40,6 +40,9 @@ export interface Config {
   httpRequestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open; longer than the load balancer's. */
   httpKeepAliveTimeoutMs: number;
+  /** Bot commands a user may send in a row, then the pace they may go on at; 0 per minute: no cooldown. */
+  botCommandBurst: number;
+  botCommandsPerMinute: number;
   youtubeMusicApplicationIds: string[];
   youtubeMusicNames: string[];
 }
@@ -235,6 +238,8 @@ export function loadConfig(env: Env): Config {
       100,
       3_600_000,
     ),
+    botCommandBurst: integer('BOT_COMMAND_BURST', 10, 1, 1_000),
+    botCommandsPerMinute: integer('BOT_COMMANDS_PER_MINUTE', 20, 0, 60_000),
     youtubeMusicApplicationIds,
     youtubeMusicNames: list('YOUTUBE_MUSIC_NAMES', DEFAULT_YOUTUBE_MUSIC_NAMES),
   };

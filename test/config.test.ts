@@ -79,6 +79,8 @@ describe('loadConfig', () => {
     ['HTTP_HEADERS_TIMEOUT_MS', '0'],
     ['HTTP_REQUEST_TIMEOUT_MS', '30s'],
     ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '-1'],
+    ['BOT_COMMAND_BURST', '0'],
+    ['BOT_COMMANDS_PER_MINUTE', 'many'],
   ])('rejects %s=%s with a one-line error naming the variable', (name, value) => {
     let caught: unknown;
     try {
@@ -96,21 +98,27 @@ describe('loadConfig', () => {
     expect(message).not.toContain('\n');
   });
 
-  it('reads the slow-client timeouts, with their defaults', () => {
+  it('reads the slow-client timeouts and the bot cooldown, with their defaults', () => {
     expect(loadConfig({})).toMatchObject({
       httpHeadersTimeoutMs: 10_000,
       httpRequestTimeoutMs: 30_000,
       httpKeepAliveTimeoutMs: 72_000,
+      botCommandBurst: 10,
+      botCommandsPerMinute: 20,
     });
     const config = loadConfig({
       HTTP_HEADERS_TIMEOUT_MS: '5000',
       HTTP_REQUEST_TIMEOUT_MS: '120000',
       HTTP_KEEP_ALIVE_TIMEOUT_MS: '650000',
+      BOT_COMMAND_BURST: '3',
+      BOT_COMMANDS_PER_MINUTE: '0',
     });
     expect(config).toMatchObject({
       httpHeadersTimeoutMs: 5_000,
       httpRequestTimeoutMs: 120_000,
       httpKeepAliveTimeoutMs: 650_000,
+      botCommandBurst: 3,
+      botCommandsPerMinute: 0,
     });
   });
 

@@ -12,6 +12,7 @@ import { rotateLeakedKeys } from '../leaked-keys.js';
 import type { Messenger } from '../messenger.js';
 import { apikeyCommand } from './apikey.js';
 import type { Command } from './command.js';
+import { CommandCooldown, type CooldownSettings } from './cooldown.js';
 import { forgetCommand } from './forget.js';
 import { helpCommand } from './help.js';
 import { delCommand, getCommand, kvCommand, setCommand } from './kv.js';
@@ -34,13 +35,19 @@ export interface BotOptions {
   history: Pick<HistoryRecorder, 'forget'>;
   messenger: Messenger;
   logger: Logger;
+  /** Per-user command budget; absent: none. */
+  cooldown?: CooldownSettings;
+  now?: () => number;
 }
 
 /** Reads every message: rotates leaked keys, and answers commands. */
 export class Bot {
   private botUserId: Snowflake | undefined;
+  private readonly cooldown: CommandCooldown;
 
-  constructor(private readonly options: BotOptions) {}
+  constructor(private readonly options: BotOptions) {
+    this.cooldown = new CommandCooldown(options.cooldown ?? { burst: 1, perMinute: 0 }, options.now);
+  }
 
   /** Resolves when the message has been handled, replies included. */
   handle(payload: GatewayDispatchPayload): Promise<void> | undefined {
@@ -66,9 +73,20 @@ export class Bot {
     const isDm = message.guild_id === undefined;
     const reply = (content: string) => messenger.reply(message.channel_id, message.id, content);
     const command = COMMANDS.find((candidate) => candidate.name === name);
+    // In servers "?" starts ordinary sentences too; only a DM is surely meant for the bot.
+    if (!command && (!isDm || name === '')) return;
+    // Everything from here is answered, so everything counts against the user's budget; past it the
+    // command is not run (?apikey writes) and the user is asked once to slow down, then ignored.
+    const verdict = this.cooldown.take(message.author.id);
+    if (verdict.kind === 'warn') {
+      const seconds = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
+      await reply(
+        `Slow down, please: that is more commands than I take at once. Try again in ${seconds} s; until then I skip your commands without answering.`,
+      );
+    }
+    if (verdict.kind !== 'run') return;
     if (!command) {
-      // In servers "?" starts ordinary sentences too; only a DM is surely meant for the bot.
-      if (isDm && name !== '') await reply(`I don't know \`${prefix}${name}\`. Try \`${prefix}help\`.`);
+      await reply(`I don't know \`${prefix}${name}\`. Try \`${prefix}help\`.`);
       return;
     }
     if (command.where === 'dm' && !isDm) {

@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import type { APIMessage } from 'discord-api-types/v10';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SqliteStore } from '../../src/store/sqlite/index.js';
+import { keyFrom, keysIn } from '../support/api-key.js';
+import { eventually, sleep } from '../support/eventually.js';
+import { type Harness, startHarness } from '../support/harness.js';
+
+/**
+ * A user who floods the bot with commands: through the simulated Discord's DMs and the real gateway
+ * client, as a spammer would. Past their budget the commands are not run — ?apikey and ?set write — and
+ * the bot says "slow down" once rather than answering each, so the spam does not become the bot's spam.
+ */
+
+const GUILD = '400000000000000001';
+const USER = '80351110224678912';
+const OTHER = '80351110224678913';
+/** Three commands in a row, then one every two seconds. */
+const BURST = 3;
+const PER_MINUTE = 30;
+const REFILL_MS = 60_000 / PER_MINUTE;
+
+let harness: Harness | undefined;
+
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+async function start(): Promise<Harness> {
+  harness = await startHarness({
+    env: { BOT_COMMAND_BURST: String(BURST), BOT_COMMANDS_PER_MINUTE: String(PER_MINUTE) },
+    setup: (sim) =>
+      sim.createGuild({
+        id: GUILD,
+        name: 'Spam Guild',
+        members: [
+          { user: { id: USER, username: 'spammer' }, presence: { status: 'online' } },
+          { user: { id: OTHER, username: 'bystander' }, presence: { status: 'online' } },
+        ],
+      }),
+  });
+  const h = harness;
+  await eventually(() => expect(h.app.registry.isMonitored(OTHER)).toBe(true));
+  return h;
+}
+
+function replyTo(h: Harness, sent: APIMessage): APIMessage | undefined {
+  return h.simulator.sentMessages().find((message) => message.message_reference?.message_id === sent.id);
+}
+
+function storedKeyHash(h: Harness, userId: string): Buffer | undefined {
+  const row = (h.app.store as SqliteStore).db
+    .prepare('SELECT key_hash FROM api_keys WHERE user_id = ?')
+    .get(userId) as { key_hash: Buffer } | undefined;
+  return row?.key_hash;
+}
+
+const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+describe('bot command cooldown', () => {
+  it('runs a burst, says "slow down" once, and runs nothing else until the budget refills', async () => {
+    const h = await start();
+    const dm = h.simulator.dmChannelFor(USER);
+    const send = (content: string) => h.simulator.sendMessage({ channelId: dm, author: USER, content });
+
+    // Sent back to back, the way a script would.
+    const flood = [
+      send('?apikey'),
+      send('?apikey'),
+      send('?apikey'),
+      send('?set spam 1'),
+      send('?apikey'),
+      send('?set spam 2'),
+      send('?help'),
+    ];
+    const answered = await eventually(() => {
+      const replies = flood.slice(0, BURST + 1).map((sent) => replyTo(h, sent));
+      expect(replies.every((reply) => reply !== undefined)).toBe(true);
+      return replies as APIMessage[];
+    });
+    const keys = answered.slice(0, BURST).map((reply) => keyFrom(reply));
+    expect(new Set(keys).size).toBe(BURST);
+    const slowDown = answered[BURST] as APIMessage;
+    expect(slowDown.channel_id).toBe(dm);
+    expect(slowDown.content).toMatch(/slow down/i);
+    expect(slowDown.content).toMatch(/try again in [12] s/i);
+    expect(keysIn(slowDown.content)).toEqual([]);
+
+    // The rest get no answer and do nothing: no other key was made, nothing was written.
+    await sleep(500);
+    for (const sent of flood.slice(BURST + 1)) expect(replyTo(h, sent)).toBeUndefined();
+    expect(h.simulator.sentMessages(dm)).toHaveLength(BURST + 1);
+    const stored = storedKeyHash(h, USER);
+    expect(keys.map(sha256).some((hash) => stored?.equals(hash))).toBe(true);
+    expect((await h.app.store.kv.getKv(USER)).kv).toEqual({});
+
+    // Once a command's worth has refilled, the user is answered again, and ?apikey works.
+    await sleep(REFILL_MS);
+    const again = send('?apikey');
+    const fresh = keyFrom(
+      await h.simulator.waitForMessage((m) => m.message_reference?.message_id === again.id),
+    );
+    expect(storedKeyHash(h, USER)).toEqual(sha256(fresh));
+    const write = await fetch(`${h.base}/v1/users/@me/kv/after`, {
+      method: 'PUT',
+      headers: { authorization: fresh },
+      body: 'calm again',
+    });
+    expect(write.status).toBe(204);
+  });
+
+  it("is per user: one user's flood does not slow anyone else down", async () => {
+    const h = await start();
+    const dm = h.simulator.dmChannelFor(USER);
+    for (let i = 0; i < BURST + 3; i++)
+      h.simulator.sendMessage({ channelId: dm, author: USER, content: '?kv' });
+    await h.simulator.waitForMessage((m) => m.channel_id === dm && /slow down/i.test(m.content));
+
+    const other = h.simulator.dmChannelFor(OTHER);
+    for (const content of ['?help', '?set mine yes', '?get mine']) {
+      const sent = h.simulator.sendMessage({ channelId: other, author: OTHER, content });
+      const reply = await h.simulator.waitForMessage((m) => m.message_reference?.message_id === sent.id);
+      expect(reply.content).not.toMatch(/slow down/i);
+    }
+    expect((await h.app.store.kv.getKv(OTHER)).kv).toEqual({ mine: 'yes' });
+  });
+
+  it('counts commands in servers too, and answers the flood there once', async () => {
+    const h = await start();
+    const sent = Array.from({ length: BURST + 3 }, () =>
+      h.simulator.sendMessage({ guildId: GUILD, author: USER, content: '?help' }),
+    );
+    await eventually(() => expect(replyTo(h, sent[BURST] as APIMessage)?.content).toMatch(/slow down/i));
+    await sleep(300);
+    const answered = sent.filter((message) => replyTo(h, message) !== undefined);
+    expect(answered).toHaveLength(BURST + 1);
+  });
+});
