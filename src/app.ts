@@ -158,6 +158,16 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     }
     const view: PresenceSource = replica ?? (discordSide?.registry as PresenceSource);
 
+    // Shutdown begins with everything that takes work in, all at once: the HTTP server stops accepting,
+    // sockets are sent away with 1001, Discord is disconnected. It ends when the last request in flight
+    // has been answered; only then do history, the bus and the store close (the cleanups before this).
+    const intake: Array<() => Promise<void>> = [];
+    cleanups.push(async () => {
+      const results = await Promise.allSettled(intake.map((stop) => stop()));
+      const failed = results.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
+    });
+
     const http = await buildHttpServer({
       view,
       keys,
@@ -178,7 +188,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         ...(cluster ? { redis: { client: cluster.limiter, prefix: config.redisPrefix } } : {}),
       },
     });
-    cleanups.push(() => http.close());
+    intake.push(() => http.close());
     const sockets =
       config.role === 'ingest'
         ? null
@@ -190,12 +200,12 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             maxIdsPerSocket: config.subscriptionsPerSocket,
             ...options.socket,
           });
-    if (sockets) cleanups.push(() => sockets.close());
+    if (sockets) intake.push(() => sockets.close());
     const url = await http.listen({ port: config.port, host: config.host });
 
     if (discordSide) {
       const { gateway } = discordSide;
-      cleanups.push(() => gateway.destroy());
+      intake.push(() => gateway.destroy());
       gateway.start();
     }
 

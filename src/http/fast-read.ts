@@ -40,7 +40,7 @@ export class FastReads {
     this.limiter = limiter;
   }
 
-  /** From now on every request goes to Fastify, which answers 503 while it closes. */
+  /** From now on every request goes to Fastify, which answers it and closes its connection. */
   close(): void {
     this.closing = true;
   }

@@ -36,6 +36,13 @@ export interface HttpServerOptions {
 }
 
 const DISCORD_CDN_URL = 'https://cdn.discordapp.com';
+/** While closing, connections whose last request has been answered are closed this often. */
+const CLOSE_IDLE_EVERY_MS = 50;
+/**
+ * Requests still in flight this long after shutdown began are cut: history and the store still have to
+ * close within the 10 s a shutdown has (main.ts), however slow a client is.
+ */
+export const DRAIN_TIMEOUT_MS = 5_000;
 
 /** Methods any route answers; preflight lists them so browsers may send KV writes. */
 const CORS_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -68,15 +75,37 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       ),
     // A KV key name may be 255 characters; longer path segments are refused by the routes, not the router.
     routerOptions: { maxParamLength: 1024 },
+    // A request that reaches us while we close (kept-alive, pipelined) is answered, not refused with
+    // Fastify's 503 outside the envelope: the store stays open until the last connection has closed.
+    return503OnClosing: false,
   });
+  let closing = false;
   app.addHook('preClose', (done) => {
+    closing = true;
     fastReads.close();
+    // node:http closes the connections idle when it stops listening, not those that become idle later:
+    // the connection of a request in flight would stay open for the keep-alive timeout after its answer,
+    // holding the shutdown up. Idle ones are closed as they appear until the server has closed.
+    const server = app.server;
+    if (!server.listening) {
+      done();
+      return;
+    }
+    const sweep = setInterval(() => server.closeIdleConnections(), CLOSE_IDLE_EVERY_MS).unref();
+    // A request still arriving (or a client that stalls for good) is not waited for past the drain time.
+    const cut = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS).unref();
+    server.once('close', () => {
+      clearInterval(sweep);
+      clearTimeout(cut);
+    });
     done();
   });
   installErrorHandling(app);
-  // Every answer is what its Content-Type says: no browser may guess otherwise.
   app.addHook('onRequest', (_request, reply, done) => {
+    // Every answer is what its Content-Type says: no browser may guess otherwise.
     reply.header('x-content-type-options', 'nosniff');
+    // Draining: a request that reached us is answered, then its connection closes (see preClose).
+    if (closing) reply.header('connection', 'close');
     done();
   });
   // No `allowedHeaders`: the plugin then echoes Access-Control-Request-Headers, `authorization` included.
