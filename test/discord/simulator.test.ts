@@ -315,6 +315,53 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
     await until(() => expect(bot.of(GatewayDispatchEvents.PresenceUpdate)).toHaveLength(2));
   });
 
+  it('cuts a connection halfway through a frame: the client drops the half, resumes, and gets it whole once', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });
+    const bot = client(simulator);
+    const debug: string[] = [];
+    bot.manager.on(WebSocketShardEvents.Debug, (message) => debug.push(message));
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
+
+    simulator.dropConnectionMidFrame();
+    // Long enough that its half is more than a header: the client must see a frame it cannot finish.
+    simulator.setPresence(userId(1), { status: 'idle', activities: [], client_status: { web: 'idle' } });
+    simulator.setPresence(userId(1), { status: 'dnd' });
+    await until(() => expect(bot.resumes).toEqual([0]));
+
+    expect(bot.closes.map((close) => close.code)).toEqual([1006]);
+    expect(simulator.identifyCount).toBe(1);
+    // Resumed from GUILD_CREATE (s 2): the first update had arrived only in half, so both came in the
+    // replay (the library counts RESUMED itself as a third).
+    expect(debug).toContainEqual(expect.stringMatching(/Resuming session[^]*sequence: 2\b/));
+    expect(debug).toContainEqual(expect.stringMatching(/Resumed and replayed 3 events/));
+    const statuses = bot.of<GatewayPresenceUpdateDispatchData>(GatewayDispatchEvents.PresenceUpdate);
+    expect(statuses.map((presence) => presence.status)).toEqual(['idle', 'dnd']);
+    const sequence = bot.events.map((entry) => entry.payload.s);
+    expect(sequence).toEqual([...new Set(sequence)].sort((a, b) => a - b));
+  });
+
+  it('a zombie connection swallows everything until the client gives up on it and resumes elsewhere', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });
+    const bot = client(simulator);
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
+
+    simulator.zombifyConnection();
+    simulator.setPresence(userId(1), { status: 'idle' });
+    await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_MS / 2));
+    expect(bot.of(GatewayDispatchEvents.PresenceUpdate)).toEqual([]);
+    // No ACK for a heartbeat: when the next is due, the client closes (4200) and resumes.
+    await until(() => expect(bot.resumes).toEqual([0]), 4 * HEARTBEAT_MS + 2000);
+    expect(bot.closes.map((close) => close.code)).toEqual([4200]);
+    expect(bot.of<GatewayPresenceUpdateDispatchData>(GatewayDispatchEvents.PresenceUpdate)).toMatchObject([
+      { status: 'idle' },
+    ]);
+    expect(simulator.identifyCount).toBe(1);
+  });
+
   it('re-identifies with fresh GUILD_CREATEs after a non-resumable op 9', async () => {
     const simulator = await startSimulator();
     simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });

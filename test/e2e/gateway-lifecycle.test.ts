@@ -1,7 +1,9 @@
+import { Ajv } from 'ajv';
 import { type GatewayActivity, GatewayIntentBits } from 'discord-api-types/v10';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { spotifyActivity } from '../../src/discord/simulator/activities.js';
 import type { MemberInput, PresenceInput } from '../../src/discord/simulator/index.js';
+import { presenceSchema } from '../../src/http/schemas/presence.js';
 import type { PresenceChange } from '../../src/presence/registry.js';
 import { eventually, sleep } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -32,6 +34,8 @@ const JITTER = { jitterMs: 400 };
 const LOOP_WATCH_MS = 2_000;
 /** A fresh session waits for the identify rate limit (one per 5 s, with up to 1.5 s jitter). */
 const REIDENTIFY_MS = 10_000;
+/** The simulator's HELLO interval in the harness. */
+const HEARTBEAT_MS = 1_000;
 
 const member = (id: string, username: string, presence?: PresenceInput): MemberInput => ({
   user: { id, username },
@@ -82,6 +86,10 @@ async function start({ onTestFinished }: TestContext): Promise<Harness> {
   onTestFinished(() => h.close());
   await eventually(() => expect(h.app.registry.size).toBe(5));
   await h.simulator.waitForReady();
+  // The three guilds' member listings asked for and answered: no request of the client's is in flight
+  // when a test breaks the session (one sent on an invalidated session would be refused with 4003).
+  await eventually(() => expect(h.simulator.memberRequests.length).toBeGreaterThanOrEqual(3));
+  await settle(h);
   return h;
 }
 
@@ -111,6 +119,53 @@ async function statusOf(h: Harness, id: string): Promise<{ status: number; data?
   const body = (await response.json()) as { data?: Record<string, unknown>; error?: { code: string } };
   if (response.status === 404) expect(body.error?.code).toBe('user_not_monitored');
   return { status: response.status, ...(body.data ? { data: body.data } : {}) };
+}
+
+const validPresence = new Ajv({ allowUnionTypes: true }).compile(presenceSchema);
+
+interface Read {
+  id: string;
+  status: number;
+  /** The answer was the contract's presence object. */
+  valid: boolean;
+  /** What the test said was going on when the read was sent. */
+  phase: string;
+  /** Whether the service's gateway client had a live session then. */
+  ready: boolean;
+}
+
+/**
+ * Reads presences over HTTP back to back until stopped, as the sites polling the API do, while the test
+ * breaks the gateway connection. Each read notes the phase the test set and whether the gateway was ready.
+ */
+function pollReads(h: Harness, ids: string[]) {
+  const reads: Read[] = [];
+  const watch = { phase: 'before', reads, stop: async (): Promise<Read[]> => reads };
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      for (const id of ids) {
+        const phase = watch.phase;
+        const ready = h.app.gateway.ready;
+        const response = await fetch(`${h.base}/v1/users/${id}`);
+        const body = (await response.json().catch(() => ({}))) as { data?: unknown };
+        reads.push({ id, status: response.status, valid: validPresence(body.data), phase, ready });
+      }
+      await sleep(5);
+    }
+  })();
+  watch.stop = async () => {
+    stopped = true;
+    await loop;
+    return reads;
+  };
+  return watch;
+}
+
+/** Every read answered with a presence; and some were sent while the fault lasted (phase "fault"). */
+function expectAnsweredThroughout(reads: Read[]): void {
+  expect(reads.filter((read) => read.phase === 'fault').length).toBeGreaterThan(0);
+  expect(reads.filter((read) => read.status !== 200 || !read.valid)).toEqual([]);
 }
 
 describe('a dropped connection', () => {
@@ -148,6 +203,33 @@ describe('a dropped connection', () => {
     expect(await statusOf(h, LEAVER)).toEqual({ status: 404 });
   });
 
+  it('cut in the middle of a dispatch (no close frame): resumes from the last whole one, no gap, reads answered', async (context) => {
+    const h = await start(context);
+    const watch = pollReads(h, [USER, OTHER]);
+    const from = h.changes.length;
+
+    for (let n = 1; n <= 10; n++)
+      h.simulator.setPresence(USER, { status: 'online', activities: [song(n)] }, JITTER);
+    // The next dispatch (Song 11's first guild copy) arrives half-written, then the TCP socket is gone.
+    h.simulator.dropConnectionMidFrame();
+    watch.phase = 'fault';
+    for (let n = 11; n <= 20; n++)
+      h.simulator.setPresence(USER, { status: 'online', activities: [song(n)] }, JITTER);
+    await eventually(() => expect(h.simulator.resumeCount).toBe(1));
+    watch.phase = 'after';
+    await settle(h);
+    const reads = await watch.stop();
+
+    // Every song once, in order: the half frame was thrown away and replayed whole, nothing twice.
+    const songs = Array.from({ length: 20 }, (_, i) => `updated ${USER} online Song ${i + 1}`);
+    expect(summary(h, from)).toEqual(songs);
+    expect(h.simulator.identifyCount).toBe(1);
+    expect(await statusOf(h, USER)).toMatchObject({ status: 200, data: { spotify: { song: 'Song 20' } } });
+    expectAnsweredThroughout(reads);
+    // Some of those reads were answered while the gateway had no session at all.
+    expect(reads.some((read) => !read.ready)).toBe(true);
+  });
+
   it('resumes when Discord asks to reconnect (op 7), with updates racing the reconnect', async (context) => {
     const h = await start(context);
     const from = h.changes.length;
@@ -164,6 +246,60 @@ describe('a dropped connection', () => {
     expect(summary(h, from)).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => `updated ${USER} online Song ${n}`));
     expect(h.simulator.identifyCount).toBe(1);
     expect(await statusOf(h, USER)).toMatchObject({ status: 200, data: { spotify: { song: 'Song 8' } } });
+  });
+});
+
+describe('a session Discord invalidates but lets resume', () => {
+  it('INVALID_SESSION (resumable): resumes the session, replaying what was sent meanwhile, no re-identify', async (context) => {
+    const h = await start(context);
+    const from = h.changes.length;
+
+    h.simulator.invalidateSession(true);
+    // The session has no connection until the client resumes: these wait in its replay buffer.
+    h.simulator.setPresence(USER, { status: 'dnd', activities: [song(1)] }, JITTER);
+    h.simulator.setPresence(OTHER, { status: 'idle' });
+    h.simulator.removeMember(GUILD_A, LEAVER);
+    // Asked while the session is invalid: answered from what the service knows.
+    expect(await statusOf(h, USER)).toMatchObject({ status: 200, data: { discord_user: { id: USER } } });
+
+    await eventually(() => expect(h.simulator.resumeCount).toBe(1));
+    await settle(h);
+    expect(summary(h, from)).toEqual([
+      `updated ${USER} dnd Song 1`,
+      `updated ${OTHER} idle -`,
+      `unmonitored ${LEAVER}`,
+    ]);
+    expect(h.simulator.identifyCount).toBe(1);
+    expect(await statusOf(h, USER)).toMatchObject({ status: 200, data: { discord_status: 'dnd' } });
+    expect(await statusOf(h, LEAVER)).toEqual({ status: 404 });
+  });
+});
+
+describe('a zombie connection', () => {
+  it('heartbeats go unanswered and nothing arrives: detected, replaced, what it swallowed replayed', async (context) => {
+    const h = await start(context);
+    const watch = pollReads(h, [USER, OTHER]);
+    const from = h.changes.length;
+
+    h.simulator.zombifyConnection();
+    watch.phase = 'fault';
+    for (let n = 1; n <= 5; n++)
+      h.simulator.setPresence(USER, { status: 'online', activities: [song(n)] }, JITTER);
+    // The dead connection swallowed them; the service still answers with what it knew.
+    await sleep(100);
+    expect(await statusOf(h, USER)).toMatchObject({ status: 200, data: { spotify: null } });
+
+    // @discordjs/ws closes a connection whose last heartbeat was not acknowledged when the next is due
+    // (within two intervals, 1 s here), then resumes on a new one.
+    await eventually(() => expect(h.simulator.resumeCount).toBe(1), 3 * HEARTBEAT_MS + 2_000);
+    watch.phase = 'after';
+    await settle(h);
+    const reads = await watch.stop();
+
+    expect(summary(h, from)).toEqual([1, 2, 3, 4, 5].map((n) => `updated ${USER} online Song ${n}`));
+    expect(h.simulator.identifyCount).toBe(1);
+    expect(h.simulator.connectedShards).toEqual([0]);
+    expectAnsweredThroughout(reads);
   });
 });
 

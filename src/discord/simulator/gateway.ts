@@ -147,14 +147,24 @@ class Connection {
   heartbeatDeadline: NodeJS.Timeout | null = null;
   windowStart = Date.now();
   sentInWindow = 0;
+  /** A zombie: nothing it is given reaches the client any more (zombifyConnection). */
+  silent = false;
+  /** Takes the next frame instead of sending it (dropConnectionMidFrame). */
+  interceptNext: ((frame: string) => void) | null = null;
 
   constructor(
     readonly ws: WebSocket,
     readonly id: number,
+    /** The TCP socket under `ws`. */
+    readonly socket: Duplex,
   ) {}
 
   send(frame: string): void {
-    if (!this.closing && this.ws.readyState === WebSocket.OPEN) this.ws.send(frame);
+    if (this.closing || this.silent || this.ws.readyState !== WebSocket.OPEN) return;
+    const intercept = this.interceptNext;
+    this.interceptNext = null;
+    if (intercept) intercept(frame);
+    else this.ws.send(frame);
   }
 }
 
@@ -192,11 +202,11 @@ export class SimulatedGateway {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, url.searchParams));
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, url.searchParams));
   }
 
-  private accept(ws: WebSocket, params: URLSearchParams): void {
-    const connection = new Connection(ws, this.nextConnectionId++);
+  private accept(ws: WebSocket, socket: Duplex, params: URLSearchParams): void {
+    const connection = new Connection(ws, this.nextConnectionId++, socket);
     this.connections.add(connection);
     ws.on('message', (data, isBinary) => this.onMessage(connection, data, isBinary));
     ws.on('close', (code) => this.onClose(connection, code));
@@ -711,7 +721,38 @@ export class SimulatedGateway {
 
   /** Destroys the TCP socket without a close frame; the session stays resumable. */
   dropConnection(shardId: number): void {
+    this.drop(this.connectionOf(shardId));
+  }
+
+  /**
+   * The connection breaks in the middle of the next frame it sends: the client gets the frame's header and
+   * half of its bytes, then the TCP socket is destroyed without a close frame. The session stays
+   * resumable, and the frame, if a dispatch, waits in the replay buffer with the rest.
+   */
+  dropConnectionMidFrame(shardId: number): void {
     const connection = this.connectionOf(shardId);
+    connection.interceptNext = (frame) => {
+      const bytes = Buffer.from(frame);
+      const half = Buffer.concat([textFrameHeader(bytes.length), bytes.subarray(0, bytes.length >> 1)]);
+      if (connection.session) this.detach(connection.session);
+      connection.closing = true;
+      this.clearHeartbeatDeadline(connection);
+      // Destroyed once the half frame is on its way, not before.
+      connection.socket.write(half, () => connection.ws.terminate());
+    };
+  }
+
+  /**
+   * The connection becomes a zombie, as one whose network path died: nothing more reaches the client,
+   * heartbeat ACKs included, while its session goes on collecting dispatches for a RESUME. The socket
+   * still completes a close handshake (a peer gone altogether would leave the client to ws's own close
+   * timeout). A new connection is healthy.
+   */
+  zombifyConnection(shardId: number): void {
+    this.connectionOf(shardId).silent = true;
+  }
+
+  private drop(connection: Connection): void {
     if (connection.session) this.detach(connection.session);
     connection.closing = true;
     this.clearHeartbeatDeadline(connection);
@@ -763,6 +804,21 @@ export class SimulatedGateway {
   private log(level: keyof SimulatorLogger, obj: object, msg: string): void {
     this.options.logger?.[level](obj, msg);
   }
+}
+
+/** The header of an unmasked, unfragmented text frame (RFC 6455 §5.2) carrying `length` bytes. */
+function textFrameHeader(length: number): Buffer {
+  if (length < 126) return Buffer.from([0x81, length]);
+  if (length < 0x10000) {
+    const header = Buffer.from([0x81, 126, 0, 0]);
+    header.writeUInt16BE(length, 2);
+    return header;
+  }
+  const header = Buffer.alloc(10);
+  header[0] = 0x81;
+  header[1] = 127;
+  header.writeBigUInt64BE(BigInt(length), 2);
+  return header;
 }
 
 /** A non-dispatch payload as Discord frames it. */

@@ -479,6 +479,19 @@ export class DiscordSimulator {
     this.gateway.dropConnection(shardId);
   }
 
+  /** Cuts the shard's TCP socket halfway through the next frame it sends (a dispatch, usually): RESUME. */
+  dropConnectionMidFrame(shardId = 0): void {
+    this.gateway.dropConnectionMidFrame(shardId);
+  }
+
+  /**
+   * The shard's connection goes silent, as a zombie whose network path died: no more dispatches and no
+   * heartbeat ACKs on it. The client should notice the missing ACKs, close it, and RESUME.
+   */
+  zombifyConnection(shardId = 0): void {
+    this.gateway.zombifyConnection(shardId);
+  }
+
   /** Closes the shard's socket with a code (4000 resumable; 4004, 4014… fatal; 4007, 4009 end the session). */
   closeConnection(code: number, shardId = 0, reason?: string): void {
     this.gateway.closeConnection(code, shardId, reason);
