@@ -152,7 +152,10 @@ export class DiscordGateway {
         logger.warn({ shardId, code }, 'gateway connection closed; resuming or reconnecting');
     });
     this.manager.on(WebSocketShardEvents.Error, (error, shardId) => {
-      logger.error({ err: error, shardId }, 'gateway error');
+      // After a close that must not be retried the library reports it again, as an error with a stack:
+      // the fatal line has said it plainly, so this one only matters when debugging.
+      if (this.fatal) logger.debug({ err: error, shardId }, 'gateway error after a fatal close');
+      else logger.error({ err: error, shardId }, 'gateway error');
     });
     this.manager.on(WebSocketShardEvents.Debug, (message, shardId) => {
       logger.trace({ shardId }, message);

@@ -402,6 +402,29 @@ describe.concurrent('closes that must not be retried', () => {
     expect(h.app.gateway.ready).toBe(false);
   });
 
+  it.for<[number, RegExp]>([
+    [4010, /shard/i],
+    [4011, /sharding required/i],
+    [4012, /API version/i],
+    [4013, /invalid intents/i],
+  ])(
+    '%i on a live session: reported once with its reason, neither resumed nor re-identified',
+    async ([code, reason], context) => {
+      const h = await own(context, {});
+      await eventually(() => expect(h.app.registry.isMonitored(USER)).toBe(true));
+      await h.simulator.waitForReady();
+      h.simulator.closeConnection(code);
+      await eventually(() => expect(h.fatal).toEqual([{ code, reason: expect.stringMatching(reason) }]));
+      await sleep(LOOP_WATCH_MS);
+      expect(h.fatal).toHaveLength(1);
+      expect(h.simulator.identifyCount).toBe(1);
+      expect(h.simulator.resumeCount).toBe(0);
+      expect(h.simulator.connectedShards).toEqual([]);
+      // What was known stays served: the process decides whether to go on (main ends it).
+      expect(await statusOf(h, USER)).toMatchObject({ status: 200 });
+    },
+  );
+
   it('a token Discord refuses (401 before any gateway): reported as 4004 once, not retried', async (context) => {
     const h = await own(context, { env: { DISCORD_TOKEN: 'not-the-bot-token' } });
     await eventually(() => expect(h.fatal).toEqual([{ code: 4004, reason: expect.any(String) }]));
