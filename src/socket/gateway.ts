@@ -53,8 +53,16 @@ export class SocketGateway {
   private readonly sendBufferCap: number;
   private readonly sweepTimer: NodeJS.Timeout;
   private readonly unsubscribeSource: () => void;
-  private readonly upgradeListener = (request: IncomingMessage, socket: Duplex, head: Buffer) =>
-    this.upgrade(request, socket, head);
+  private readonly upgradeListener = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // A throw here would escape node:http as an uncaught exception and end the process: one request
+    // must never be able to do that, whatever it holds.
+    try {
+      this.upgrade(request, socket, head);
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'socket upgrade failed');
+      if (!socket.destroyed) refuseUpgrade(socket, 500, 'internal_error', 'something went wrong on our side');
+    }
+  };
 
   constructor(private readonly options: SocketGatewayOptions) {
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
@@ -103,11 +111,15 @@ export class SocketGateway {
   }
 
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    if (url.pathname !== SOCKET_PATH) {
+    // The request target as sent, not resolved as a URL: `//` is no URL at all, and `//host/socket` would
+    // resolve to /socket.
+    const target = request.url ?? '/';
+    const queryAt = target.indexOf('?');
+    if ((queryAt < 0 ? target : target.slice(0, queryAt)) !== SOCKET_PATH) {
       refuseUpgrade(socket, 404, 'not_found', 'no socket at this path');
       return;
     }
+    const query = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
     const ip = request.socket.remoteAddress ?? 'unknown';
     const open = this.perIp.get(ip) ?? 0;
     if (this.options.socketsPerIp > 0 && open >= this.options.socketsPerIp) {
@@ -122,7 +134,7 @@ export class SocketGateway {
     });
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       accepted = true;
-      this.connected(new Client(ws, ip, url.searchParams.get('compression') === 'zlib_json'));
+      this.connected(new Client(ws, ip, query.get('compression') === 'zlib_json'));
     });
   }
 
