@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { SECURITY_HEADER_LINES } from './security-headers.js';
 
 /** Every error code of the API contract, with its HTTP status. */
 export const ERROR_STATUS = {
@@ -135,7 +136,9 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Access-Control-Allow-Origin: *\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
+        'Access-Control-Allow-Origin: *\r\n' +
+        SECURITY_HEADER_LINES +
+        'Connection: close\r\n\r\n' +
         body,
     );
   }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PresenceView } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 
 /** A per-IP read budget, counted in the same store as Fastify's read routes (see rate-limits.ts). */
 export type ReadLimiter = (ip: string) => Promise<ReadBudget>;
@@ -18,6 +19,7 @@ const PREFIX = '/v1/users/';
 const MAX_ID_LENGTH = 20;
 const ZERO = 48;
 const NINE = 57;
+const FIXED_HEADERS = Object.entries(SECURITY_HEADERS).flat();
 
 /**
  * `GET /v1/users/:id` of a monitored user, answered straight from node:http with the snapshot's bytes.
@@ -77,10 +79,9 @@ export class FastReads {
       fallback(request, response);
       return true;
     }
-    // CORS and nosniff, which hooks in server.ts set on Fastify's answers; a test compares the two.
+    // What hooks in server.ts set on Fastify's answers (security headers, CORS); a test compares the two.
     const headers: (string | number)[] = [
-      'x-content-type-options',
-      'nosniff',
+      ...FIXED_HEADERS,
       'access-control-allow-origin',
       '*',
       'content-type',

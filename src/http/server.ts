@@ -14,6 +14,7 @@ import { historyRoutes } from './routes/history.js';
 import { kvRoutes } from './routes/kv.js';
 import { userRoutes } from './routes/users.js';
 import { type VersionInfo, versionRoutes } from './routes/version.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts, serverOptions } from './timeouts.js';
 
 export interface HttpServerOptions {
@@ -70,7 +71,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // Framework errors skip the hooks, CORS included, so the header is set here.
     frameworkErrors: (error, _request, reply) =>
       sendError(
-        reply.header('access-control-allow-origin', '*').header('x-content-type-options', 'nosniff'),
+        reply.header('access-control-allow-origin', '*').headers(SECURITY_HEADERS),
         new ApiError('bad_request', error.message),
       ),
     // A KV key name may be 255 characters; longer path segments are refused by the routes, not the router.
@@ -102,8 +103,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   });
   installErrorHandling(app);
   app.addHook('onRequest', (_request, reply, done) => {
-    // Every answer is what its Content-Type says: no browser may guess otherwise.
-    reply.header('x-content-type-options', 'nosniff');
+    // nosniff and a CSP that makes any answer opened as a document inert (the card sets its own).
+    reply.headers(SECURITY_HEADERS);
     // Draining: a request that reached us is answered, then its connection closes (see preClose).
     if (closing) reply.header('connection', 'close');
     done();

@@ -2,6 +2,7 @@ import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import { SECURITY_HEADER_LINES } from '../http/security-headers.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceSource } from '../presence/registry.js';
 import { eventJson, helloJson, SharedEvent, singleFrame } from './frames.js';
@@ -263,7 +264,9 @@ function refuseUpgrade(
       Object.entries(extra)
         .map(([name, value]) => `${name}: ${value}\r\n`)
         .join('') +
-      'Access-Control-Allow-Origin: *\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
+      'Access-Control-Allow-Origin: *\r\n' +
+      SECURITY_HEADER_LINES +
+      'Connection: close\r\n\r\n' +
       body,
   );
 }

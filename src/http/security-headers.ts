@@ -1,0 +1,22 @@
+/**
+ * Opened as a document (a browser tab showing a JSON error, say), an answer may load nothing, run nothing,
+ * and be framed by no page. The card has a policy of its own that lets it show its inline images and styles
+ * (CARD_CONTENT_SECURITY_POLICY).
+ */
+export const CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 'none'";
+
+/**
+ * What every answer carries, whoever writes it: Fastify (a hook in server.ts), the fast read path
+ * (fast-read.ts), and the answers written straight to a socket for requests that reach no route
+ * (errors.ts) or upgrades that do not become sockets (socket/gateway.ts). `nosniff`: an answer is what its
+ * Content-Type says, and no browser may guess otherwise.
+ */
+export const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+} as const;
+
+/** SECURITY_HEADERS as header lines, for answers written to the socket by hand. */
+export const SECURITY_HEADER_LINES = Object.entries(SECURITY_HEADERS)
+  .map(([name, value]) => `${name}: ${value}\r\n`)
+  .join('');
