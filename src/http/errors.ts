@@ -89,7 +89,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (known) return sendError(reply, known);
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      return sendError(reply, new ApiError('bad_request', error.message));
+      // Fastify's own errors describe the request; any other error's message is whatever the code
+      // underneath put there (a stream's, a driver's), which the client has no business reading.
+      const message = error.code?.startsWith('FST_') ? error.message : 'the request could not be read';
+      return sendError(reply, new ApiError('bad_request', message));
     }
     request.log.error({ err: error }, 'request failed');
     return sendError(reply, new ApiError('internal_error', 'something went wrong on our side'));

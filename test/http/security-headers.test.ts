@@ -1,7 +1,16 @@
 import { connect } from 'node:net';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { LocalBus } from '../../src/bus/local.js';
 import { CARD_CONTENT_SECURITY_POLICY } from '../../src/http/routes/card.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
+import { buildHttpServer } from '../../src/http/server.js';
+import { ApiKeyService } from '../../src/keys/service.js';
+import { KvService } from '../../src/kv/service.js';
+import { PresenceRegistry } from '../../src/presence/registry.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { readVersionInfo } from '../../src/version.js';
 import { SocketClient } from '../socket/client.js';
 import { insertApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';
@@ -248,3 +257,40 @@ describe('answers written outside Fastify', () => {
   });
 });
 
+describe('errors with a client status from the code underneath', () => {
+  it("are a 400 that does not repeat the error's own message", async () => {
+    const store = openSqliteStore({ kind: 'sqlite-memory' });
+    const app = await buildHttpServer({
+      view: new PresenceRegistry({
+        cdnUrl: 'https://cdn.example',
+        youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+      }),
+      keys: new ApiKeyService(store.apiKeys),
+      kv: new KvService(store.kv, new LocalBus()),
+      history: store.history,
+      version: readVersionInfo(),
+      logger: pino({ level: 'silent' }),
+    });
+    // Fastify gives a body stream's errors status 400 and keeps their message: this is one such error.
+    app.get('/stream-failed', async () => {
+      throw Object.assign(new Error('inflate failed at /srv/presently/node_modules/minizlib/index.js:154'), {
+        statusCode: 400,
+      });
+    });
+    try {
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      const response = await fetch(`${url}/stream-failed`);
+      const answer = {
+        status: response.status,
+        headers: Object.fromEntries(response.headers),
+        body: await response.text(),
+      };
+      expectCleanError(answer, 400);
+      expect(answer.body).not.toContain('inflate');
+      expectSecurityHeaders(answer);
+    } finally {
+      await app.close();
+      await store.close();
+    }
+  });
+});
