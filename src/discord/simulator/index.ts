@@ -516,6 +516,15 @@ export class DiscordSimulator {
     this.gateway.resumeHeartbeatAcks(shardId);
   }
 
+  /**
+   * The user stops accepting DMs from the bot (Discord's privacy setting, or a block): every message the
+   * bot posts in their DM channel is refused with 403, code 50007, as Discord does; `closed = false` undoes it.
+   */
+  closeDms(userId: string, closed = true): void {
+    if (closed) this.state.closedDms.add(userId);
+    else this.state.closedDms.delete(userId);
+  }
+
   /** IDENTIFY payloads received (accepted or not). */
   get identifyCount(): number {
     return this.gateway.identifyCount;

@@ -17,6 +17,7 @@ export const RestErrorCodes = {
   UnknownChannel: 10003,
   UnknownUser: 10013,
   CannotSendEmptyMessage: 50006,
+  CannotSendMessagesToThisUser: 50007,
   InvalidRecipients: 50033,
   InvalidFormBody: 50035,
 } as const;
@@ -168,6 +169,12 @@ export function restRoutes(context: RestContext): FastifyPluginCallback {
       const body = request.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         return sendError(reply, 400, { message: '400: Bad Request', code: RestErrorCodes.General });
+      }
+      if (channel.recipientId !== null && context.state.closedDms.has(channel.recipientId)) {
+        return sendError(reply, 403, {
+          message: 'Cannot send messages to this user',
+          code: RestErrorCodes.CannotSendMessagesToThisUser,
+        });
       }
       const message = body as RESTPostAPIChannelMessageJSONBody;
       if (message.content !== undefined && typeof message.content !== 'string') {

@@ -141,6 +141,8 @@ export class SimulatorState {
   readonly channels = new Map<string, SimChannel>();
   /** user id → DM channel id */
   readonly dmChannels = new Map<string, string>();
+  /** Users who accept no DMs from the bot (Discord's privacy setting, or a block). */
+  readonly closedDms = new Set<string>();
   readonly ids = new SnowflakeGenerator();
 
   constructor(readonly botUserId: string) {}
