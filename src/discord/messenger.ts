@@ -1,4 +1,4 @@
-import type { REST } from '@discordjs/rest';
+import { DiscordAPIError, HTTPError, type REST } from '@discordjs/rest';
 import { type APIChannel, type RESTPostAPIChannelMessageJSONBody, Routes } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 import type { Snowflake } from '../presence/model.js';
@@ -31,7 +31,7 @@ export class Messenger {
       }
       await this.post(channelId, content);
     } catch (error) {
-      this.logger.warn({ err: error, userId }, 'could not open a DM with the user');
+      this.logger.warn({ failure: failureOf(error), userId }, 'could not open a DM with the user');
     }
   }
 
@@ -45,9 +45,20 @@ export class Messenger {
     try {
       await this.rest.post(Routes.channelMessages(channelId), { body });
     } catch (error) {
-      this.logger.warn({ err: error, channelId }, 'could not send a message');
+      this.logger.warn({ failure: failureOf(error), channelId }, 'could not send a message');
     }
   }
+}
+
+/**
+ * A failed request, as the log shows it: what Discord answered, never the request. Discord's REST client
+ * keeps the request on its errors, and the body of a message is its content: a new API key, often.
+ */
+function failureOf(error: unknown): Record<string, unknown> {
+  if (error instanceof DiscordAPIError)
+    return { status: error.status, code: error.code, message: error.message };
+  if (error instanceof HTTPError) return { status: error.status, message: error.message };
+  return { message: error instanceof Error ? error.message : String(error) };
 }
 
 function truncate(content: string): string {

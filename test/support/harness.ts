@@ -1,4 +1,4 @@
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { type App, type AppOptions, startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/discord/simulator/index.js';
@@ -37,6 +37,8 @@ export async function startHarness(
     setup?: (sim: DiscordSimulator) => void;
     /** Socket gateway overrides (shorter heartbeat, smaller send buffer cap); default: production values. */
     socket?: AppOptions['socket'];
+    /** The app's logger; default: silent (TEST_LOG_LEVEL to see it). */
+    logger?: Logger;
   } = {},
 ): Promise<Harness> {
   const simulator = new DiscordSimulator({ heartbeatIntervalMs: 1_000, ...options.simulator });
@@ -56,7 +58,7 @@ export async function startHarness(
   });
   const fatal: Harness['fatal'] = [];
   const started = await startApp(config, {
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     onFatal: (code, reason) => fatal.push({ code, reason }),
     ...(options.socket ? { socket: options.socket } : {}),
   });
