@@ -117,6 +117,7 @@ export class PresenceRegistry implements PresenceSource {
       const snapshot = snapshotOf(rendered.presence, rendered.json, 1);
       this.entries.set(user.id, { ...created, raw: heldAs(created.raw, rendered.presence), snapshot });
       this.emit({ kind: 'monitored', userId: user.id, current: snapshot });
+      snapshot.release();
       return;
     }
     entry.guilds.add(guildId);
@@ -204,13 +205,14 @@ export class PresenceRegistry implements PresenceSource {
     const { presence, json } = this.render(entry);
     const body = envelopeOf(json);
     if (body.equals(previous.body)) {
-      entry.raw = heldAs(entry.raw, previous.presence);
+      entry.raw = heldAs(entry.raw, presence);
       return;
     }
     const next = new PresenceSnapshot(presence, body, previous.version + 1);
     entry.snapshot = next;
     entry.raw = heldAs(entry.raw, presence);
     this.emit({ kind: 'updated', userId: entry.user.id, previous, current: next });
+    next.release();
   }
 
   private render(entry: Omit<Entry, 'snapshot'>): { presence: Presence; json: string } {
@@ -236,8 +238,9 @@ function hasUserId(user: unknown): user is DiscordUser {
 }
 
 /**
- * The raw presence as the registry keeps it: with the presence's own activities, which are the raw ones
- * normalized (equal as JSON, snowflakes as strings), so a user's activities are held once, not twice.
+ * The raw presence as the registry keeps it: with the rendered presence's activities, which are the raw
+ * ones normalized (equal as JSON, snowflakes as strings), and which nothing else holds once the snapshot
+ * is released: a user's activities are held once, as objects, besides the bytes.
  * Both uses of `raw` see no difference: normalizing them again gives the same presence, and a guild copy
  * compared with them is still a copy (one that differs only in what normalizing changes is re-rendered
  * and found equal).

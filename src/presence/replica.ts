@@ -94,6 +94,7 @@ export class PresenceReplica implements PresenceSource {
         ? { kind: 'updated', userId, previous: held.snapshot, current }
         : { kind: 'monitored', userId, current },
     );
+    current.release();
     return true;
   }
 
