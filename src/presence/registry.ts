@@ -29,6 +29,9 @@ export interface PresenceSource extends PresenceView {
   snapshots(): Iterable<[Snowflake, PresenceSnapshot]>;
 }
 
+/** The KV of every user who has none: one object, never written to (a new KV replaces it). */
+const NO_KV: Kv = Object.freeze({});
+
 interface Entry {
   user: DiscordUser;
   raw: RawPresence;
@@ -36,7 +39,8 @@ interface Entry {
   kv: Kv;
   /** The store's revision of `kv`: an older KV arriving late is ignored. */
   kvRevision: number;
-  guilds: Set<Snowflake>;
+  /** The guilds shared with the bot: most users share one, which needs no set. */
+  guilds: Snowflake | Set<Snowflake>;
   snapshot: PresenceSnapshot;
 }
 
@@ -109,9 +113,9 @@ export class PresenceRegistry implements PresenceSource {
         user: mergeUser(undefined, user),
         raw: raw ?? OFFLINE_PRESENCE,
         profile: null,
-        kv: {},
+        kv: NO_KV,
         kvRevision: 0,
-        guilds: new Set([guildId]),
+        guilds: guildId,
       };
       const rendered = this.render(created);
       const snapshot = snapshotOf(rendered.presence, rendered.json, 1);
@@ -120,7 +124,7 @@ export class PresenceRegistry implements PresenceSource {
       snapshot.release();
       return;
     }
-    entry.guilds.add(guildId);
+    entry.guilds = withGuild(entry.guilds, guildId);
     const mergedUser = mergeUser(entry.user, user);
     const presenceChanged = raw !== undefined && raw !== entry.raw && !isGuildCopy(entry.raw, raw);
     if (mergedUser === entry.user && !presenceChanged) return;
@@ -194,8 +198,11 @@ export class PresenceRegistry implements PresenceSource {
   private leaveGuild(userId: Snowflake, guildId: Snowflake): void {
     const entry = this.entries.get(userId);
     if (!entry) return;
-    entry.guilds.delete(guildId);
-    if (entry.guilds.size > 0) return;
+    const left = withoutGuild(entry.guilds, guildId);
+    if (left !== null) {
+      entry.guilds = left;
+      return;
+    }
     this.entries.delete(userId);
     this.emit({ kind: 'unmonitored', userId, previous: entry.snapshot });
   }
@@ -248,4 +255,21 @@ function hasUserId(user: unknown): user is DiscordUser {
 function heldAs(raw: RawPresence, presence: Presence): RawPresence {
   if (raw.activities === presence.activities) return raw;
   return { status: raw.status, client_status: raw.client_status, activities: presence.activities };
+}
+
+function withGuild(guilds: Snowflake | Set<Snowflake>, guildId: Snowflake): Snowflake | Set<Snowflake> {
+  if (typeof guilds !== 'string') return guilds.add(guildId);
+  return guilds === guildId ? guilds : new Set([guilds, guildId]);
+}
+
+/** What is left after `guildId`; null when no guild is. */
+function withoutGuild(
+  guilds: Snowflake | Set<Snowflake>,
+  guildId: Snowflake,
+): Snowflake | Set<Snowflake> | null {
+  if (typeof guilds === 'string') return guilds === guildId ? null : guilds;
+  guilds.delete(guildId);
+  if (guilds.size > 1) return guilds;
+  const [only] = guilds;
+  return only ?? null;
 }
