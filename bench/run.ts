@@ -4,8 +4,10 @@ import { apiNodes } from './scenarios/api-nodes.js';
 import { card } from './scenarios/card.js';
 import { fanout } from './scenarios/fanout.js';
 import { ingestHistory } from './scenarios/ingest-history.js';
+import { memory } from './scenarios/memory.js';
 import { restRead } from './scenarios/rest-read.js';
 import { socketCapacity } from './scenarios/socket-capacity.js';
+import { startup } from './scenarios/startup.js';
 
 /**
  * `npm run bench` runs every scenario; `npm run bench -- fanout rest-read` runs those. Each scenario
@@ -21,6 +23,8 @@ const SCENARIOS: Record<string, () => Promise<Row[]>> = {
   'socket-capacity': socketCapacity,
   'ingest-history': ingestHistory,
   'api-nodes': apiNodes,
+  memory,
+  startup,
   card,
 };
 

@@ -1,0 +1,80 @@
+import type { GatewayGuildCreateDispatchData } from 'discord-api-types/v10';
+import type { OutgoingDispatch, SimulatedGateway } from '../../src/discord/simulator/gateway.js';
+import { DiscordSimulator } from '../../src/discord/simulator/index.js';
+import type { SimGuild } from '../../src/discord/simulator/state.js';
+import { onMessage, report, serveBenchProcess } from '../lib/child.js';
+import { populationPresence, populationUser } from '../lib/population.js';
+import { BENCH_GUILD } from '../lib/workload.js';
+
+/**
+ * The simulated Discord of the startup scenario, in a process of its own so that what it spends making
+ * the member listing is not counted in the client's process: one guild of MEMBERS members of the
+ * population (bench/lib/population.ts), listed on REQUEST_GUILD_MEMBERS in GUILD_MEMBERS_CHUNKs of
+ * 1,000 members, with the presences of those not offline.
+ *
+ * One change to what the simulator sends, made here: Discord's GUILD_CREATE of a guild over 75,000 members
+ * lists no members and no presences (besides the bot and users in voice: none here), where the simulator
+ * lists every online member, which for this guild would be one frame of over 100 MB.
+ *
+ * Answers `stats`: the time the simulator spent making and queueing the listing (its event loop is busy
+ * with that, all chunks at once, when the request arrives) and the listing's size in bytes.
+ */
+const MEMBERS = Number(process.env.MEMBERS ?? 250_000);
+/**
+ * Discord's documentation of GUILD_CREATE: "if the guild has over 75k members, members and presences
+ * returned in this event will only contain your bot and users in voice channels".
+ */
+const GUILD_CREATE_MEMBER_LIMIT = 75_000;
+
+const built = process.hrtime.bigint();
+const simulator = new DiscordSimulator();
+await simulator.start();
+const start = Date.now() - 30_000;
+simulator.createGuild({
+  id: BENCH_GUILD,
+  name: 'Bench',
+  members: Array.from({ length: MEMBERS }, (_, n) => ({
+    user: populationUser(n),
+    presence: populationPresence(n, start),
+  })),
+});
+const buildSeconds = Number(process.hrtime.bigint() - built) / 1e9;
+
+const gateway = (simulator as unknown as { gateway: SimulatedGateway }).gateway;
+const listed = gateway.guildCreate.bind(gateway);
+gateway.guildCreate = (guild: SimGuild, session): OutgoingDispatch => {
+  if (guild.members.size <= GUILD_CREATE_MEMBER_LIMIT) return listed(guild, session);
+  const payload = listed({ ...guild, members: new Map() }, session);
+  const d = payload.d as GatewayGuildCreateDispatchData;
+  return { ...payload, d: { ...d, large: true, member_count: guild.members.size } } as OutgoingDispatch;
+};
+
+interface SessionLike {
+  replay: Array<{ frame: string }>;
+}
+const inner = gateway as unknown as { requestMembers(session: SessionLike, data: unknown): void };
+const requestMembers = inner.requestMembers.bind(gateway);
+let listingSeconds = 0;
+let listingBytes = 0;
+let listingFrames = 0;
+inner.requestMembers = (session, data) => {
+  const before = session.replay.length;
+  const started = process.hrtime.bigint();
+  requestMembers(session, data);
+  listingSeconds += Number(process.hrtime.bigint() - started) / 1e9;
+  // The frames it made wait in the session's replay buffer (10,000 frames: this listing fits).
+  for (const { frame } of session.replay.slice(before)) {
+    listingBytes += Buffer.byteLength(frame);
+    listingFrames++;
+  }
+};
+
+serveBenchProcess(() => simulator.stop());
+onMessage('stats', () => report({ type: 'stats', listingSeconds, listingBytes, listingFrames }));
+report({
+  type: 'ready',
+  token: simulator.token,
+  apiUrl: simulator.apiUrl,
+  cdnUrl: simulator.cdnUrl,
+  buildSeconds,
+});

@@ -1,0 +1,189 @@
+import { type BenchChild, type Message, startChild } from '../lib/child.js';
+import { MEMORY_FLAGS, type MemoryUsage, memoryOf } from '../lib/memory.js';
+import { isOfflineInPopulation, POPULATION_MIX } from '../lib/population.js';
+import type { Row } from '../lib/results.js';
+import { formatNumber, median, spread } from '../lib/stats.js';
+import { benchUserId } from '../lib/workload.js';
+
+/** BENCH_STARTUP_MEMBERS: a smaller guild, to try the scenario out (the rows say how many). */
+const MEMBERS = Number(process.env.BENCH_STARTUP_MEMBERS ?? 250_000);
+const TIMEOUT_MS = 900_000;
+
+interface Ready extends Message {
+  token: string;
+  apiUrl: string;
+  cdnUrl: string;
+  buildSeconds: number;
+}
+
+interface Stats extends Message {
+  listingSeconds: number;
+  listingBytes: number;
+  listingFrames: number;
+}
+
+interface LogLine {
+  msg: string;
+  atSeconds: number;
+  [key: string]: unknown;
+}
+
+interface Served extends Message {
+  /** From the start of the client (startApp, or creating the bare client) until all are served. */
+  seconds: number;
+  /** CPU the client used over the same time. */
+  cpuSeconds: number;
+  /** From the process's own start (module loading included). */
+  processSeconds: number;
+  size: number;
+  /** The service: when the registry held them all (the REST read follows). */
+  inRegistrySeconds?: number;
+  logs?: LogLine[];
+  /** The bare client. */
+  guildCreateSeconds?: number;
+  firstChunkSeconds?: number;
+  presences?: number;
+}
+
+type Side = 'service' | 'bare';
+
+interface Run {
+  side: Side;
+  served: Served;
+  stats: Stats;
+  memory: MemoryUsage | null;
+}
+
+/** A fresh simulated Discord with the guild, and one client loading it. */
+async function once(side: Side): Promise<Run> {
+  const children: BenchChild[] = [];
+  try {
+    const discord = startChild('startup-discord', [], { MEMBERS: String(MEMBERS) });
+    children.push(discord);
+    const ready = await discord.next<Ready>('ready', TIMEOUT_MS);
+    const env = {
+      TOKEN: ready.token,
+      API_URL: ready.apiUrl,
+      CDN_URL: ready.cdnUrl,
+      MEMBERS: String(MEMBERS),
+      LAST_ID: benchUserId(MEMBERS - 1),
+    };
+    const client =
+      side === 'service'
+        ? startChild('startup-service', [], env, MEMORY_FLAGS)
+        : startChild('startup-bare', [], env);
+    children.push(client);
+    const served = await client.next<Served>('served', TIMEOUT_MS);
+    if (served.size < MEMBERS) throw new Error(`startup: ${side} got ${served.size} of ${MEMBERS} members`);
+    const memory = side === 'service' ? await memoryOf(client) : null;
+    discord.send({ type: 'stats' });
+    const stats = await discord.next<Stats>('stats');
+    return { side, served, stats, memory };
+  } finally {
+    for (const child of children.reverse()) await child.stop();
+  }
+}
+
+const s = (seconds: number) => `${formatNumber(seconds)} s`;
+
+/** What the service logged about loading members, as an operator would have read it. */
+function progressNote(logs: readonly LogLine[]): string {
+  const progress = logs.filter((line) => line.msg === 'loading guild members');
+  const loaded = logs.find((line) => line.msg === 'guild members loaded');
+  const all = logs.find((line) => line.msg === 'every guild loaded');
+  const at = (line: LogLine) =>
+    `${s(line.atSeconds)} (${formatNumber(Number(line.loaded))} of ${formatNumber(Number(line.of))}, ` +
+    `chunk ${line.chunk}, ${formatNumber(Number(line.perSecond))}/s)`;
+  const first = progress[0];
+  const last = progress[progress.length - 1];
+  return (
+    `${progress.length} lines 'loading guild members' (at most one per 5 s)` +
+    (first && last ? `, the first at ${at(first)}, the last at ${at(last)}` : '') +
+    (loaded
+      ? `; 'guild members loaded' at ${s(loaded.atSeconds)} (${formatNumber(Number(loaded.members))} members, ` +
+        `${loaded.seconds} s, ${formatNumber(Number(loaded.perSecond))}/s)`
+      : "; no 'guild members loaded' line") +
+    (all ? `; 'every guild loaded' at ${s(all.atSeconds)}` : '')
+  );
+}
+
+/**
+ * A guild of 250,000 members (the population's mix) delivered by the simulated Discord, in its own
+ * process, as GUILD_MEMBERS_CHUNKs of 1,000 through the real @discordjs/ws client into the real service
+ * (startApp): seconds from startApp until all are served, against the same listing received by a bare
+ * @discordjs/ws client that only parses it. Two runs each, interleaved, each with a fresh simulator.
+ */
+export async function startup(): Promise<Row[]> {
+  const runs: Run[] = [];
+  for (const side of ['service', 'bare', 'bare', 'service'] as const) runs.push(await once(side));
+  const service = runs.filter((run) => run.side === 'service');
+  const bare = runs.filter((run) => run.side === 'bare');
+  const seconds = (list: Run[]) => median(list.map((run) => run.served.seconds));
+  const first = service[0] as Run;
+  const logs = first.served.logs ?? [];
+  const guildCreate = logs.find((line) => line.msg === 'guild available; requesting its members');
+  const online = Array.from({ length: MEMBERS }, (_, n) => n).filter((n) => !isOfflineInPopulation(n)).length;
+  const stats = first.stats;
+  const memory = first.memory;
+  const rate = (list: Run[]) => MEMBERS / seconds(list);
+  const serviceSeconds = service.map((run) => run.served.seconds);
+  const bareSeconds = bare.map((run) => run.served.seconds);
+  const bareFirst = bare[0] as Run;
+  const cpu = (list: Run[]) => median(list.map((run) => run.served.cpuSeconds));
+
+  return [
+    {
+      scenario: 'startup',
+      figure: `seconds from start until all ${formatNumber(MEMBERS)} members of one guild are served`,
+      value: seconds(service),
+      unit: 's',
+      baseline: { label: 'bare @discordjs/ws client only parsing the same chunks', value: seconds(bare) },
+      target: { text: 'report (issue 8)', met: true },
+      notes:
+        `from startApp until the registry holds all ${formatNumber(MEMBERS)} and GET /v1/users/:id of the ` +
+        `last member answers 200 (registry full at ${s(median(service.map((run) => run.served.inRegistrySeconds ?? 0)))}); ` +
+        `runs ${spread(serviceSeconds, s)} vs bare ${spread(bareSeconds, s)} (2 each, interleaved, a fresh ` +
+        `simulator process each); from the process's own start ` +
+        `${spread(
+          service.map((run) => run.served.processSeconds),
+          s,
+        )} vs ${spread(
+          bare.map((run) => run.served.processSeconds),
+          s,
+        )}. The simulated Discord (its own process) sends GUILD_CREATE (no members: Discord lists none ` +
+        `above 75,000) at ${s(guildCreate?.atSeconds ?? Number.NaN)} (bare: ${s(bareFirst.served.guildCreateSeconds ?? Number.NaN)}), ` +
+        `then on op 8 ${stats.listingFrames} GUILD_MEMBERS_CHUNKs, ${formatNumber(stats.listingBytes / 1e6)} MB ` +
+        `of JSON, with ${formatNumber(online)} presences (the rest offline); making and queueing them took it ` +
+        `${s(stats.listingSeconds)}, all at once. Members: ${POPULATION_MIX}. The service stores in a SQLite ` +
+        `file (WAL, synchronous=FULL); RSS after a full GC with the guild loaded ` +
+        `${memory ? `${formatNumber(memory.rss / 1e6)} MB, heap used ${formatNumber(memory.heapUsed / 1e6)} MB` : '?'}. ` +
+        `Progress the service logged: ${progressNote(logs)}`,
+    },
+    {
+      scenario: 'startup',
+      figure: 'members loaded per second (until all served)',
+      value: rate(service),
+      unit: '/s',
+      baseline: { label: 'bare @discordjs/ws client', value: rate(bare) },
+      target: null,
+    },
+    {
+      scenario: 'startup',
+      figure: `CPU the client used until all ${formatNumber(MEMBERS)} were served`,
+      value: cpu(service),
+      unit: 's',
+      baseline: { label: 'bare @discordjs/ws client', value: cpu(bare) },
+      target: null,
+      notes:
+        `the bare client's time is bounded by the simulator making the listing (${s(stats.listingSeconds)}, ` +
+        `in its own process, on the other core), not by its own work: its CPU is the floor of receiving and ` +
+        `parsing these chunks. Runs ${spread(
+          service.map((run) => run.served.cpuSeconds),
+          s,
+        )} vs ${spread(
+          bare.map((run) => run.served.cpuSeconds),
+          s,
+        )}`,
+    },
+  ];
+}
