@@ -6,7 +6,7 @@ import {
   youtubeMusicActivity,
 } from '../../src/discord/simulator/activities.js';
 import type { PresenceInput, UserInput } from '../../src/discord/simulator/index.js';
-import { benchUserId } from './workload.js';
+import { benchUserId, SONGS } from './workload.js';
 
 /**
  * A population of users as a bot in big guilds sees it, for the scenarios that hold many users at once
@@ -56,21 +56,7 @@ const CUSTOM_TEXTS = [
 const EMOJIS = ['🚀', '☕', '🎧', '🔥', '💤', '🌙', '✨', '🎮'] as const;
 
 const TRACKS = [
-  { song: 'Midnight City', artists: ['M83'], album: "Hurry Up, We're Dreaming", ms: 243_000 },
-  {
-    song: 'Get Lucky',
-    artists: ['Daft Punk', 'Pharrell Williams', 'Nile Rodgers'],
-    album: 'Random Access Memories',
-    ms: 369_000,
-  },
-  { song: 'Blinding Lights', artists: ['The Weeknd'], album: 'After Hours', ms: 200_000 },
-  { song: 'Nude', artists: ['Radiohead'], album: 'In Rainbows', ms: 255_000 },
-  {
-    song: 'Dreams - 2004 Remaster',
-    artists: ['Fleetwood Mac'],
-    album: 'Rumours (Super Deluxe)',
-    ms: 257_000,
-  },
+  ...SONGS,
   { song: 'As It Was', artists: ['Harry Styles'], album: "Harry's House", ms: 167_000 },
   { song: 'Espresso', artists: ['Sabrina Carpenter'], album: 'Espresso', ms: 175_000 },
   { song: 'Kill Bill', artists: ['SZA'], album: 'SOS', ms: 153_000 },

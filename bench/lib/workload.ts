@@ -15,7 +15,8 @@ export function benchUser(n: number): UserInput {
   return { id: benchUserId(n), username: `bench_user_${n}`, global_name: `Bench User ${n}` };
 }
 
-const SONGS = [
+/** Real tracks with their lengths, as Spotify reports them. */
+export const SONGS = [
   { song: 'Midnight City', artists: ['M83'], album: "Hurry Up, We're Dreaming", ms: 243_000 },
   {
     song: 'Get Lucky',
