@@ -27,6 +27,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { inflateSync } from 'node:zlib';
@@ -152,6 +153,9 @@ interface MemorySample {
   heapTotalAfterGc: number;
   externalAfterGc: number;
   databaseBytes: number;
+  /** The longest the service's event loop, and this process's, was held up since the sample before. */
+  loopMaxMs: number;
+  driverLoopMaxMs: number;
   users: number;
   sockets: number;
   rest: number;
@@ -616,12 +620,19 @@ async function main(): Promise<void> {
   const rest = driveRest(base, keys, () => Date.now() >= endsAt);
 
   // Memory: every SAMPLE_SECONDS from the start (the warm-up shows in the table, not in the verdict).
+  const driverLoop = monitorEventLoopDelay({ resolution: 10 });
+  driverLoop.enable();
   let lastRest = 0;
   const sample = async () => {
     const t = (Date.now() - started) / 1000;
     service.child.send({ type: 'memory' });
-    const memory = (await service.next('memory')) as unknown as Omit<MemorySample, 't' | 'rest'>;
-    samples.push({ ...memory, t, rest: counters.rest });
+    const memory = (await service.next('memory')) as unknown as Omit<
+      MemorySample,
+      't' | 'rest' | 'driverLoopMaxMs'
+    >;
+    const driverLoopMaxMs = driverLoop.max / 1e6;
+    driverLoop.reset();
+    samples.push({ ...memory, t, rest: counters.rest, driverLoopMaxMs });
     const rate = (counters.rest - lastRest) / SAMPLE_SECONDS;
     lastRest = counters.rest;
     const errorCount = [...errors.values()].reduce((sum, e) => sum + e.count, 0);
@@ -673,6 +684,15 @@ function buildReport(run: { base: string; exitCode: number | null; shutdownMs: n
   const rssSlope = perMinute((s) => s.rssAfterGc);
   const heapSlope = perMinute((s) => s.heapUsedAfterGc);
   const rawRssSlope = perMinute((s) => s.rss);
+  const longest = (stall: (s: MemorySample) => number) => {
+    const worst = after.reduce<MemorySample | undefined>(
+      (a, b) => (a && stall(a) >= stall(b) ? a : b),
+      undefined,
+    );
+    return worst
+      ? `${stall(worst).toFixed(0)} ms (in the ${SAMPLE_SECONDS} s before t = ${worst.t.toFixed(0)} s)`
+      : '–';
+  };
   const flat = rssSlope < RSS_SLOPE_LIMIT_MIB_PER_MIN && heapSlope < HEAP_SLOPE_LIMIT_MIB_PER_MIN;
   const errorCount = [...errors.values()].reduce((sum, e) => sum + e.count, 0);
   const passed = flat && errorCount === 0;
@@ -743,7 +763,9 @@ function buildReport(run: { base: string; exitCode: number | null; shutdownMs: n
     '',
     `After warm-up: RSS after GC ${first ? mib(first.rssAfterGc) : '–'} → ${last ? mib(last.rssAfterGc) : '–'}, ` +
       `heap ${first ? mib(first.heapUsedAfterGc) : '–'} → ${last ? mib(last.heapUsedAfterGc) : '–'}; ` +
-      `RSS as sampled (before the collection) ${rawRssSlope >= 0 ? '+' : ''}${rawRssSlope.toFixed(2)} MiB/min.`,
+      `RSS as sampled (before the collection) ${rawRssSlope >= 0 ? '+' : ''}${rawRssSlope.toFixed(2)} MiB/min. ` +
+      `Longest event-loop stall after warm-up (the collection each sample forces included): the service's ${longest((s) => s.loopMaxMs)}, ` +
+      `this process's (the load's) ${longest((s) => s.driverLoopMaxMs)}.`,
     '',
   );
   row([
@@ -754,14 +776,23 @@ function buildReport(run: { base: string; exitCode: number | null; shutdownMs: n
     'heap total',
     'external',
     'database',
+    'loop stall (service / driver, ms)',
     'sockets',
     'users',
     '',
   ]);
-  row(['---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---']);
+  row(['---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---']);
+  // At most 40 rows: each stands for the samples since the row before, with the longest stall among them.
   const step = Math.max(1, Math.ceil(samples.length / 40));
+  let stalls = { service: 0, driver: 0 };
   samples.forEach((s, i) => {
+    stalls = {
+      service: Math.max(stalls.service, s.loopMaxMs),
+      driver: Math.max(stalls.driver, s.driverLoopMaxMs),
+    };
     if (i % step !== 0 && i !== samples.length - 1) return;
+    const stall = `${stalls.service.toFixed(0)} / ${stalls.driver.toFixed(0)}`;
+    stalls = { service: 0, driver: 0 };
     row([
       s.t.toFixed(0),
       mib(s.rss),
@@ -770,6 +801,7 @@ function buildReport(run: { base: string; exitCode: number | null; shutdownMs: n
       mib(s.heapTotalAfterGc),
       mib(s.externalAfterGc),
       mib(s.databaseBytes),
+      stall,
       s.sockets,
       s.users,
       s.t < WARMUP_SECONDS ? 'warm-up' : '',
