@@ -3,10 +3,13 @@ import { readFileSync } from 'node:fs';
 /**
  * Where the heap grew between two heap snapshots of one process, per unit (e.g. per user added):
  *
- *   node --max-old-space-size=12000 --import tsx bench/heap-summary.ts before.heapsnapshot after.heapsnapshot 100000
+ *   BENCH_PROFILE_DIR=/tmp/prof BENCH_MEMORY_USERS=100000 npm run bench -- memory
+ *   node --max-old-space-size=12000 --import tsx bench/heap-summary.ts \
+ *     /tmp/prof/before-fill.heapsnapshot /tmp/prof/after-fill.heapsnapshot 99000
  *
- * The snapshots come from a bench process that writes them when asked (populated-service, with
- * BENCH_PROFILE_DIR set: `heap-snapshot` before and after a `fill`). Plain objects all show as "Object" in
+ * The memory scenario has the first run's service (bench/processes/populated-service.ts) write a snapshot
+ * with 1,000 users (before-fill) and one after filling it to BENCH_MEMORY_USERS (after-fill), so the unit
+ * is BENCH_MEMORY_USERS − 1,000 users; <dir>/fill.cpuprofile is the CPU profile of that fill. Plain objects all show as "Object" in
  * a snapshot, so objects are told apart by their first property names (their shape), and what an object
  * holds alone (its strings, its property store, arrays) is counted with it: each string or internal node
  * goes to the first object found referring to it. The total is the growth of the self sizes; a buffer's

@@ -7,25 +7,25 @@ import { writeHeapSnapshot } from 'node:v8';
 import pino from 'pino';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { defaultUser } from '../../src/discord/simulator/state.js';
 import type { DiscordUser } from '../../src/presence/model.js';
 import { OFFLINE_PRESENCE, rawPresenceFrom } from '../../src/presence/raw.js';
 import { onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { serveMemoryQuestions } from '../lib/memory.js';
 import { isOfflineInPopulation, populationPresence, populationUser } from '../lib/population.js';
-import { BENCH_GUILD, benchUser } from '../lib/workload.js';
+import { BENCH_GUILD } from '../lib/workload.js';
 
 /**
- * The service as production runs it (startApp, ROLE all, the embedded store in a SQLite file) behind
- * the simulated Discord, with one member from the gateway, then filled with the population's users
- * (bench/lib/population.ts) through the registry's domain API: each `{type: 'fill', from, to}` makes
- * users from..to-1 members of the bench guild with their presence, as the ingest does for a member
- * listing (registry.memberSeen with the member's user and rawPresenceFrom of their presence, offline
- * members with OFFLINE_PRESENCE). The user and presence are JSON text parsed first, so the registry
- * keeps what a parsed gateway payload gives it, not objects shared between users. Everything the
- * service does for a newly monitored user runs as it does for the gateway's (history, stored KV and
- * profile look-ups, the profile queue).
+ * The service as production runs it (startApp, ROLE all, the embedded store in a SQLite file) against a
+ * simulated Discord in another process (`discord`, TOKEN, API_URL, CDN_URL) whose guild lists one member,
+ * population user 0, then filled with the population's users (bench/lib/population.ts) through the
+ * registry's domain API: each `{type: 'fill', from, to}` makes users from..to-1 members of the bench
+ * guild with their presence, as the ingest does for a member listing (registry.memberSeen with the
+ * member's user and rawPresenceFrom of their presence, offline members with OFFLINE_PRESENCE). The user
+ * and presence are JSON text parsed first, so the registry keeps what a parsed gateway payload gives it,
+ * not objects shared between users. Everything the service does for a newly monitored user runs as it
+ * does for the gateway's (history, stored KV and profile look-ups, the profile queue, the profile fetches
+ * from the simulated Discord).
  *
  * Answers `memory` (started with MEMORY_FLAGS), and with BENCH_PROFILE_DIR=<dir> `heap-snapshot` `{name}`
  * (a heap snapshot written to <dir>/<name>.heapsnapshot) and `cpu-profile-start`, then `cpu-profile-stop`
@@ -33,20 +33,15 @@ import { BENCH_GUILD, benchUser } from '../lib/workload.js';
  * go, rather than the whole process's (BENCH_CPU_PROF).
  */
 const start = Date.now() - 30_000;
-const GATEWAY_MEMBER = 99_999_999;
 
 // A SQLite file, as in production: an in-memory database would put the history rows written for every
 // new user into the process's RSS.
 const dir = mkdtempSync(join(tmpdir(), 'presently-bench-memory-'));
-const simulator = new DiscordSimulator();
-await simulator.start();
-// One member from the gateway, outside the population's numbers, so the gateway path has run.
-simulator.createGuild({ id: BENCH_GUILD, name: 'Bench', members: [{ user: benchUser(GATEWAY_MEMBER) }] });
 const app = await startApp(
   loadConfig({
-    DISCORD_TOKEN: simulator.token,
-    DISCORD_API_URL: simulator.apiUrl,
-    DISCORD_CDN_URL: simulator.cdnUrl,
+    DISCORD_TOKEN: process.env.TOKEN as string,
+    DISCORD_API_URL: process.env.API_URL as string,
+    DISCORD_CDN_URL: process.env.CDN_URL as string,
     DATABASE_URL: `sqlite:${join(dir, 'presently.db')}`,
     HOST: '127.0.0.1',
     PORT: '0',
@@ -58,7 +53,6 @@ const app = await startApp(
 );
 serveBenchProcess(async () => {
   await app.close();
-  await simulator.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -8,7 +8,7 @@ import { report, serveBenchProcess } from '../lib/child.js';
 import { serveMemoryQuestions } from '../lib/memory.js';
 
 /**
- * The service starting against a simulated Discord in another process (startup-discord): startApp as
+ * The service starting against a simulated Discord in another process (bench/processes/discord.ts): startApp as
  * production runs it (ROLE all, the embedded store in a SQLite file), the real @discordjs/ws client, the
  * ingest, the registry, history, profiles. Times from startApp until every one of MEMBERS members is
  * served: the registry holds them all and `GET /v1/users/<LAST_ID>` answers 200 with that user.

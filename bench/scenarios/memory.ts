@@ -10,15 +10,20 @@ import { type WrkLoad, wrk } from '../lib/wrk.js';
 
 /** BENCH_MEMORY_USERS: fewer users, to try the scenario out (the rows say how many). */
 const USERS = Number(process.env.BENCH_MEMORY_USERS ?? 1_000_000);
-/** The same process before it is filled: the read rate's baseline, and what "before filling" holds. */
+/** The read rate's baseline: the same service holding this many users. */
 const FEW = 1_000;
-/** Fresh processes, one after the other (two at once would share the cores and double the memory). */
+/** Runs one after the other, each with fresh processes (two full ones at once would share the cores). */
 const RUNS = 2;
 /** A million users take a few GB of heap; the limit leaves the collector room, the machine has more. */
 const HEAP_MB = 12_288;
-const LOAD: WrkLoad = { connections: 100, threads: 2, seconds: 5 };
+const FLAGS = [...MEMORY_FLAGS, `--max-old-space-size=${HEAP_MB}`];
+const LOAD: WrkLoad = { connections: 100, threads: 2, seconds: 4 };
 const WARMUP: WrkLoad = { ...LOAD, seconds: 3 };
-const ROUNDS = 3;
+/**
+ * Rounds per side. Rounds of one process vary a lot (stalls of a few hundred ms come and go; the rate of a
+ * process drifts over minutes), so the sides take turns, round after round, and each figure is a median.
+ */
+const ROUNDS = 5;
 const KB = 1_000;
 const FILL_TIMEOUT_MS = 900_000;
 
@@ -29,7 +34,10 @@ interface Filled extends Message {
   bodyBytes: number;
 }
 
-interface Reads {
+interface Side {
+  child: BenchChild;
+  url: string;
+  script: string;
   rates: number[];
   p50: number[];
   p99: number[];
@@ -40,10 +48,12 @@ interface Run {
   before: MemoryUsage;
   few: MemoryUsage;
   full: MemoryUsage;
-  fewReads: Reads;
-  fullReads: Reads;
-  /** The full process again, reads spread over the first FEW users only. */
-  hotReads: Reads;
+  /** A second process holding FEW users, reads spread over them: the baseline. */
+  small: Side;
+  /** The full process, reads spread over all its users. */
+  all: Side;
+  /** The full process, reads spread over its first FEW users only. */
+  hot: Side;
   fewBody: number;
   fullBody: number;
   fill: Filled;
@@ -54,58 +64,103 @@ async function fill(child: BenchChild, from: number, to: number): Promise<Filled
   return child.next<Filled>('filled', FILL_TIMEOUT_MS);
 }
 
-/** Warm-up, then ROUNDS rounds of reads spread over the first `users` users. */
-async function reads(child: BenchChild, url: string, users: number): Promise<Reads> {
-  const script = spreadIdsScript(users);
-  try {
-    const result: Reads = { rates: [], p50: [], p99: [], cpuPerRequest: [] };
-    await wrk(url, WARMUP, script);
-    for (let round = 0; round < ROUNDS; round++) {
-      const cpuBefore = await child.cpuMicros();
-      const load = await wrk(url, LOAD, script);
-      const cpu = (await child.cpuMicros()) - cpuBefore;
-      if (load.errors > 0) throw new Error(`memory: ${load.errors} errors reading ${users} users`);
-      result.rates.push(load.requestsPerSecond);
-      result.p50.push(load.p50Ms);
-      result.p99.push(load.p99Ms);
-      result.cpuPerRequest.push(cpu / load.requests);
-    }
-    return result;
-  } finally {
-    rmSync(dirname(script), { recursive: true, force: true });
+/**
+ * With BENCH_PROFILE_DIR=<dir>, the first run's full process writes a heap snapshot with FEW users
+ * (before-fill) and one with USERS (after-fill), and a CPU profile of filling in between, for
+ * bench/heap-summary.ts and a profile viewer. A snapshot of a million users is several GB: profile with
+ * BENCH_MEMORY_USERS=100000 or so.
+ */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+let profiledRuns = 0;
+async function profiled(child: BenchChild, phase: 'before-fill' | 'after-fill'): Promise<void> {
+  if (!PROFILE_DIR || profiledRuns > 0) return;
+  if (phase === 'after-fill') {
+    child.send({ type: 'cpu-profile-stop', name: 'fill' });
+    await child.next('cpu-profile');
+  }
+  child.send({ type: 'heap-snapshot', name: phase });
+  await child.next('heap-snapshot', FILL_TIMEOUT_MS);
+  if (phase === 'before-fill') {
+    child.send({ type: 'cpu-profile-start' });
+    await child.next('cpu-profile-started');
+  } else {
+    profiledRuns++;
   }
 }
 
+/** A service (populated-service) with a simulated Discord of its own, in another process. */
+async function start(children: BenchChild[]): Promise<{ child: BenchChild; url: string }> {
+  const discord = startChild('discord', [], { MEMBERS: '1' });
+  children.push(discord);
+  const endpoints = await discord.next<Message & { token: string; apiUrl: string; cdnUrl: string }>('ready');
+  const env = { TOKEN: endpoints.token, API_URL: endpoints.apiUrl, CDN_URL: endpoints.cdnUrl };
+  const child = startChild('populated-service', [], env, FLAGS);
+  children.push(child);
+  const { url } = await child.next<Message & { url: string }>('ready');
+  return { child, url };
+}
+
+const side = (child: BenchChild, url: string, users: number): Side => ({
+  child,
+  url,
+  script: spreadIdsScript(users),
+  rates: [],
+  p50: [],
+  p99: [],
+  cpuPerRequest: [],
+});
+
+async function measure(on: Side): Promise<void> {
+  const cpuBefore = await on.child.cpuMicros();
+  const load = await wrk(on.url, LOAD, on.script);
+  const cpu = (await on.child.cpuMicros()) - cpuBefore;
+  if (load.errors > 0) throw new Error(`memory: ${load.errors} errors from ${on.url}`);
+  on.rates.push(load.requestsPerSecond);
+  on.p50.push(load.p50Ms);
+  on.p99.push(load.p99Ms);
+  on.cpuPerRequest.push(cpu / load.requests);
+}
+
 /**
- * One process: its memory before filling, reads over FEW users, then filled to USERS, its memory and the
- * same reads over all of them.
+ * One run: a process's memory before filling, with FEW users and with USERS; then a second process with
+ * FEW users, and reads taking turns between it and the full one (over all users, and over its first FEW).
  */
 async function once(): Promise<Run> {
-  const child = startChild('populated-service', [], {}, [...MEMORY_FLAGS, `--max-old-space-size=${HEAP_MB}`]);
+  const children: BenchChild[] = [];
+  const sides: Side[] = [];
   try {
-    const { url } = await child.next<Message & { url: string }>('ready');
-    const before = await memoryOf(child);
-    const fewFill = await fill(child, 0, FEW);
-    const fewReads = await reads(child, url, FEW);
-    const few = await memoryOf(child);
-    const rest = await fill(child, FEW, USERS);
-    const full = await memoryOf(child);
-    const fullReads = await reads(child, url, USERS);
-    const hotReads = await reads(child, url, FEW);
+    const full = await start(children);
+    const before = await memoryOf(full.child);
+    const fewFill = await fill(full.child, 0, FEW);
+    const few = await memoryOf(full.child);
+    await profiled(full.child, 'before-fill');
+    const rest = await fill(full.child, FEW, USERS);
+    await profiled(full.child, 'after-fill');
+    const fullMemory = await memoryOf(full.child);
     if (rest.size < USERS) throw new Error(`memory: only ${rest.size} users are monitored`);
-    return {
+    const small = await start(children);
+    await fill(small.child, 0, FEW);
+
+    const run: Run = {
       before,
       few,
-      full,
-      fewReads,
-      fullReads,
-      hotReads,
+      full: fullMemory,
+      small: side(small.child, small.url, FEW),
+      all: side(full.child, full.url, USERS),
+      hot: side(full.child, full.url, FEW),
       fewBody: fewFill.bodyBytes / FEW,
       fullBody: (fewFill.bodyBytes + rest.bodyBytes) / USERS,
       fill: rest,
     };
+    sides.push(run.small, run.all, run.hot);
+    for (const each of sides) await wrk(each.url, WARMUP, each.script);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let i = 0; i < sides.length; i++) await measure(sides[(round + i) % sides.length] as Side);
+    }
+    return run;
   } finally {
-    await child.stop();
+    for (const each of sides) rmSync(dirname(each.script), { recursive: true, force: true });
+    for (const child of children.reverse()) await child.stop();
   }
 }
 
@@ -116,7 +171,7 @@ const mb = (bytes: number) => `${formatNumber(bytes / 1e6)} MB`;
  * 1,000,000 monitored users with varied, realistic presences in one service process (startApp), filled
  * through the registry's domain API rather than the simulated gateway (a million members through the
  * simulator would mostly measure the simulator). RSS and heap per user after a full GC, and the REST read
- * rate with reads spread over every user, against the same process before it was filled (FEW users).
+ * rate with reads spread over every user, against the same service holding FEW users.
  */
 export async function memory(): Promise<Row[]> {
   const runs: Run[] = [];
@@ -126,18 +181,21 @@ export async function memory(): Promise<Row[]> {
   const heapPerUser = runs.map((run) => (run.full.heapUsed - run.before.heapUsed) / USERS);
   const buffersPerUser = runs.map((run) => (run.full.arrayBuffers - run.before.arrayBuffers) / USERS);
   const rssAfterFew = runs.map((run) => (run.full.rss - run.few.rss) / (USERS - FEW));
-  const fullRate = runs.map((run) => median(run.fullReads.rates));
-  const fewRate = runs.map((run) => median(run.fewReads.rates));
-  const hotRate = runs.map((run) => median(run.hotReads.rates));
-  const ratios = runs.map((run) => median(run.fullReads.rates) / median(run.fewReads.rates));
   const first = runs[0] as Run;
   const body = median(runs.map((run) => run.fullBody));
   const rss = median(rssPerUser);
-  const rate = median(fullRate);
-  const fewMedian = median(fewRate);
-  const cpu = (pick: (run: Run) => Reads) => median(runs.flatMap((run) => pick(run).cpuPerRequest));
-  const p = (pick: (run: Run) => number[]) => median(runs.flatMap(pick));
   const fillRates = runs.map((run) => (USERS - FEW) / run.fill.seconds);
+
+  /** Every round of one side over the runs. */
+  const all = (pick: (run: Run) => Side, field: 'rates' | 'p50' | 'p99' | 'cpuPerRequest') =>
+    runs.flatMap((run) => pick(run)[field]);
+  const rate = median(all((run) => run.all, 'rates'));
+  const smallRate = median(all((run) => run.small, 'rates'));
+  const ratios = runs.map((run) => median(run.all.rates) / median(run.small.rates));
+  const rounds = (pick: (run: Run) => Side) => spread(all(pick, 'rates'), formatNumber);
+  const ms = (pick: (run: Run) => Side, field: 'p50' | 'p99') =>
+    `${formatNumber(median(all(pick, field)))} ms`;
+  const cpu = (pick: (run: Run) => Side) => `${formatNumber(median(all(pick, 'cpuPerRequest')))} µs`;
 
   return [
     {
@@ -154,14 +212,14 @@ export async function memory(): Promise<Row[]> {
         `(RSS after a full GC with ${formatNumber(USERS)} users − RSS of the same process before filling) / ` +
         `${formatNumber(USERS)}; ${RUNS} runs, each a fresh process (--max-old-space-size=${HEAP_MB}): ` +
         `${spread(rssPerUser, kb)} per user; RSS ${mb(first.before.rss)} before → ${mb(first.full.rss)} ` +
-        `(first run); counted from 1,000 users and warm reads instead: ${spread(rssAfterFew, kb)}. ` +
+        `(first run); counted from ${formatNumber(FEW)} users instead: ${spread(rssAfterFew, kb)}. ` +
         `Filled through the registry's domain API inside the real service (startApp): registry.memberSeen ` +
         `with the member's user and rawPresenceFrom of their presence, both parsed from JSON, as the ingest ` +
         `does for a member listing, so history, KV and profile look-ups and the profile queue run for each ` +
-        `user as for the gateway's; not through the simulated gateway. Mix: ${POPULATION_MIX}; REST body ` +
-        `${formatNumber(body)} B on average. Filling took ${spread(
+        `user as for the gateway's; not through the simulated gateway. The store is a SQLite file. Mix: ` +
+        `${POPULATION_MIX}; REST body ${formatNumber(body)} B on average. Filling took ${spread(
           runs.map((run) => run.fill.seconds),
-          (s) => `${formatNumber(s)} s`,
+          (seconds) => `${formatNumber(seconds)} s`,
         )} (${spread(fillRates, formatNumber)} users/s, building the payloads included)`,
     },
     {
@@ -184,24 +242,23 @@ export async function memory(): Promise<Row[]> {
       value: rate,
       unit: 'req/s',
       baseline: {
-        label: `same process with ${formatNumber(FEW)} users, ids spread over them`,
-        value: fewMedian,
+        label: `the same service holding ${formatNumber(FEW)} users, ids spread over them`,
+        value: smallRate,
       },
-      target: { text: '≥ 0.9× (unchanged)', met: median(ratios) >= 0.9 },
+      target: { text: '≥ 0.9× (unchanged)', met: rate / smallRate >= 0.9 },
       notes:
-        `each run reads spread over ${formatNumber(FEW)} users (wrk Lua script, a random user per request), ` +
-        `then is filled to ${formatNumber(USERS)} and reads spread over all of them: median of ${ROUNDS} ` +
-        `rounds of ${LOAD.seconds} s after ${WARMUP.seconds} s of warm-up; ratios per run ` +
-        `${spread(ratios, (r) => `${r.toFixed(2)}×`)} (rates ${spread(fullRate, formatNumber)} vs ` +
-        `${spread(fewRate, formatNumber)} req/s); p50 ${formatNumber(p((run) => run.fullReads.p50))} ms vs ` +
-        `${formatNumber(p((run) => run.fewReads.p50))} ms, p99 ${formatNumber(p((run) => run.fullReads.p99))} ms vs ` +
-        `${formatNumber(p((run) => run.fewReads.p99))} ms; server CPU per request ` +
-        `${formatNumber(cpu((run) => run.fullReads))} µs vs ${formatNumber(cpu((run) => run.fewReads))} µs; ` +
-        `the full process reading only the first ${formatNumber(FEW)} users afterwards: ` +
-        `${spread(hotRate, formatNumber)} req/s, ${formatNumber(cpu((run) => run.hotReads))} µs per request; ` +
-        `body ${formatNumber(body)} B vs ${formatNumber(median(runs.map((run) => run.fewBody)))} B on average; ` +
-        "in both phases the service fetches the new users' profiles in the background (GET /users/:id to the " +
-        'simulator, at its rate limit), as it does after users arrive',
+        `per run, a process with ${formatNumber(USERS)} users and one with ${formatNumber(FEW)} take turns, ` +
+        `${ROUNDS} rounds of ${LOAD.seconds} s each after ${WARMUP.seconds} s of warm-up (wrk Lua script: a ` +
+        `random user per request); medians of all ${ROUNDS * RUNS} rounds; ratio per run ` +
+        `${spread(ratios, (ratio) => `${ratio.toFixed(2)}×`)}; rounds ${rounds((run) => run.all)} vs ` +
+        `${rounds((run) => run.small)} req/s; p50 ${ms((run) => run.all, 'p50')} vs ${ms((run) => run.small, 'p50')}, ` +
+        `p99 ${ms((run) => run.all, 'p99')} vs ${ms((run) => run.small, 'p99')}; server CPU per request ` +
+        `${cpu((run) => run.all)} vs ${cpu((run) => run.small)}. The full process reading only its first ` +
+        `${formatNumber(FEW)} users in the same turns: ${formatNumber(median(all((run) => run.hot, 'rates')))} ` +
+        `req/s (rounds ${rounds((run) => run.hot)}), ${cpu((run) => run.hot)} per request. Body ` +
+        `${formatNumber(body)} B vs ${formatNumber(median(runs.map((run) => run.fewBody)))} B on average. The ` +
+        `full process keeps fetching its new users' profiles in the background (GET /users/:id to the ` +
+        `simulator, at its rate limit), as a service does for hours after a million users arrive`,
     },
   ];
 }

@@ -58,7 +58,7 @@ interface Run {
 async function once(side: Side): Promise<Run> {
   const children: BenchChild[] = [];
   try {
-    const discord = startChild('startup-discord', [], { MEMBERS: String(MEMBERS) });
+    const discord = startChild('discord', [], { MEMBERS: String(MEMBERS) });
     children.push(discord);
     const ready = await discord.next<Ready>('ready', TIMEOUT_MS);
     const env = {

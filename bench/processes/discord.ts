@@ -7,10 +7,12 @@ import { populationPresence, populationUser } from '../lib/population.js';
 import { BENCH_GUILD } from '../lib/workload.js';
 
 /**
- * The simulated Discord of the startup scenario, in a process of its own so that what it spends making
- * the member listing is not counted in the client's process: one guild of MEMBERS members of the
- * population (bench/lib/population.ts), listed on REQUEST_GUILD_MEMBERS in GUILD_MEMBERS_CHUNKs of
- * 1,000 members, with the presences of those not offline.
+ * A simulated Discord in a process of its own, so that what it spends (making a member listing,
+ * answering REST) is not counted in the process measured: one guild of MEMBERS members of the population
+ * (bench/lib/population.ts), the first MEMBERS users, listed on REQUEST_GUILD_MEMBERS in
+ * GUILD_MEMBERS_CHUNKs of 1,000 members, with the presences of those not offline. The startup scenario
+ * lists a large guild from it; the memory scenario's services each have one with a single member, and
+ * fetch their users' profiles from it (GET /users/:id, at its rate limit), as from Discord.
  *
  * One change to what the simulator sends, made here: Discord's GUILD_CREATE of a guild over 75,000 members
  * lists no members and no presences (besides the bot and users in voice: none here), where the simulator
