@@ -10,11 +10,13 @@ import {
 } from '../presence/history.js';
 import type { DiscordStatus, Snowflake } from '../presence/model.js';
 import type { PresenceChange } from '../presence/registry.js';
-import type { ForgetResult, HistoryStore, HistoryWrite } from '../store/ports.js';
+import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../store/ports.js';
 
 /** Writes are batched: at most this long after a change, or sooner when this many are waiting. */
 export const HISTORY_FLUSH_MS = 1_000;
 export const HISTORY_BATCH_SIZE = 1_000;
+/** Users whose stored history is read in one go, at most (a member listing brings them by the thousand). */
+export const HISTORY_LOAD_BATCH = 1_000;
 
 export interface HistoryRecorderOptions {
   store: HistoryStore;
@@ -33,7 +35,9 @@ export class HistoryRecorder {
   private readonly loading = new Map<Snowflake, Observation[]>();
   private readonly liveStatus = new Map<Snowflake, DiscordStatus>();
   private pending: HistoryWrite[] = [];
-  /** Users whose stored history is being read before their first change can be applied. */
+  /** Users seen for the first time since the last read of stored history began: read together. */
+  private toLoad: Snowflake[] = [];
+  /** Reads of stored history under way: their users' changes wait for them. */
   private readonly loads = new Set<Promise<void>>();
   /** Flushes and erasures run one after another, so an erasure never races a batch holding the user. */
   private chain: Promise<unknown> = Promise.resolve();
@@ -114,6 +118,7 @@ export class HistoryRecorder {
   /** Final flush, with last_seen for everyone still online: after a restart nobody else can know it. */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.loadSeen();
     await Promise.all(this.loads);
     const ts = this.now();
     for (const [userId, status] of this.liveStatus) {
@@ -135,21 +140,34 @@ export class HistoryRecorder {
       return;
     }
     this.loading.set(userId, [observation]);
+    this.toLoad.push(userId);
+    // Everyone first seen in this turn (a whole member chunk) is read at the end of it, in one go.
+    if (this.toLoad.length === 1) queueMicrotask(() => this.loadSeen());
+    else if (this.toLoad.length >= HISTORY_LOAD_BATCH) this.loadSeen();
+  }
+
+  /** Reads what is stored for the users waiting, then applies their changes in the order they came. */
+  private loadSeen(): void {
+    const userIds = this.toLoad;
+    if (userIds.length === 0) return;
+    this.toLoad = [];
     const load = this.options.store
-      .history(userId, 1)
-      .then(
-        ({ status, tracks }) => memoryFromHistory(status[0] ?? null, tracks[0] ?? null),
-        (error: unknown) => {
-          this.options.logger.error({ err: error, userId }, 'could not read history; recording from scratch');
-          return EMPTY_MEMORY;
-        },
-      )
-      .then((loaded) => {
-        const observations = this.loading.get(userId) ?? [];
-        this.loading.delete(userId);
-        let current = loaded;
-        for (const queuedObservation of observations)
-          current = this.apply(userId, current, queuedObservation);
+      .latest(userIds)
+      .catch((error: unknown) => {
+        this.options.logger.error(
+          { err: error, users: userIds.length },
+          'could not read history; recording from scratch',
+        );
+        return new Map<Snowflake, LatestHistory>();
+      })
+      .then((found) => {
+        for (const userId of userIds) {
+          const stored = found.get(userId);
+          let current = stored ? memoryFromHistory(stored.status, stored.track) : EMPTY_MEMORY;
+          const observations = this.loading.get(userId) ?? [];
+          this.loading.delete(userId);
+          for (const observation of observations) current = this.apply(userId, current, observation);
+        }
       })
       .finally(() => this.loads.delete(load));
     this.loads.add(load);

@@ -42,7 +42,13 @@ export function avatarUrl(user: DiscordUser, cdnUrl: string): string {
   return `${base}/embed/avatars/${(BigInt(id) >> 22n) % DEFAULT_AVATAR_COUNT}.png`;
 }
 
+/**
+ * The user without `undefined` fields. A user parsed from a payload has none, and is kept as it is: a
+ * copy built field by field would hold most fields outside the object, costing a second allocation per
+ * user. Nothing changes a user object once held (a merge makes a new one).
+ */
 function withoutUndefined(user: DiscordUser): DiscordUser {
+  if (Object.values(user).every((value) => value !== undefined)) return user;
   const copy: Record<string, unknown> = {};
   for (const key of Object.keys(user)) {
     const value = (user as Record<string, unknown>)[key];

@@ -46,6 +46,11 @@ export interface HistoryWrite {
   lastSeen: number | null;
 }
 
+export interface LatestHistory {
+  status: StatusEntry | null;
+  track: TrackEntry | null;
+}
+
 export interface ForgetResult {
   statusEntries: number;
   trackEntries: number;
@@ -60,6 +65,12 @@ export interface HistoryStore {
   ): Promise<void>;
   /** Newest first. */
   history(userId: Snowflake, limit: number): Promise<{ status: StatusEntry[]; tracks: TrackEntry[] }>;
+  /**
+   * The newest status and track entry of each user, in one round trip: what the recorder needs of every
+   * user it starts seeing, and a server's member listing brings thousands at once. Users with neither
+   * are left out.
+   */
+  latest(userIds: readonly Snowflake[]): Promise<Map<Snowflake, LatestHistory>>;
   stats(userId: Snowflake): Promise<StoredStats>;
   /** Tracks with at least `minPlays` plays: play_count desc, then last_played desc. */
   topTracks(userId: Snowflake, minPlays: number, limit: number): Promise<TopTrack[]>;

@@ -134,6 +134,50 @@ describe('HistoryRecorder', () => {
     expect((await store.history.stats(USER.id)).lastSeen).toBe(T0 + 5_001);
   });
 
+  it('reads the stored history of users first seen together in one go, and records each from where it was', async () => {
+    const { store, registry, recorder } = setup();
+    const users = Array.from({ length: 50 }, (_, n) => ({
+      id: String(80351110224678912n + BigInt(n)),
+      username: `u${n}`,
+    }));
+    for (const user of users)
+      registry.memberSeen(GUILD_A, user, { status: 'dnd', client_status: {}, activities: [] });
+    await recorder.close();
+
+    const restarted = new PresenceRegistry({
+      cdnUrl: 'https://cdn.discordapp.com',
+      youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+    });
+    const reads: number[] = [];
+    const latest = store.history.latest.bind(store.history);
+    const second = new HistoryRecorder({
+      store: Object.assign(Object.create(store.history), {
+        latest: (userIds: readonly string[]) => {
+          reads.push(userIds.length);
+          return latest(userIds);
+        },
+      }),
+      logger: pino({ level: 'silent' }),
+      now: () => T0 + 10_000,
+      flushMs: 60_000,
+    });
+    restarted.onChange(second.observe);
+    // Half come back still dnd (no new status entry), half come back idle (one new entry each).
+    for (const [n, user] of users.entries()) {
+      restarted.memberSeen(GUILD_A, user, {
+        status: n % 2 ? 'idle' : 'dnd',
+        client_status: {},
+        activities: [],
+      });
+    }
+    await second.close();
+    expect(reads).toEqual([50]);
+    for (const [n, user] of users.entries()) {
+      const { status } = await store.history.history(user.id, 100);
+      expect(status.map((entry) => entry.status)).toEqual(n % 2 ? ['idle', 'dnd'] : ['dnd']);
+    }
+  });
+
   it('after release (another node records the user now), forgets the user: no last_seen at shutdown, memory read again', async () => {
     const { store, registry, recorder, advance } = setup();
     registry.memberSeen(GUILD_A, USER, listening('t1', T0));

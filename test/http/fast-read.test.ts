@@ -7,6 +7,8 @@ import { type Harness, startHarness } from '../support/harness.js';
  * around it must look the same to a client as Fastify's answers.
  */
 const USER = '94490510688792576';
+/** A name outside ASCII: the snapshot holds this envelope as UTF-8 bytes, not as a string. */
+const ACCENTED = '94490510688792577';
 const GUILD = '300000000000000002';
 
 let harness: Harness;
@@ -17,10 +19,13 @@ beforeAll(async () => {
       sim.createGuild({
         id: GUILD,
         name: 'Guild',
-        members: [{ user: { id: USER, username: 'nova' }, presence: { status: 'dnd' } }],
+        members: [
+          { user: { id: USER, username: 'nova' }, presence: { status: 'dnd' } },
+          { user: { id: ACCENTED, username: 'zoë', global_name: 'Zoë 🎧' }, presence: { status: 'idle' } },
+        ],
       }),
   });
-  await eventually(() => expect(harness.app.view.get(USER)).toBeDefined());
+  await eventually(() => expect(harness.app.view.get(ACCENTED)).toBeDefined());
 });
 
 afterAll(async () => {
@@ -46,9 +51,19 @@ describe('presence reads answered outside Fastify', () => {
       'x-content-type-options': 'nosniff',
     });
     const body = Buffer.from(await fast.arrayBuffer());
-    expect(body.equals(harness.app.view.get(USER)?.body as Buffer)).toBe(true);
+    expect(body.equals(Buffer.from(harness.app.view.get(USER)?.body ?? ''))).toBe(true);
     expect(Number(fast.headers.get('content-length'))).toBe(body.length);
     expect(routed.headers.get('content-length')).toBe(fast.headers.get('content-length'));
+  });
+
+  it('answer a presence with characters outside ASCII in UTF-8, with its length in bytes', async () => {
+    const fast = await fetch(`${harness.base}/v1/users/${ACCENTED}`);
+    const routed = await fetch(`${harness.base}/v1/users/${ACCENTED}`, { method: 'HEAD' });
+    const bytes = Buffer.from(await fast.arrayBuffer());
+    expect(Number(fast.headers.get('content-length'))).toBe(bytes.length);
+    expect(routed.headers.get('content-length')).toBe(fast.headers.get('content-length'));
+    const body = JSON.parse(bytes.toString('utf8')) as { data: { discord_user: { global_name: string } } };
+    expect(body.data.discord_user.global_name).toBe('Zoë 🎧');
   });
 
   it('answer the same with a query string, and for an id spelled with escapes (through Fastify)', async () => {

@@ -211,6 +211,35 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
         expect((await store.history.stats('1')).trackHistoryCount).toBe(100);
       });
 
+      it('reads the newest status and track of many users at once, leaving out users with neither', async () => {
+        const store = await open();
+        const status = (userId: string, ts: number): HistoryWrite => ({
+          userId,
+          status: { status: 'dnd', ts },
+          track: null,
+          countsPlay: false,
+          lastSeen: null,
+        });
+        await store.history.appendHistory(
+          [
+            status('1', T0),
+            play('1', 't1', T0 + 1),
+            status('1', T0 + 2),
+            play('2', 't2', T0 + 3),
+            status('3', T0 + 4),
+          ],
+          LIMITS,
+        );
+        await store.history.appendHistory([play('1', 't3', T0 + 5)], LIMITS);
+        const latest = await store.history.latest(['1', '2', '3', '4']);
+        expect([...latest.keys()].sort()).toEqual(['1', '2', '3']);
+        expect(latest.get('1')?.status).toEqual({ status: 'dnd', ts: T0 + 2 });
+        expect(latest.get('1')?.track?.track_id).toBe('t3');
+        expect(latest.get('2')).toMatchObject({ status: null, track: { track_id: 't2', ts: T0 + 3 } });
+        expect(latest.get('3')).toEqual({ status: { status: 'dnd', ts: T0 + 4 }, track: null });
+        expect((await store.history.latest([])).size).toBe(0);
+      });
+
       it('orders top tracks by plays, then by last played; keeps the latest metadata', async () => {
         const store = await open();
         await store.history.appendHistory(

@@ -8,7 +8,7 @@ import {
   utcDay,
 } from '../../presence/history.js';
 import type { DiscordStatus, Snowflake } from '../../presence/model.js';
-import type { ForgetResult, HistoryStore, HistoryWrite } from '../ports.js';
+import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../ports.js';
 import { execAll } from './exec.js';
 import type { RedisKeys } from './keys.js';
 import { PLAY_FUNCTIONS, playedValue, TOP_TRACKS, topTracksFrom } from './plays.js';
@@ -114,6 +114,27 @@ export class RedisHistoryStore implements HistoryStore {
       status: status.map((entry) => JSON.parse(entry) as StatusEntry),
       tracks: tracks.map((entry) => JSON.parse(entry) as TrackEntry),
     };
+  }
+
+  async latest(userIds: readonly Snowflake[]): Promise<Map<Snowflake, LatestHistory>> {
+    const found = new Map<Snowflake, LatestHistory>();
+    if (userIds.length === 0) return found;
+    const multi = this.redis.multi();
+    for (const userId of userIds) {
+      const [statusKey, tracksKey] = this.keys.history(userId);
+      multi.lindex(statusKey, 0).lindex(tracksKey, 0);
+    }
+    const replies = (await execAll(multi)) as (string | null)[];
+    userIds.forEach((userId, index) => {
+      const status = replies[index * 2] ?? null;
+      const track = replies[index * 2 + 1] ?? null;
+      if (status === null && track === null) return;
+      found.set(userId, {
+        status: status === null ? null : (JSON.parse(status) as StatusEntry),
+        track: track === null ? null : (JSON.parse(track) as TrackEntry),
+      });
+    });
+    return found;
   }
 
   async stats(userId: Snowflake): Promise<StoredStats> {

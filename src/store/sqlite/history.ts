@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import {
   playKey,
   type StatusEntry,
@@ -8,7 +8,7 @@ import {
   utcDay,
 } from '../../presence/history.js';
 import type { DiscordStatus, NowPlaying, Snowflake } from '../../presence/model.js';
-import type { ForgetResult, HistoryStore, HistoryWrite } from '../ports.js';
+import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../ports.js';
 
 type Limits = { history: number; trackedTracks: number };
 
@@ -16,7 +16,40 @@ export class SqliteHistoryStore implements HistoryStore {
   private readonly append: (batch: readonly HistoryWrite[], limits: Limits) => void;
   private readonly erase: (userId: Snowflake) => ForgetResult;
 
-  constructor(private readonly db: Database) {
+  /** Prepared once: the recorder reads every newly seen user's last entries, so these run per user. */
+  private readonly reads: Record<
+    | 'status'
+    | 'tracks'
+    | 'lastStatus'
+    | 'trackCount'
+    | 'stats'
+    | 'topTracks'
+    | 'latestStatus'
+    | 'latestTracks',
+    Statement
+  >;
+
+  constructor(db: Database) {
+    this.reads = {
+      status: db.prepare('SELECT status, ts FROM status_history WHERE user_id = ? ORDER BY id DESC LIMIT ?'),
+      tracks: db.prepare('SELECT entry FROM track_history WHERE user_id = ? ORDER BY id DESC LIMIT ?'),
+      lastStatus: db.prepare('SELECT status FROM status_history WHERE user_id = ? ORDER BY id DESC LIMIT 1'),
+      trackCount: db.prepare('SELECT count(*) AS n FROM track_history WHERE user_id = ?'),
+      stats: db.prepare('SELECT last_seen, plays_day, plays FROM user_stats WHERE user_id = ?'),
+      // The users come as one JSON array: one statement for any number of them.
+      latestStatus: db.prepare(
+        `SELECT user_id, status, ts FROM status_history WHERE id IN (
+           SELECT max(id) FROM status_history WHERE user_id IN (SELECT value FROM json_each(?)) GROUP BY user_id)`,
+      ),
+      latestTracks: db.prepare(
+        `SELECT user_id, entry FROM track_history WHERE id IN (
+           SELECT max(id) FROM track_history WHERE user_id IN (SELECT value FROM json_each(?)) GROUP BY user_id)`,
+      ),
+      topTracks: db.prepare(
+        `SELECT track, play_count, last_played FROM play_counts WHERE user_id = ? AND play_count >= ?
+         ORDER BY play_count DESC, last_played DESC LIMIT ?`,
+      ),
+    };
     const insertStatus = db.prepare('INSERT INTO status_history (user_id, status, ts) VALUES (?, ?, ?)');
     const trimStatus = db.prepare(
       `DELETE FROM status_history WHERE user_id = ? AND id <= (
@@ -49,26 +82,31 @@ export class SqliteHistoryStore implements HistoryStore {
     );
 
     this.append = db.transaction((batch: readonly HistoryWrite[], limits: Limits) => {
-      const touched = new Set<Snowflake>();
+      // Each list is trimmed once per batch, and only for the users it grew for.
+      const grewStatus = new Set<Snowflake>();
+      const grewTracks = new Set<Snowflake>();
+      const grewPlays = new Set<Snowflake>();
       for (const write of batch) {
         const { userId } = write;
-        touched.add(userId);
-        if (write.status) insertStatus.run(userId, write.status.status, write.status.ts);
+        if (write.status) {
+          insertStatus.run(userId, write.status.status, write.status.ts);
+          grewStatus.add(userId);
+        }
         if (write.track) {
           insertTrack.run(userId, JSON.stringify(write.track));
+          grewTracks.add(userId);
           bumpDay.run(userId, utcDay(write.track.ts));
           if (write.countsPlay && write.track.track_id !== null) {
             const { ts, ...track } = write.track;
             countPlay.run(userId, playKey(track.source, track.track_id as string), ts, JSON.stringify(track));
+            grewPlays.add(userId);
           }
         }
         if (write.lastSeen !== null) setLastSeen.run(userId, write.lastSeen);
       }
-      for (const userId of touched) {
-        trimStatus.run(userId, userId, limits.history);
-        trimTracks.run(userId, userId, limits.history);
-        trimPlays.run(userId, userId, limits.trackedTracks);
-      }
+      for (const userId of grewStatus) trimStatus.run(userId, userId, limits.history);
+      for (const userId of grewTracks) trimTracks.run(userId, userId, limits.history);
+      for (const userId of grewPlays) trimPlays.run(userId, userId, limits.trackedTracks);
     });
 
     const forgetStatement = (table: string) => db.prepare(`DELETE FROM ${table} WHERE user_id = ?`);
@@ -92,30 +130,40 @@ export class SqliteHistoryStore implements HistoryStore {
   }
 
   async history(userId: Snowflake, limit: number): Promise<{ status: StatusEntry[]; tracks: TrackEntry[] }> {
-    const status = this.db
-      .prepare('SELECT status, ts FROM status_history WHERE user_id = ? ORDER BY id DESC LIMIT ?')
-      .all(userId, limit) as { status: DiscordStatus; ts: number }[];
-    const tracks = this.db
-      .prepare('SELECT entry FROM track_history WHERE user_id = ? ORDER BY id DESC LIMIT ?')
-      .all(userId, limit) as { entry: string }[];
+    const status = this.reads.status.all(userId, limit) as { status: DiscordStatus; ts: number }[];
+    const tracks = this.reads.tracks.all(userId, limit) as { entry: string }[];
     return {
       status: status.map((row) => ({ status: row.status, ts: row.ts })),
       tracks: tracks.map((row) => JSON.parse(row.entry) as TrackEntry),
     };
   }
 
+  async latest(userIds: readonly Snowflake[]): Promise<Map<Snowflake, LatestHistory>> {
+    const found = new Map<Snowflake, LatestHistory>();
+    if (userIds.length === 0) return found;
+    const ids = JSON.stringify(userIds);
+    for (const row of this.reads.latestStatus.all(ids) as {
+      user_id: string;
+      status: DiscordStatus;
+      ts: number;
+    }[]) {
+      found.set(row.user_id, { status: { status: row.status, ts: row.ts }, track: null });
+    }
+    for (const row of this.reads.latestTracks.all(ids) as { user_id: string; entry: string }[]) {
+      const track = JSON.parse(row.entry) as TrackEntry;
+      const known = found.get(row.user_id);
+      if (known) known.track = track;
+      else found.set(row.user_id, { status: null, track });
+    }
+    return found;
+  }
+
   async stats(userId: Snowflake): Promise<StoredStats> {
-    const last = this.db
-      .prepare('SELECT status FROM status_history WHERE user_id = ? ORDER BY id DESC LIMIT 1')
-      .get(userId) as { status: DiscordStatus } | undefined;
-    const count = this.db
-      .prepare('SELECT count(*) AS n FROM track_history WHERE user_id = ?')
-      .get(userId) as {
-      n: number;
-    };
-    const stats = this.db
-      .prepare('SELECT last_seen, plays_day, plays FROM user_stats WHERE user_id = ?')
-      .get(userId) as { last_seen: number | null; plays_day: string | null; plays: number } | undefined;
+    const last = this.reads.lastStatus.get(userId) as { status: DiscordStatus } | undefined;
+    const count = this.reads.trackCount.get(userId) as { n: number };
+    const stats = this.reads.stats.get(userId) as
+      | { last_seen: number | null; plays_day: string | null; plays: number }
+      | undefined;
     return {
       lastStatus: last?.status ?? null,
       lastSeen: stats?.last_seen ?? null,
@@ -126,12 +174,11 @@ export class SqliteHistoryStore implements HistoryStore {
   }
 
   async topTracks(userId: Snowflake, minPlays: number, limit: number): Promise<TopTrack[]> {
-    const rows = this.db
-      .prepare(
-        `SELECT track, play_count, last_played FROM play_counts WHERE user_id = ? AND play_count >= ?
-         ORDER BY play_count DESC, last_played DESC LIMIT ?`,
-      )
-      .all(userId, minPlays, limit) as { track: string; play_count: number; last_played: number }[];
+    const rows = this.reads.topTracks.all(userId, minPlays, limit) as {
+      track: string;
+      play_count: number;
+      last_played: number;
+    }[];
     return rows.map((row) => ({
       ...(JSON.parse(row.track) as NowPlaying),
       last_played: row.last_played,
