@@ -38,6 +38,10 @@ export class ReplicaSync {
         else replica.apply(published);
       }),
       bus.onResubscribed(() => void this.resync()),
+      // What is published while the bus is away is lost: the replica is behind until the next full read.
+      bus.onDisconnected(() => {
+        this.lastReadSucceeded = false;
+      }),
       replica.onChange(() => {
         for (const check of [...this.kvWaiters.keys()]) check();
       }),
@@ -53,7 +57,10 @@ export class ReplicaSync {
     return this.resyncing;
   }
 
-  /** The replica holds every shared presence: the last full read succeeded and no other is waiting. */
+  /**
+   * The replica holds every shared presence: the last full read succeeded, no other is waiting, and the
+   * bus has not dropped since.
+   */
   get synced(): boolean {
     return this.pendingReads === 0 && this.lastReadSucceeded;
   }
