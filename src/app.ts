@@ -17,6 +17,9 @@ import { HistoryRecorder } from './history/recorder.js';
 import { buildHttpServer } from './http/server.js';
 import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
+import { Metrics } from './ops/metrics.js';
+import { gatewayCheck, type ReadinessCheck, replicaCheck, storeCheck } from './ops/readiness.js';
+import { timeStore } from './ops/timed-store.js';
 import type { PresenceSource } from './presence/registry.js';
 import { PresenceRegistry } from './presence/registry.js';
 import { PresenceReplica } from './presence/replica.js';
@@ -65,6 +68,8 @@ interface DiscordSide {
   history: HistoryRecorder;
   /** Scale-out: shares what the registry sees; started before the gateway. */
   publisher: SharedPresencePublisher | null;
+  /** Every guild has been listed once since the start. */
+  listed(): boolean;
 }
 
 /**
@@ -74,6 +79,7 @@ interface DiscordSide {
  */
 export async function startApp(config: Config, options: AppOptions): Promise<App> {
   const { logger } = options;
+  const metrics = new Metrics();
   const cleanups: Array<() => Promise<void> | void> = [];
   const close = async (): Promise<void> => {
     for (const cleanup of cleanups.splice(0).reverse()) {
@@ -98,6 +104,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       : openSqliteStore(config.database);
     cleanups.push(() => store.close());
     const background: Store = cluster ? openRedisStore(cluster.redis, config.redisPrefix) : store;
+    for (const timed of new Set([store, background])) timeStore(timed, cluster ? 'redis' : 'sqlite', metrics);
     const bus: Bus = cluster?.bus ?? new LocalBus();
     cleanups.push(() => bus.close());
     if (cluster) {
@@ -148,6 +155,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         kv,
         cluster,
         cleanups,
+        metrics,
       });
       await discordSide.publisher?.start();
     }
@@ -157,6 +165,11 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       await replicaSync.start();
     }
     const view: PresenceSource = replica ?? (discordSide?.registry as PresenceSource);
+    // What this node saw change: the registry's own changes, or on an API node the replica's.
+    (discordSide?.registry ?? view).onChange((change) => metrics.presenceChanged(change.kind));
+    const readiness: ReadinessCheck[] = [storeCheck(store)];
+    if (discordSide) readiness.push(gatewayCheck(discordSide.gateway, discordSide.listed));
+    if (replicaSync) readiness.push(replicaCheck(replicaSync));
 
     // Shutdown begins with everything that takes work in, all at once: the HTTP server stops accepting,
     // sockets are sent away with 1001, Discord is disconnected. It ends when the last request in flight
@@ -186,7 +199,9 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         read: config.rateLimitRead,
         write: config.rateLimitWrite,
         ...(cluster ? { redis: { client: cluster.limiter, prefix: config.redisPrefix } } : {}),
+        onLimited: (kind) => metrics.rateLimited(kind),
       },
+      ops: { metrics, metricsToken: config.metricsToken, readiness },
     });
     intake.push(() => http.close());
     const sockets =
@@ -198,9 +213,20 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             logger,
             socketsPerIp: config.socketsPerIp,
             maxIdsPerSocket: config.subscriptionsPerSocket,
+            metrics,
             ...options.socket,
           });
     if (sockets) intake.push(() => sockets.close());
+    const gateway = discordSide?.gateway;
+    metrics.observe({
+      monitoredUsers: () => view.size,
+      ...(sockets
+        ? { sockets: () => ({ open: sockets.socketCount, subscribed: sockets.subscribedSockets() }) }
+        : {}),
+      ...(gateway
+        ? { gatewayShards: () => ({ total: gateway.shardCountHere, ready: gateway.readyShardCount }) }
+        : {}),
+    });
     const url = await http.listen({ port: config.port, host: config.host });
 
     if (discordSide) {
@@ -246,6 +272,7 @@ interface DiscordSideDeps {
   kv: KvService;
   cluster: ClusterLink | null;
   cleanups: Array<() => Promise<void> | void>;
+  metrics: Metrics;
 }
 
 /**
@@ -254,7 +281,7 @@ interface DiscordSideDeps {
  * across all ingest nodes); alone, history records the registry's changes directly.
  */
 function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
-  const { config, options, discord, store, bus, keys, kv, cluster, cleanups } = deps;
+  const { config, options, discord, store, bus, keys, kv, cluster, cleanups, metrics } = deps;
   const { logger } = options;
   const registry = new PresenceRegistry({
     cdnUrl: discord.cdnUrl,
@@ -306,8 +333,10 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     shardCount: config.shardCount,
     shardIds: config.shardIds,
     onFatal: (code, reason) => options.onFatal?.(code, reason),
+    metrics,
   });
   const syncedShards = new Set<number>();
+  let listed = false;
   const startedAt = Date.now();
   const ingest = new GatewayIngest({
     registry,
@@ -316,6 +345,7 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     onShardSynced: (shardId) => {
       syncedShards.add(shardId);
       if (syncedShards.size < gateway.shardCountHere) return;
+      listed = true;
       // Once at start-up, and again whenever a fresh session has re-listed everything.
       logger.info(
         {
@@ -338,9 +368,10 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     messenger: new Messenger(rest, logger),
     logger,
     cooldown: { burst: config.botCommandBurst, perMinute: config.botCommandsPerMinute },
+    metrics,
   });
   gateway.onDispatch((payload) => void bot.handle(payload));
-  return { registry, gateway, history, publisher };
+  return { registry, gateway, history, publisher, listed: () => listed };
 }
 
 /** Names this node's Redis connections, so CLIENT LIST tells the nodes apart. */

@@ -45,6 +45,8 @@ export interface Config {
   botCommandsPerMinute: number;
   youtubeMusicApplicationIds: string[];
   youtubeMusicNames: string[];
+  /** Set: `/metrics` asks for it as a Bearer token; null: `/metrics` is open. */
+  metricsToken: string | null;
 }
 
 /** A bad variable: the message is one line that names it, fit to print at start-up. */
@@ -179,6 +181,15 @@ export function loadConfig(env: Env): Config {
     );
   }
 
+  const metricsToken = read('METRICS_TOKEN') ?? null;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
+    throw new ConfigError(
+      'METRICS_TOKEN',
+      'must be at least 16 printable ASCII characters without white space',
+      '<redacted>',
+    );
+  }
+
   const prefix = read('COMMAND_PREFIX') ?? '?';
   if (prefix.length > 8 || /\s/.test(prefix)) {
     throw new ConfigError('COMMAND_PREFIX', 'must be 1 to 8 characters without white space', prefix);
@@ -242,6 +253,7 @@ export function loadConfig(env: Env): Config {
     botCommandsPerMinute: integer('BOT_COMMANDS_PER_MINUTE', 20, 0, 60_000),
     youtubeMusicApplicationIds,
     youtubeMusicNames: list('YOUTUBE_MUSIC_NAMES', DEFAULT_YOUTUBE_MUSIC_NAMES),
+    metricsToken,
   };
 }
 

@@ -171,4 +171,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DISCORD_TOKEN: 'secret token' })).toThrow(/DISCORD_TOKEN/);
     expect(() => loadConfig({ DISCORD_TOKEN: 'secret token' })).not.toThrow(/secret/);
   });
+
+  it('reads METRICS_TOKEN, refusing a short or spaced one without printing it', () => {
+    expect(loadConfig({}).metricsToken).toBeNull();
+    expect(loadConfig({ METRICS_TOKEN: 'a-long-enough-token' }).metricsToken).toBe('a-long-enough-token');
+    for (const token of ['shortsecret', 'secret with spaces in it']) {
+      expect(() => loadConfig({ METRICS_TOKEN: token })).toThrow(/^METRICS_TOKEN: must be at least 16/);
+      expect(() => loadConfig({ METRICS_TOKEN: token })).not.toThrow(/secret/);
+    }
+  });
 });

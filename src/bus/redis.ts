@@ -12,6 +12,7 @@ export class RedisBus implements Bus {
   private readonly handlers = new Map<Topic, Set<BusHandler<Topic>>>();
   private readonly subscriber: Redis;
   private readonly resubscribed = new Set<() => void>();
+  private readonly disconnected = new Set<() => void>();
   private connectedOnce = false;
 
   constructor(
@@ -23,6 +24,9 @@ export class RedisBus implements Bus {
     // The command connection reports outages; this one's errors are the same ones.
     this.subscriber.on('error', () => {});
     this.subscriber.on('message', (channel: string, message: string) => this.deliver(channel, message));
+    this.subscriber.on('close', () => {
+      if (this.connectedOnce) for (const listener of this.disconnected) listener();
+    });
     this.subscriber.on('ready', () => {
       if (!this.connectedOnce) {
         this.connectedOnce = true;
@@ -73,9 +77,16 @@ export class RedisBus implements Bus {
     return () => this.resubscribed.delete(listener);
   }
 
+  /** The subscription connection dropped: messages published from now until it is back are lost. */
+  onDisconnected(listener: () => void): () => void {
+    this.disconnected.add(listener);
+    return () => this.disconnected.delete(listener);
+  }
+
   async close(): Promise<void> {
     this.handlers.clear();
     this.resubscribed.clear();
+    this.disconnected.clear();
     this.subscriber.disconnect();
   }
 

@@ -23,6 +23,9 @@ export class ReplicaSync {
   /** Each waiting write: check → give up. */
   private readonly kvWaiters = new Map<() => void, () => void>();
   private resyncing: Promise<void> = Promise.resolve();
+  /** Full reads asked for and not finished. */
+  private pendingReads = 0;
+  private lastReadSucceeded = false;
 
   constructor(private readonly options: ReplicaSyncOptions) {}
 
@@ -35,6 +38,10 @@ export class ReplicaSync {
         else replica.apply(published);
       }),
       bus.onResubscribed(() => void this.resync()),
+      // What is published while the bus is away is lost: the replica is behind until the next full read.
+      bus.onDisconnected(() => {
+        this.lastReadSucceeded = false;
+      }),
       replica.onChange(() => {
         for (const check of [...this.kvWaiters.keys()]) check();
       }),
@@ -45,8 +52,17 @@ export class ReplicaSync {
 
   /** Reads every shared presence again; one read at a time. */
   resync(): Promise<void> {
+    this.pendingReads++;
     this.resyncing = this.resyncing.then(() => this.readAll());
     return this.resyncing;
+  }
+
+  /**
+   * The replica holds every shared presence: the last full read succeeded, no other is waiting, and the
+   * bus has not dropped since.
+   */
+  get synced(): boolean {
+    return this.pendingReads === 0 && this.lastReadSucceeded;
   }
 
   /**
@@ -92,10 +108,13 @@ export class ReplicaSync {
       const listing: PublishedPresence[] = [];
       for await (const published of presences.list()) listing.push(published);
       replica.resync(listing);
+      this.lastReadSucceeded = true;
       logger.info({ users: listing.length, ms: Date.now() - started }, 'presences read from Redis');
     } catch (error) {
+      this.lastReadSucceeded = false;
       logger.error({ err: error }, 'could not read the shared presences; serving what this node had');
     } finally {
+      this.pendingReads--;
       const arrived = this.reading ?? [];
       this.reading = null;
       for (const published of arrived) replica.apply(published);

@@ -7,6 +7,7 @@ import {
   type GatewayRequestGuildMembersData,
 } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
+import type { Metrics } from '../ops/metrics.js';
 import { FATAL_CLOSE_CODES, INTENTS, LARGE_THRESHOLD } from './intents.js';
 
 /** Reaching Discord at all (before any gateway session) is retried with backoff between these bounds. */
@@ -25,6 +26,8 @@ export interface GatewayOptions {
   shardIds?: number[] | null;
   /** A close that reconnecting cannot fix (bad token, disallowed intents). */
   onFatal(code: number, reason: string): void;
+  /** Counts dispatches, sessions and disconnects. */
+  metrics?: Metrics;
 }
 
 /**
@@ -65,6 +68,11 @@ export class DiscordGateway {
   /** How many shards this node runs; 0 until Discord told the total. */
   get shardCountHere(): number {
     return this.shards;
+  }
+
+  /** Shards of this node with a live session. */
+  get readyShardCount(): number {
+    return this.readyShards.size;
   }
 
   /** Every shard this node runs has a live session. */
@@ -123,8 +131,9 @@ export class DiscordGateway {
   }
 
   private listen(): void {
-    const { logger } = this.options;
+    const { logger, metrics } = this.options;
     this.manager.on(WebSocketShardEvents.Dispatch, (payload, shardId) => {
+      metrics?.gatewayDispatch(payload.t);
       for (const handler of this.handlers) {
         try {
           handler(payload, shardId);
@@ -135,14 +144,17 @@ export class DiscordGateway {
     });
     this.manager.on(WebSocketShardEvents.Ready, (data, shardId) => {
       this.readyShards.add(shardId);
+      metrics?.gatewaySession('new');
       logger.info({ shardId, guilds: data.guilds.length, user: data.user.username }, 'gateway session ready');
     });
     this.manager.on(WebSocketShardEvents.Resumed, (shardId) => {
       this.readyShards.add(shardId);
+      metrics?.gatewaySession('resumed');
       logger.info({ shardId }, 'gateway session resumed');
     });
     this.manager.on(WebSocketShardEvents.Closed, (code, shardId) => {
       this.readyShards.delete(shardId);
+      if (!this.destroyed) metrics?.gatewayDisconnect(code);
       const fatalReason = FATAL_CLOSE_CODES.get(code);
       if (fatalReason !== undefined) {
         this.failed(code, fatalReason);

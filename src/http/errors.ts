@@ -17,6 +17,10 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   invalid_query: 400,
   rate_limited: 429,
+  /** `/metrics` with METRICS_TOKEN set, without that token. */
+  invalid_metrics_token: 401,
+  /** `/v1/ready` while the node cannot serve what it is for; the message names the failed checks. */
+  not_ready: 503,
   /** Malformed HTTP that fits no row of the contract (a bad Content-Length, say). */
   bad_request: 400,
   internal_error: 500,

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Metrics } from '../ops/metrics.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 import { SECURITY_HEADERS } from './security-headers.js';
@@ -35,7 +36,10 @@ export class FastReads {
   private limiter: ReadLimiter | null = null;
   private closing = false;
 
-  constructor(private readonly view: PresenceView) {}
+  constructor(
+    private readonly view: PresenceView,
+    private readonly metrics?: Metrics,
+  ) {}
 
   /** Read limits on: every read answered here is counted where Fastify's reads are. */
   limitWith(limiter: ReadLimiter): void {
@@ -92,6 +96,7 @@ export class FastReads {
     if (budget) headers.push(...budget.headers);
     response.writeHead(200, headers);
     response.end(snapshot.body);
+    this.metrics?.fastRead();
     return true;
   }
 

@@ -16,6 +16,8 @@ export interface RateLimitSettings {
   write: number;
   /** Scale-out: counters in Redis, so a limit holds across every API node. */
   redis?: { client: Redis; prefix: string };
+  /** Told of every request a limit refuses (metrics). */
+  onLimited?(kind: LimitKind): void;
 }
 
 export type LimitKind = 'read' | 'write';
@@ -38,6 +40,7 @@ export async function limitRoutes(
     enableDraftSpec: true,
     skipOnError: true,
     keyGenerator: kind === 'read' ? (request) => request.ip : writerOf,
+    onExceeded: () => settings.onLimited?.(kind),
     ...(settings.redis
       ? { redis: settings.redis.client, nameSpace: `${settings.redis.prefix}rate-limit:${kind}:` }
       : {}),

@@ -4,14 +4,19 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from 'pino';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
+import { countRequests } from '../ops/http-metrics.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { ReadinessCheck } from '../ops/readiness.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { HistoryStore } from '../store/ports.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
 import { limitRoutes, type RateLimitSettings, readLimiterOf } from './rate-limits.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
+import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { kvRoutes } from './routes/kv.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { userRoutes } from './routes/users.js';
 import { type VersionInfo, versionRoutes } from './routes/version.js';
 import { SECURITY_HEADERS } from './security-headers.js';
@@ -34,6 +39,8 @@ export interface HttpServerOptions {
   card?: Pick<CardRouteDeps, 'images' | 'now'>;
   /** Slow clients are cut off after these; absent: the defaults. */
   timeouts?: HttpTimeouts;
+  /** `/metrics`, `/v1/health`, `/v1/ready` and request metrics; absent: none of them (tests of other things). */
+  ops?: { metrics: Metrics; metricsToken: string | null; readiness: readonly ReadinessCheck[] };
 }
 
 const DISCORD_CDN_URL = 'https://cdn.discordapp.com';
@@ -56,7 +63,7 @@ function withFastReads(fastReads: FastReads, fastify: RequestHandler): RequestHa
 }
 
 export async function buildHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
-  const fastReads = new FastReads(options.view);
+  const fastReads = new FastReads(options.view, options.ops?.metrics);
   const app: FastifyInstance = Fastify({
     serverFactory: (handler) => {
       const serve = options.serveApi === false ? handler : withFastReads(fastReads, handler);
@@ -102,6 +109,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     done();
   });
   installErrorHandling(app);
+  if (options.ops) countRequests(app, options.ops.metrics);
   app.addHook('onRequest', (_request, reply, done) => {
     // nosniff and a CSP that makes any answer opened as a document inert (the card sets its own).
     reply.headers(SECURITY_HEADERS);
@@ -112,6 +120,12 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   // No `allowedHeaders`: the plugin then echoes Access-Control-Request-Headers, `authorization` included.
   // Not strict: an OPTIONS that is no preflight gets the CORS headers and a 204, not a plain-text 400.
   await app.register(cors, { origin: '*', methods: CORS_METHODS, maxAge: 86_400, strictPreflight: false });
+  if (options.ops) {
+    // Probes and scrapers: outside both rate-limit scopes, on every role.
+    const { metrics, metricsToken, readiness } = options.ops;
+    await app.register(healthRoutes({ readiness, draining: () => closing }));
+    await app.register(metricsRoutes({ metrics, token: metricsToken }));
+  }
   const limits = options.rateLimits ?? { read: 0, write: 0 };
   // Two scopes, two budgets: every read route shares the per-IP one, the KV routes the per-key one.
   await app.register(async (reads) => {

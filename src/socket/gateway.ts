@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { SECURITY_HEADER_LINES } from '../http/security-headers.js';
+import type { Metrics, SubscriptionKind } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceSource } from '../presence/registry.js';
 import { eventJson, helloJson, SharedEvent, singleFrame } from './frames.js';
@@ -30,6 +31,8 @@ export interface SocketGatewayOptions {
   maxIdsPerSocket: number;
   heartbeatIntervalMs?: number;
   sendBufferCapBytes?: number;
+  /** Counts frames, fan-out time and sockets refused over the per-IP cap. */
+  metrics?: Metrics;
 }
 
 class Client {
@@ -95,6 +98,20 @@ export class SocketGateway {
     return this.clients.size;
   }
 
+  /** Open sockets by what they listen to: everyone, several ids, or one (sockets holding nothing aside). */
+  subscribedSockets(): Record<SubscriptionKind, number> {
+    const counts = { id: 0, ids: 0, all: 0 };
+    for (const client of this.clients) {
+      if (this.subscriptions.subscribedToAll(client)) counts.all++;
+      else {
+        const held = this.subscriptions.holds(client);
+        if (held === 1) counts.id++;
+        else if (held > 1) counts.ids++;
+      }
+    }
+    return counts;
+  }
+
   /** Closes every socket with 1001 so clients reconnect elsewhere. */
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
@@ -124,6 +141,7 @@ export class SocketGateway {
     const ip = request.socket.remoteAddress ?? 'unknown';
     const open = this.perIp.get(ip) ?? 0;
     if (this.options.socketsPerIp > 0 && open >= this.options.socketsPerIp) {
+      this.options.metrics?.rateLimited('sockets_per_ip');
       refuseUpgrade(socket, 429, 'rate_limited', `at most ${this.options.socketsPerIp} sockets per IP`);
       return;
     }
@@ -203,12 +221,15 @@ export class SocketGateway {
 
   private fanOut(change: PresenceChange): void {
     if (change.kind === 'unmonitored') return;
+    const started = performance.now();
     let event: SharedEvent | undefined;
     for (const client of this.subscriptions.subscribersOf(change.userId)) {
       event ??= new SharedEvent('PRESENCE_UPDATE', withUserId(change.userId, change.current.json));
       client.seq++;
       this.send(client, client.compressed ? event.zlib(client.seq) : event.text(client.seq));
     }
+    // A change nobody listens to is no fan-out: timing it would only pull the histogram towards zero.
+    if (event) this.options.metrics?.fannedOut((performance.now() - started) / 1000);
   }
 
   private sendSingle(client: Client, json: string): void {
@@ -223,6 +244,7 @@ export class SocketGateway {
       return;
     }
     client.ws.send(frame, { binary: client.compressed });
+    this.options.metrics?.frameSent();
   }
 
   private sweep(): void {

@@ -48,6 +48,10 @@ export class Subscriptions<S> {
     this.bySubscriber.delete(subscriber);
   }
 
+  subscribedToAll(subscriber: S): boolean {
+    return this.toAll.has(subscriber);
+  }
+
   holds(subscriber: S): number {
     return this.bySubscriber.get(subscriber)?.size ?? 0;
   }

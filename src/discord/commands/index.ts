@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { HistoryRecorder } from '../../history/recorder.js';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { KvService } from '../../kv/service.js';
+import type { Metrics } from '../../ops/metrics.js';
 import type { Snowflake } from '../../presence/model.js';
 import { rotateLeakedKeys } from '../leaked-keys.js';
 import type { Messenger } from '../messenger.js';
@@ -38,6 +39,8 @@ export interface BotOptions {
   /** Per-user command budget; absent: none. */
   cooldown?: CooldownSettings;
   now?: () => number;
+  /** Counts commands handled and those the cooldown refused. */
+  metrics?: Metrics;
 }
 
 /** Reads every message: rotates leaked keys, and answers commands. */
@@ -84,7 +87,11 @@ export class Bot {
         `Slow down, please: that is more commands than I take at once. Try again in ${seconds} s; until then I skip your commands without answering.`,
       );
     }
-    if (verdict.kind !== 'run') return;
+    if (verdict.kind !== 'run') {
+      this.options.metrics?.rateLimited('bot_commands');
+      return;
+    }
+    this.options.metrics?.botCommand(command?.name ?? 'unknown');
     if (!command) {
       await reply(`I don't know \`${prefix}${name}\`. Try \`${prefix}help\`.`);
       return;

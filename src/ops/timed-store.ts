@@ -1,0 +1,46 @@
+import type { ApiKeyStore, HistoryStore, KvStore, ProfileStore, Store } from '../store/ports.js';
+import type { Metrics, StoreBackend } from './metrics.js';
+
+/** Every operation of each port, so a method added to a port and not here fails to compile. */
+const OPERATIONS: {
+  [K in 'profiles' | 'kv' | 'apiKeys' | 'history']: Record<keyof Store[K], true>;
+} = {
+  profiles: { getProfile: true, putProfile: true } satisfies Record<keyof ProfileStore, true>,
+  kv: { getKv: true, writeKv: true } satisfies Record<keyof KvStore, true>,
+  apiKeys: { replaceKey: true, findKey: true } satisfies Record<keyof ApiKeyStore, true>,
+  history: {
+    appendHistory: true,
+    history: true,
+    stats: true,
+    topTracks: true,
+    forget: true,
+  } satisfies Record<keyof HistoryStore, true>,
+};
+
+type AsyncMethod = (...args: unknown[]) => Promise<unknown>;
+
+/**
+ * Times every operation of a store, whichever adapter it is, into `presently_store_operation_duration_seconds`
+ * (operation `kv.getKv`, `history.appendHistory`, …, and `ping`). The methods are wrapped on the store's own
+ * port objects: everything holding those objects (routes, the recorder, the bot) is timed without knowing,
+ * and the store keeps its type.
+ */
+export function timeStore(store: Store, backend: StoreBackend, metrics: Metrics): void {
+  const wrap = (target: object, method: string, operation: string): void => {
+    const methods = target as Record<string, AsyncMethod>;
+    const original = (methods[method] as AsyncMethod).bind(target);
+    methods[method] = (...args) => {
+      const started = performance.now();
+      const result = original(...args);
+      const done = (): void =>
+        metrics.storeOperation(backend, operation, (performance.now() - started) / 1000);
+      // Observed, not awaited: the caller gets the same promise, and sees its failure as before.
+      result.then(done, done);
+      return result;
+    };
+  };
+  for (const [port, methods] of Object.entries(OPERATIONS) as [keyof typeof OPERATIONS, object][]) {
+    for (const method of Object.keys(methods)) wrap(store[port], method, `${port}.${method}`);
+  }
+  wrap(store, 'ping', 'ping');
+}

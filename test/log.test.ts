@@ -1,0 +1,50 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The logger as `npm start` makes it (createLogger with the level only): JSON lines when the output is
+ * collected, readable lines when a person watches a terminal. The terminal is a real pseudo-terminal,
+ * from util-linux's `script`.
+ */
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const run = promisify(execFile);
+const PROBE = [
+  "import { createLogger } from './src/log.ts';",
+  "createLogger('info').info({ guildId: '600000000000000001', members: 5000 }, 'guild members loaded');",
+].join(' ');
+/** An ANSI colour escape: ESC [ n m. */
+const COLOUR = new RegExp(`${String.fromCharCode(27)}\\[\\d+m`, 'g');
+const NODE_ARGS = ['--import', 'tsx', '--input-type=module', '-e', PROBE];
+
+describe('createLogger', () => {
+  it('writes one JSON object per line when stdout is not a terminal', async () => {
+    const { stdout } = await run(process.execPath, NODE_ARGS, { cwd: ROOT });
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      level: 30,
+      msg: 'guild members loaded',
+      guildId: '600000000000000001',
+      members: 5000,
+      time: expect.any(Number),
+    });
+  });
+
+  it.skipIf(!existsSync('/usr/bin/script'))('writes readable, coloured lines in a terminal', async () => {
+    const command = [process.execPath, ...NODE_ARGS]
+      .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
+      .join(' ');
+    const { stdout } = await run('/usr/bin/script', ['-qec', command, '/dev/null'], { cwd: ROOT });
+    const text = stdout.replaceAll('\r', '');
+    expect(text).not.toMatch(/^\{/m);
+    // pino-pretty: "[HH:MM:ss] INFO (pid): message", then the fields indented, colours on.
+    expect(text.replace(COLOUR, '')).toMatch(
+      /^\[\d\d:\d\d:\d\d\] INFO \(\d+\): guild members loaded\n {4}guildId: "600000000000000001"\n {4}members: 5000$/m,
+    );
+    expect(text).toMatch(COLOUR);
+  });
+});

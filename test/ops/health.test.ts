@@ -1,0 +1,136 @@
+import { describe, expect, it, type TestContext } from 'vitest';
+import { eventually, sleep } from '../support/eventually.js';
+import { type Harness, startHarness } from '../support/harness.js';
+import { lastJsonBody, RawConnection, statusLines } from '../support/raw-http.js';
+
+/**
+ * `/v1/health` and `/v1/ready` of the whole service against the simulated Discord: ready only while every
+ * shard has a session and the store answers, not ready while shutting down.
+ */
+
+const GUILD = '600000000000000001';
+const USER = '80351110224678912';
+
+interface Answer {
+  status: number;
+  body: { success: boolean; data?: unknown; error?: { code: string; message: string } };
+}
+
+async function get(h: Harness, path: string): Promise<Answer> {
+  const response = await fetch(`${h.base}${path}`);
+  expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  return { status: response.status, body: (await response.json()) as Answer['body'] };
+}
+
+async function start(
+  { onTestFinished }: TestContext,
+  options: Parameters<typeof startHarness>[0] = {},
+): Promise<Harness> {
+  const h = await startHarness({
+    setup: (sim) =>
+      sim.createGuild({
+        id: GUILD,
+        name: 'Guild',
+        members: [{ user: { id: USER, username: 'user' }, presence: { status: 'online' } }],
+      }),
+    ...options,
+  });
+  onTestFinished(() => h.close());
+  return h;
+}
+
+const READY = {
+  status: 200,
+  body: { success: true, data: { status: 'ready', checks: { store: 'ok', gateway: 'ok' } } },
+};
+
+function notReady(...failed: string[]) {
+  return {
+    status: 503,
+    body: {
+      success: false,
+      error: {
+        code: 'not_ready',
+        message: expect.stringMatching(
+          new RegExp(`^not ready: ${failed.map((name) => `${name}: `).join('.*')}`),
+        ),
+      },
+    },
+  };
+}
+
+describe('GET /v1/health', () => {
+  it('answers 200 in the envelope while the process runs, whatever Discord does', async (context) => {
+    const h = await start(context);
+    await h.simulator.waitForReady();
+    h.simulator.closeConnection(4014);
+    await eventually(() => expect(h.fatal.map((fatal) => fatal.code)).toEqual([4014]));
+    const answer = await get(h, '/v1/health');
+    expect(answer).toEqual({
+      status: 200,
+      body: { success: true, data: { status: 'ok', uptime_seconds: expect.any(Number) } },
+    });
+    // Left up after a fatal close (main.ts exits instead), the node is not ready.
+    expect(await get(h, '/v1/ready')).toEqual(notReady('gateway'));
+  });
+});
+
+describe('GET /v1/ready', () => {
+  it('is 503 until every shard has a session, then 200', async (context) => {
+    // Two shards, one identify at a time: the second session starts about 5 s after the first.
+    const h = await start(context, { simulator: { shardCount: 2 } });
+    await h.simulator.waitForReady(0);
+    expect(h.simulator.connectedShards).toEqual([0]);
+    expect(await get(h, '/v1/ready')).toEqual(notReady('gateway'));
+    await h.simulator.waitForReady(1, 10_000);
+    await eventually(async () => expect(await get(h, '/v1/ready')).toEqual(READY));
+  }, 20_000);
+
+  it('is 503 from a dropped gateway connection until the session is resumed', async (context) => {
+    const h = await start(context);
+    await eventually(async () => expect(await get(h, '/v1/ready')).toEqual(READY));
+    const seen: string[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const { status } = await get(h, '/v1/ready');
+        if (seen.at(-1) !== String(status)) seen.push(String(status));
+        await sleep(10);
+      }
+    })();
+    await sleep(50);
+    h.simulator.dropConnection();
+    await eventually(() => expect(h.simulator.resumeCount).toBe(1));
+    await eventually(() => expect(seen.at(-1)).toBe('200'));
+    polling = false;
+    await poller;
+    expect(seen).toEqual(['200', '503', '200']);
+    expect(h.simulator.identifyCount).toBe(1);
+  });
+
+  it('is 503 naming the store when the store cannot be reached', async (context) => {
+    const h = await start(context);
+    await eventually(async () => expect(await get(h, '/v1/ready')).toEqual(READY));
+    await h.app.store.close();
+    expect(await get(h, '/v1/ready')).toEqual(notReady('store'));
+    expect((await get(h, '/v1/health')).status).toBe(200);
+  });
+
+  it('is 503 once shutdown has begun, for the requests still answered while it drains', async (context) => {
+    const h = await start(context);
+    await eventually(async () => expect(await get(h, '/v1/ready')).toEqual(READY));
+    // A request whose headers are still arriving when the SIGTERM comes: it is answered during the drain.
+    const connection = await RawConnection.open(h.base);
+    await connection.write('GET /v1/ready HTTP/1.1\r\nHost: presently\r\n');
+    const closing = h.app.close();
+    await sleep(100);
+    await connection.write('\r\n');
+    const text = await connection.waitFor(/\r\n\r\n\{.*\}$/s);
+    expect(statusLines(text)).toEqual(['HTTP/1.1 503 Service Unavailable']);
+    expect(lastJsonBody(text)).toEqual({
+      success: false,
+      error: { code: 'not_ready', message: 'not ready: shutting down' },
+    });
+    await closing;
+  });
+});
