@@ -11,6 +11,7 @@ const OPERATIONS: {
   history: {
     appendHistory: true,
     history: true,
+    latest: true,
     stats: true,
     topTracks: true,
     forget: true,
