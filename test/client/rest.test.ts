@@ -11,6 +11,7 @@ import { ALICE, BOB, fixtureReady, NOBODY, playTrack, seed } from '../socket/fix
 import { insertApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
+import { startHttpServer } from '../support/http-server.js';
 
 /** `presently/client`'s REST helpers against the real service (simulated Discord behind it). */
 
@@ -136,6 +137,19 @@ describe('PresentlyClient REST helpers', () => {
       status: 400,
     });
     expect(await failure(client.stats('not-an-id'))).toMatchObject({ code: 'invalid_user_id', status: 400 });
+  });
+
+  it('gives a 429 its Retry-After', async () => {
+    const { app, base } = await startHttpServer({ rateLimits: { read: 1, write: 0 } });
+    try {
+      const limited = new PresentlyClient({ baseUrl: base });
+      await limited.version();
+      const error = await failure(limited.version());
+      expect(error).toMatchObject({ code: 'rate_limited', status: 429 });
+      expect(error.retryAfter).toBeGreaterThan(0);
+    } finally {
+      await app.close();
+    }
   });
 
   it("reports an answer that is not the API's (a proxy's error page) as unexpected_response", async () => {
