@@ -189,6 +189,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       version: readVersionInfo(),
       logger,
       cdnUrl,
+      inviteUrl: config.discordInviteUrl,
       serveApi: config.role !== 'ingest',
       timeouts: {
         headersMs: config.httpHeadersTimeoutMs,

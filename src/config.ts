@@ -19,6 +19,8 @@ export interface Config {
   discordToken: string | null;
   discordApiUrl: string;
   discordCdnUrl: string;
+  /** Where `GET /discord` sends people (an https URL); null: that route answers 404. */
+  discordInviteUrl: string | null;
   database: DatabaseLocation;
   redisUrl: string | null;
   /** Namespaces every Redis key and channel, so several deployments (or tests) can share one Redis. */
@@ -92,6 +94,19 @@ export function loadConfig(env: Env): Config {
       throw new ConfigError(name, 'must be an http(s) URL', value);
     }
     return value.replace(/\/+$/, '');
+  };
+
+  const httpsUrl = (name: string): string | null => {
+    const value = read(name);
+    if (value === undefined) return null;
+    let protocol = '';
+    try {
+      protocol = new URL(value).protocol;
+    } catch {
+      // reported below
+    }
+    if (protocol !== 'https:') throw new ConfigError(name, 'must be an https URL', value);
+    return value;
   };
 
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
@@ -229,6 +244,7 @@ export function loadConfig(env: Env): Config {
     discordToken: token,
     discordApiUrl: httpUrl('DISCORD_API_URL', 'https://discord.com/api'),
     discordCdnUrl: httpUrl('DISCORD_CDN_URL', 'https://cdn.discordapp.com'),
+    discordInviteUrl: httpsUrl('DISCORD_INVITE_URL'),
     database: parseDatabaseUrl(read('DATABASE_URL') ?? 'sqlite:./data/presently.db'),
     redisUrl,
     redisPrefix,

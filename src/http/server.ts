@@ -12,7 +12,9 @@ import type { HistoryStore } from '../store/ports.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
 import { limitRoutes, type RateLimitSettings, readLimiterOf } from './rate-limits.js';
+import { avatarRoutes } from './routes/avatar.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
+import { discordInviteRoutes } from './routes/discord-invite.js';
 import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { kvRoutes } from './routes/kv.js';
@@ -35,6 +37,8 @@ export interface HttpServerOptions {
   serveApi?: boolean;
   /** `DISCORD_CDN_URL`, where cards fetch avatars and emoji; Discord's own CDN unless told. */
   cdnUrl?: string;
+  /** `DISCORD_INVITE_URL`, where `GET /discord` redirects; absent: that route answers 404. */
+  inviteUrl?: string | null;
   /** Tests give the card route its own image cache (fetch, timeouts) and clock. */
   card?: Pick<CardRouteDeps, 'images' | 'now'>;
   /** Slow clients are cut off after these; absent: the defaults. */
@@ -137,6 +141,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       await reads.register(
         cardRoutes({ view: options.view, cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL, ...options.card }),
       );
+      await reads.register(avatarRoutes({ view: options.view, cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL }));
+      await reads.register(discordInviteRoutes(options.inviteUrl ?? null));
     }
     await reads.register(versionRoutes(options.version));
   });

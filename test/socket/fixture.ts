@@ -84,9 +84,20 @@ export function bump(
   return text;
 }
 
-/** A new Spotify track (timestamps now), so per-guild copies can be shifted in time. */
-export function playTrack(h: Harness, userId: string, options: { jitterMs?: number } = {}): string {
-  const song = `Song ${++tick}`;
+/**
+ * A new Spotify track (timestamps now), so per-guild copies can be shifted in time; `track` plays that one
+ * (again) instead of a new one.
+ */
+export function playTrack(
+  h: Harness,
+  userId: string,
+  options: { jitterMs?: number; track?: { song: string; trackId: string } } = {},
+): string {
+  const { track, ...presenceOptions } = options;
+  const { song, trackId } = track ?? {
+    song: `Song ${++tick}`,
+    trackId: `T${String(tick).padStart(21, '0')}`,
+  };
   const start = Date.now();
   h.simulator.setPresence(
     userId,
@@ -98,14 +109,14 @@ export function playTrack(h: Harness, userId: string, options: { jitterMs?: numb
           artists: ['Artist'],
           album: 'Album',
           imageId: 'ab67616d0000b273aaaaaaaaaaaaaaaaaaaaaaaa',
-          trackId: `T${String(tick).padStart(21, '0')}`,
+          trackId,
           start,
           end: start + 200_000,
           userId,
         }),
       ],
     },
-    options,
+    presenceOptions,
   );
   return song;
 }

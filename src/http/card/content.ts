@@ -67,7 +67,8 @@ const ACTIVITY_TYPE_LISTENING = 2;
 /** Which activity the card shows when there are several: a game before a stream before a show… */
 const ACTIVITY_PRIORITY: Record<number, number> = { 0: 0, 1: 1, 3: 2, 5: 3, 2: 4 };
 
-const AVATAR_HASH = /^(a_)?[A-Za-z0-9_]{1,64}$/;
+/** An avatar hash as Discord makes them (`a_` first when animated): safe to put in a CDN path as it is. */
+export const AVATAR_HASH = /^(a_)?[A-Za-z0-9_]{1,64}$/;
 
 /**
  * The user's own avatar as a PNG at a small size (an animated one's first frame: a GIF of every frame

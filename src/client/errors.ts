@@ -1,0 +1,32 @@
+/** The contract's error codes; a proxy in front of the service may answer with something else. */
+export type PresentlyErrorCode =
+  | 'user_not_monitored'
+  | 'invalid_user_id'
+  | 'not_found'
+  | 'invalid_api_key'
+  | 'no_permission'
+  | 'invalid_kv_key'
+  | 'invalid_kv_value'
+  | 'kv_limit_exceeded'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'invalid_query'
+  | 'rate_limited'
+  | 'bad_request'
+  | 'internal_error'
+  /** The answer was not the API's JSON envelope (a proxy's error page, say). */
+  | 'unexpected_response';
+
+/** An error answer of the API: its `code`, the HTTP status and the message the service gave. */
+export class PresentlyError extends Error {
+  constructor(
+    readonly code: PresentlyErrorCode,
+    readonly status: number,
+    message: string,
+    /** `Retry-After` of a 429, in seconds. */
+    readonly retryAfter: number | null = null,
+  ) {
+    super(message);
+    this.name = 'PresentlyError';
+  }
+}

@@ -1,0 +1,167 @@
+import { PresentlyError, type PresentlyErrorCode } from './errors.js';
+import { PresentlySocket, type PresentlySocketOptions } from './socket.js';
+import type {
+  AvatarFormat,
+  CardOptions,
+  History,
+  Presence,
+  Stats,
+  TopTrack,
+  UserId,
+  VersionInfo,
+} from './types.js';
+
+/** The part of a fetch Response the client reads. */
+export interface FetchResponse {
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+  text(): Promise<string>;
+}
+
+/** The part of `fetch` the client uses: the global one fits, and so do most wrappers. */
+export type FetchLike = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string },
+) => Promise<FetchResponse>;
+
+export interface PresentlyClientOptions {
+  /** Where the service is, e.g. `https://presently.example.com`. */
+  baseUrl: string;
+  /** Your API key (`?apikey` to the bot): for `@me` and KV writes. */
+  apiKey?: string;
+  /** Default: the global `fetch`. */
+  fetch?: FetchLike;
+}
+
+type Envelope<T> = { success: true; data: T } | { success: false; error: { code: string; message: string } };
+
+/** `@me` as it is (the routes name it so); an id or key as one path segment. */
+function segment(value: string): string {
+  return value === '@me' ? value : encodeURIComponent(value);
+}
+
+/**
+ * Presently's REST API, typed. Every method resolves with the envelope's `data` and throws a
+ * PresentlyError (code, status, message) for an error answer.
+ */
+export class PresentlyClient {
+  readonly baseUrl: string;
+  private readonly apiKey: string | undefined;
+  private readonly fetch: FetchLike;
+
+  constructor(options: PresentlyClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.apiKey = options.apiKey;
+    // Called bare, not as a method of this object: browsers refuse a fetch whose `this` is not the window.
+    this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
+  }
+
+  /** `GET /v1/users/:id`; `@me` with the API key. */
+  presence(userId: UserId | '@me'): Promise<Presence> {
+    return this.request('GET', `/v1/users/${segment(userId)}`, { auth: userId === '@me' });
+  }
+
+  history(userId: UserId): Promise<History> {
+    return this.request('GET', `/v1/users/${segment(userId)}/history`);
+  }
+
+  stats(userId: UserId): Promise<Stats> {
+    return this.request('GET', `/v1/users/${segment(userId)}/stats`);
+  }
+
+  /** The user's most played tracks (played at least twice); `limit` 1–50, default 10. */
+  async topTracks(userId: UserId, options: { limit?: number } = {}): Promise<TopTrack[]> {
+    const query = options.limit === undefined ? '' : `?limit=${options.limit}`;
+    const data = await this.request<{ top_tracks: TopTrack[] }>(
+      'GET',
+      `/v1/users/${segment(userId)}/top-tracks${query}`,
+    );
+    return data.top_tracks;
+  }
+
+  version(): Promise<VersionInfo> {
+    return this.request('GET', '/v1/version');
+  }
+
+  /** The URL of the user's SVG card, for an `<img>` or a README. */
+  cardUrl(userId: UserId, options: CardOptions = {}): string {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(options)) {
+      if (value !== undefined) query.set(name, String(value));
+    }
+    const search = query.toString() === '' ? '' : `?${query}`;
+    return `${this.baseUrl}/v1/users/${segment(userId)}/card.svg${search}`;
+  }
+
+  /** The avatar quick link: redirects to the user's avatar on Discord's CDN. */
+  avatarUrl(userId: UserId, format: AvatarFormat = 'png', size?: number): string {
+    return `${this.baseUrl}/${segment(userId)}.${format}${size === undefined ? '' : `?size=${size}`}`;
+  }
+
+  /** `PUT /v1/users/:id/kv/:key`: sets one key (the value as it is). */
+  setKv(userId: UserId | '@me', key: string, value: string): Promise<void> {
+    return this.request('PUT', `/v1/users/${segment(userId)}/kv/${segment(key)}`, {
+      auth: true,
+      body: value,
+      type: 'text/plain; charset=utf-8',
+    });
+  }
+
+  /** `PATCH /v1/users/:id/kv`: merges several keys at once, all or nothing. */
+  patchKv(userId: UserId | '@me', values: Record<string, string>): Promise<void> {
+    return this.request('PATCH', `/v1/users/${segment(userId)}/kv`, {
+      auth: true,
+      body: JSON.stringify(values),
+      type: 'application/json',
+    });
+  }
+
+  /** `DELETE /v1/users/:id/kv/:key` (also fine when the key does not exist). */
+  deleteKv(userId: UserId | '@me', key: string): Promise<void> {
+    return this.request('DELETE', `/v1/users/${segment(userId)}/kv/${segment(key)}`, { auth: true });
+  }
+
+  /** A live socket to this service (see PresentlySocket). */
+  socket(options: Omit<PresentlySocketOptions, 'baseUrl'> = {}): PresentlySocket {
+    return new PresentlySocket({ ...options, baseUrl: this.baseUrl });
+  }
+
+  private async request<T>(
+    method: string,
+    path: string,
+    options: { auth?: boolean; body?: string; type?: string } = {},
+  ): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    // Only where needed: on a public read the header would cost browsers a CORS preflight.
+    if (options.auth && this.apiKey !== undefined) headers.authorization = this.apiKey;
+    if (options.type !== undefined) headers['content-type'] = options.type;
+    const response = await this.fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      ...(options.body === undefined ? {} : { body: options.body }),
+    });
+    const text = await response.text();
+    if (response.status === 204) return undefined as T;
+    let envelope: Envelope<T> | undefined;
+    try {
+      envelope = JSON.parse(text) as Envelope<T>;
+    } catch {
+      // not the API's answer: reported below
+    }
+    if (envelope?.success === true && response.status < 300) return envelope.data;
+    if (envelope?.success === false && typeof envelope.error?.code === 'string') {
+      const retryAfter = response.headers.get('retry-after');
+      throw new PresentlyError(
+        envelope.error.code as PresentlyErrorCode,
+        response.status,
+        envelope.error.message,
+        retryAfter === null ? null : Number(retryAfter),
+      );
+    }
+    throw new PresentlyError(
+      'unexpected_response',
+      response.status,
+      `${method} ${path} answered HTTP ${response.status} without the API's JSON envelope`,
+    );
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * What the API answers, as the client hands it over. Only types: the presence model is the server's own
+ * (type-only imports, erased from the JavaScript), so the client and the server cannot drift apart.
+ */
+import type { ChangelogEntry } from '../changelog.js';
+import type { Stats, StatusEntry, TopTrack, TrackEntry } from '../presence/history.js';
+import type { Presence } from '../presence/model.js';
+
+export type {
+  CustomStatus,
+  CustomStatusEmoji,
+  DiscordStatus,
+  DiscordUser,
+  Kv,
+  MusicSource,
+  NowPlaying,
+  Presence,
+  Spotify,
+  Timestamps,
+  YouTubeMusic,
+} from '../presence/model.js';
+export type { ChangelogEntry, Stats, StatusEntry, TopTrack, TrackEntry };
+
+/** A Discord user id (a snowflake, as a string of digits). */
+export type UserId = string;
+
+/** `PRESENCE_UPDATE`: the full presence and whose it is. */
+export type PresenceUpdate = Presence & { user_id: UserId };
+
+/** `GET /v1/users/:id/history`: newest first, the 100 most recent of each. */
+export interface History {
+  status_history: StatusEntry[];
+  track_history: TrackEntry[];
+}
+
+/** `GET /v1/version`. */
+export interface VersionInfo {
+  version: string;
+  changelog: ChangelogEntry[];
+}
+
+/** The card's query options (`GET /v1/users/:id/card.svg`); see the README for each one's rule. */
+export interface CardOptions {
+  theme?: 'dark' | 'light';
+  /** Hex `rgb`, `rgba`, `rrggbb` or `rrggbbaa`, with or without `#`. */
+  bg?: string;
+  borderRadius?: number;
+  hideStatus?: boolean;
+  hideTimestamp?: boolean;
+  hideActivity?: boolean;
+  hideMusic?: boolean;
+  idleMessage?: string;
+  animated?: boolean;
+}
+
+/** The avatar quick links' formats. */
+export type AvatarFormat = 'png' | 'jpg' | 'jpeg' | 'webp' | 'gif';

@@ -1,0 +1,90 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { ANIMATED_HASH_PREFIX } from '../../presence/profile.js';
+import type { PresenceView } from '../../presence/registry.js';
+import { cdnBase } from '../../presence/values.js';
+import { AVATAR_HASH } from '../card/content.js';
+import { defaultAvatarUrl } from '../card/default-avatar.js';
+import { ApiError } from '../errors.js';
+import { userIdFrom } from './users.js';
+
+/** The formats of Lanyard's quick links; Discord's CDN serves each of them. */
+export const AVATAR_FORMATS = ['png', 'jpg', 'jpeg', 'webp', 'gif'] as const;
+export type AvatarFormat = (typeof AVATAR_FORMATS)[number];
+
+/** Lanyard asks the CDN for this size; a `?size=` of Discord's own sizes replaces it. */
+export const DEFAULT_AVATAR_SIZE = 1024;
+/** Discord's CDN sizes: powers of two from 16 to 4096. */
+export const AVATAR_SIZES = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096] as const;
+/**
+ * The redirect may be cached a little: the target is immutable (the hash is in it), but the user may
+ * change their avatar, and a link in a profile should follow within a minute.
+ */
+export const AVATAR_CACHE_CONTROL = 'public, max-age=60';
+/** A GIF asked for an avatar that does not move: Lanyard answers with the JPEG, and so do we. */
+export const STILL_FORMAT_FOR_GIF: AvatarFormat = 'jpg';
+
+export interface AvatarRouteDeps {
+  view: PresenceView;
+  /** `DISCORD_CDN_URL`. */
+  cdnUrl: string;
+}
+
+/** Where the avatar of `user` is, in `format`: the user's own, or Discord's default one. */
+export function avatarTarget(
+  cdnUrl: string,
+  user: { id: string; avatar?: string | null; discriminator?: string | null },
+  format: AvatarFormat,
+  size: number,
+): string {
+  const hash = typeof user.avatar === 'string' && AVATAR_HASH.test(user.avatar) ? user.avatar : null;
+  // Default avatars exist as PNG only, in one size.
+  if (hash === null) return defaultAvatarUrl(cdnUrl, user.id, user.discriminator);
+  const still = format === 'gif' && !hash.startsWith(ANIMATED_HASH_PREFIX);
+  return `${cdnBase(cdnUrl)}/avatars/${user.id}/${hash}.${still ? STILL_FORMAT_FOR_GIF : format}?size=${size}`;
+}
+
+/**
+ * `GET /:id.png` (`.jpg`, `.jpeg`, `.webp`, `.gif`): Lanyard's avatar quick links, as a redirect to
+ * Discord's CDN rather than a proxy, so the image bytes never pass through this service.
+ */
+export const avatarRoutes =
+  (deps: AvatarRouteDeps): FastifyPluginAsync =>
+  async (app) => {
+    app.get(
+      `/:id.:format(^(?:${AVATAR_FORMATS.join('|')})$)`,
+      {
+        schema: {
+          params: {
+            type: 'object',
+            properties: { id: { type: 'string' }, format: { type: 'string', enum: AVATAR_FORMATS } },
+            required: ['id', 'format'],
+          },
+          querystring: {
+            type: 'object',
+            properties: {
+              size: {
+                type: 'integer',
+                enum: AVATAR_SIZES,
+                description: `image size in px (default ${DEFAULT_AVATAR_SIZE})`,
+              },
+            },
+          },
+        },
+      },
+      async (request, reply) => {
+        const id = userIdFrom(request.params);
+        const { format } = request.params as { format: AvatarFormat };
+        const size = (request.query as { size?: number }).size ?? DEFAULT_AVATAR_SIZE;
+        const snapshot = deps.view.get(id);
+        if (!snapshot) {
+          throw new ApiError(
+            'user_not_monitored',
+            `user ${id} is not monitored, so their avatar is not known`,
+          );
+        }
+        return reply
+          .header('cache-control', AVATAR_CACHE_CONTROL)
+          .redirect(avatarTarget(deps.cdnUrl, snapshot.presence.discord_user, format, size), 302);
+      },
+    );
+  };

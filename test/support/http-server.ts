@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { LocalBus } from '../../src/bus/local.js';
+import { buildHttpServer, type HttpServerOptions } from '../../src/http/server.js';
+import { ApiKeyService } from '../../src/keys/service.js';
+import { KvService } from '../../src/kv/service.js';
+import { PresenceRegistry } from '../../src/presence/registry.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { readVersionInfo } from '../../src/version.js';
+
+/**
+ * The HTTP server alone, on an in-memory store and an empty registry, listening on a loopback port: for
+ * routes that need no Discord. `options` replace the defaults.
+ */
+export async function startHttpServer(
+  options: Partial<HttpServerOptions> = {},
+): Promise<{ app: FastifyInstance; base: string }> {
+  const store = openSqliteStore({ kind: 'sqlite-memory' });
+  const app = await buildHttpServer({
+    view: new PresenceRegistry({
+      cdnUrl: 'https://cdn.example',
+      youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+    }),
+    keys: new ApiKeyService(store.apiKeys),
+    kv: new KvService(store.kv, new LocalBus()),
+    history: store.history,
+    version: readVersionInfo(),
+    logger: pino({ level: 'silent' }),
+    ...options,
+  });
+  app.addHook('onClose', () => store.close());
+  return { app, base: await app.listen({ port: 0, host: '127.0.0.1' }) };
+}
