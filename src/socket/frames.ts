@@ -19,7 +19,12 @@ export class SharedEvent {
   }
 
   text(seq: number): Buffer {
-    return Buffer.concat([eventHead(seq), this.tail]);
+    // One allocation per socket: the head is ASCII, written in place in front of the shared tail.
+    const head = eventHeadText(seq);
+    const frame = Buffer.allocUnsafe(head.length + this.tail.length);
+    frame.write(head, 0, 'latin1');
+    this.tail.copy(frame, head.length);
+    return frame;
   }
 
   zlib(seq: number): Buffer {
@@ -47,8 +52,12 @@ export function eventJson(seq: number, t: string, dJson: string): string {
   return `{"op":${Op.Event},"seq":${seq},"t":"${t}","d":${dJson}}`;
 }
 
+function eventHeadText(seq: number): string {
+  return `{"op":${Op.Event},"seq":${seq},`;
+}
+
 function eventHead(seq: number): Buffer {
-  return Buffer.from(`{"op":${Op.Event},"seq":${seq},`);
+  return Buffer.from(eventHeadText(seq));
 }
 
 /** CMF 0x78 (deflate, 32 KiB window), FLG 0x01: a valid header with no preset dictionary. */
