@@ -177,6 +177,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       logger,
       cdnUrl,
       serveApi: config.role !== 'ingest',
+      examples: demo?.users ?? [],
       timeouts: {
         headersMs: config.httpHeadersTimeoutMs,
         requestMs: config.httpRequestTimeoutMs,

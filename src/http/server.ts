@@ -8,9 +8,11 @@ import type { PresenceView } from '../presence/registry.js';
 import type { HistoryStore } from '../store/ports.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
+import type { PageExample } from './page/render.js';
 import { limitRoutes, type RateLimitSettings, readLimiterOf } from './rate-limits.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { historyRoutes } from './routes/history.js';
+import { homeRoutes } from './routes/home.js';
 import { kvRoutes } from './routes/kv.js';
 import { userRoutes } from './routes/users.js';
 import { type VersionInfo, versionRoutes } from './routes/version.js';
@@ -34,6 +36,8 @@ export interface HttpServerOptions {
   card?: Pick<CardRouteDeps, 'images' | 'now'>;
   /** Slow clients are cut off after these; absent: the defaults. */
   timeouts?: HttpTimeouts;
+  /** Users the landing page offers as examples (demo mode); absent: none. */
+  examples?: readonly PageExample[];
 }
 
 const DISCORD_CDN_URL = 'https://cdn.discordapp.com';
@@ -119,6 +123,13 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     if (limits.read > 0) fastReads.limitWith(readLimiterOf(reads));
     if (options.serveApi !== false) {
       await reads.register(userRoutes(options));
+      await reads.register(
+        homeRoutes({
+          view: options.view,
+          version: options.version.version,
+          examples: options.examples ?? [],
+        }),
+      );
       await reads.register(historyRoutes(options));
       await reads.register(
         cardRoutes({ view: options.view, cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL, ...options.card }),
