@@ -221,7 +221,9 @@ describe('in demo mode', () => {
       const body = await response.text();
       expect(body).toContain('Demo mode');
       for (const user of Object.values(DEMO_USERS)) {
-        expect(body).toContain(`<a href="/?id=${user.id}" data-id="${user.id}">${user.global_name}</a>`);
+        expect(body).toContain(
+          `<a href="/?id=${user.id}" data-id="${user.id}">${user.global_name} <span class="id">${user.id}</span></a>`,
+        );
       }
     } finally {
       await app.close();

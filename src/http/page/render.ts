@@ -27,7 +27,8 @@ const MAX_SHOWN_REJECTED = 40;
 function examplesOf(examples: readonly PageExample[]): Html {
   if (examples.length === 0) return html``;
   const links = examples.map(
-    (example) => html`<li><a href="/?id=${example.id}" data-id="${example.id}">${example.name}</a></li>`,
+    (example) =>
+      html`<li><a href="/?id=${example.id}" data-id="${example.id}">${example.name} <span class="id">${example.id}</span></a></li>`,
   );
   return html`<div class="examples"><p>Demo mode: a simulated Discord drives these users. Try one:</p><ul>${links}</ul></div>`;
 }

@@ -131,7 +131,7 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
     await page.goto(`${harness.base}/`);
     await expect(page.locator('h1').textContent()).resolves.toContain('Discord presence');
 
-    await page.locator('#user-id').fill(ALICE.id);
+    await page.getByLabel('Discord user id').fill(ALICE.id);
     await page.keyboard.press('Enter');
     await showsStatus(page, 'Online');
     expect(page.url()).toBe(`${harness.base}/?id=${ALICE.id}`);
@@ -181,12 +181,22 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
       `new WebSocket('${harness.base.replace('http', 'ws')}/socket')`,
     );
 
-    for (const name of ['curl', 'fetch', 'socket', 'card']) {
-      await page.locator(`button[data-copy="snippet-${name}"]`).click();
+    // Each button is named for its snippet, and works from the keyboard.
+    for (const [snippet, title] of [
+      ['curl', 'REST, from a shell'],
+      ['fetch', 'REST, from JavaScript'],
+      ['socket', 'Live, over the WebSocket'],
+      ['card', 'Status card, in a README'],
+    ]) {
+      const button = page.getByRole('button', { name: `Copy ${title}` });
+      await button.focus();
+      await page.keyboard.press('Enter');
+      // Its name follows its text ("Copied …"), so it is looked at by id from here.
+      await expect.poll(() => page.locator(`#snippet-${snippet}-copy`).textContent()).toBe('Copied');
       const copied = await page.evaluate(() => navigator.clipboard.readText());
-      expect(copied).toBe(await page.locator(`#snippet-${name}`).textContent());
-      expect(await page.locator(`button[data-copy="snippet-${name}"]`).textContent()).toBe('Copied');
+      expect(copied).toBe(await page.locator(`#snippet-${snippet}`).textContent());
     }
+    expect(await page.locator('#copy-status').textContent()).toBe('Copied: Status card, in a README');
     expect(problems).toEqual([]);
     await page.close();
   });

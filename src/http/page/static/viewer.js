@@ -246,7 +246,7 @@ async function copyText(source) {
 function setUpCopyButtons(status) {
   for (const button of document.querySelectorAll('button[data-copy]')) {
     const source = document.getElementById(button.dataset.copy);
-    const title = document.getElementById(button.getAttribute('aria-describedby'));
+    const title = document.getElementById(`${button.dataset.copy}-title`);
     button.hidden = false;
     button.addEventListener('click', async () => {
       try {
