@@ -3,10 +3,6 @@ import { escapeXml } from '../card/escape.js';
 /** Markup that is safe to put in a page as it is: built by `html`, never from a plain string. */
 export class Html {
   constructor(readonly markup: string) {}
-
-  toString(): string {
-    return this.markup;
-  }
 }
 
 /** What a page's holes take: markup as it is; text and numbers escaped. */
