@@ -191,6 +191,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       cdnUrl,
       inviteUrl: config.discordInviteUrl,
       serveApi: config.role !== 'ingest',
+      examples: demo?.users ?? [],
       timeouts: {
         headersMs: config.httpHeadersTimeoutMs,
         requestMs: config.httpRequestTimeoutMs,

@@ -47,10 +47,11 @@ async function main(): Promise<void> {
   const base = publicBase(app.url);
   const lines = [`Presently is listening on ${base}`];
   if (app.demo) {
-    const [first] = app.demo.userIds;
+    const [first] = app.demo.users;
     lines.push(
       'Demo mode: a simulated Discord drives a few users whose presence changes every few seconds.',
-      `  Try: curl ${base}/v1/users/${first}`,
+      `  Open ${base}/ in a browser to watch them live, or`,
+      `  try: curl ${base}/v1/users/${first?.id}`,
       `       curl ${base}/v1/version`,
       'Set DISCORD_TOKEN to use your own bot (see README.md).',
     );

@@ -11,12 +11,14 @@ import type { PresenceView } from '../presence/registry.js';
 import type { HistoryStore } from '../store/ports.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
+import type { PageExample } from './page/render.js';
 import { limitRoutes, type RateLimitSettings, readLimiterOf } from './rate-limits.js';
 import { avatarRoutes } from './routes/avatar.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { discordInviteRoutes } from './routes/discord-invite.js';
 import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
+import { homeRoutes } from './routes/home.js';
 import { kvRoutes } from './routes/kv.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { userRoutes } from './routes/users.js';
@@ -45,6 +47,8 @@ export interface HttpServerOptions {
   timeouts?: HttpTimeouts;
   /** `/metrics`, `/v1/health`, `/v1/ready` and request metrics; absent: none of them (tests of other things). */
   ops?: { metrics: Metrics; metricsToken: string | null; readiness: readonly ReadinessCheck[] };
+  /** Users the landing page offers as examples (demo mode); absent: none. */
+  examples?: readonly PageExample[];
 }
 
 const DISCORD_CDN_URL = 'https://cdn.discordapp.com';
@@ -137,6 +141,14 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     if (limits.read > 0) fastReads.limitWith(readLimiterOf(reads));
     if (options.serveApi !== false) {
       await reads.register(userRoutes(options));
+      await reads.register(
+        homeRoutes({
+          view: options.view,
+          version: options.version.version,
+          examples: options.examples ?? [],
+          inviteUrl: options.inviteUrl ?? null,
+        }),
+      );
       await reads.register(historyRoutes(options));
       await reads.register(
         cardRoutes({ view: options.view, cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL, ...options.card }),

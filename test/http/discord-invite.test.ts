@@ -35,4 +35,15 @@ describe('GET /discord', () => {
     expect(body).toMatchObject({ success: false, error: { code: 'not_found' } });
     expect(body.error.message).toContain('DISCORD_INVITE_URL');
   });
+
+  it("is the discord_invite of GET / (Lanyard's info), null when none is configured", async () => {
+    for (const [inviteUrl, expected] of [
+      [INVITE, INVITE],
+      [null, null],
+    ] as const) {
+      const base = await serve(inviteUrl);
+      const body = (await (await fetch(`${base}/`)).json()) as { data: { discord_invite: string | null } };
+      expect(body.data.discord_invite).toBe(expected);
+    }
+  });
 });

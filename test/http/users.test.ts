@@ -114,7 +114,7 @@ describe('GET /v1/users/:id', () => {
 
 describe('unknown routes and methods', () => {
   it.each([
-    ['GET', '/'],
+    ['POST', '/'],
     ['GET', '/nope'],
     ['GET', '/v1/users'],
     ['GET', '/v1/users/1/unknown'],

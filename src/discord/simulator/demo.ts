@@ -196,7 +196,7 @@ function junoAt(startedAt: number, elapsed: number): RawPresence {
 
 export interface Demo {
   readonly simulator: DiscordSimulator;
-  readonly userIds: readonly string[];
+  readonly users: readonly { id: string; name: string }[];
   stop(): Promise<void>;
 }
 
@@ -243,7 +243,7 @@ export async function startDemo(logger: Logger): Promise<Demo> {
 
   return {
     simulator,
-    userIds: users.map((user) => user.id),
+    users: users.map((user) => ({ id: user.id, name: user.global_name })),
     stop: async () => {
       clearInterval(timer);
       await simulator.stop();

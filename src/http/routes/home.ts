@@ -1,0 +1,91 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { PresenceView } from '../../presence/registry.js';
+import { isSnowflake } from '../../presence/snowflake.js';
+import { prefersHtml } from '../accept.js';
+import { loadPageAssets, PAGE_ASSET_PREFIX } from '../page/assets.js';
+import { type PageExample, renderPage } from '../page/render.js';
+
+/**
+ * The landing page's own policy, in place of the API's `default-src 'none'`: its stylesheet and script
+ * from here and nothing inline, the socket and the card from here (`connect-src 'self'` takes the
+ * same-origin `ws:`/`wss:` URL too), `data:` for the favicon. Nothing from anywhere else.
+ */
+export const PAGE_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Lanyard's `info` sentence, about this service. */
+export const INFO =
+  'Presently provides Discord presences as an API and WebSocket, Lanyard-compatible, with history, stats ' +
+  'and status cards. Open this address in a browser for a live viewer; the API is described at /docs.';
+
+/** The stylesheet and script carry their content's hash in their names: a changed file is a new URL. */
+const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+
+export interface HomeRouteDeps {
+  view: PresenceView;
+  version: string;
+  /** One-click examples on the page: the demo's users in demo mode, none otherwise. */
+  examples: readonly PageExample[];
+  /** `DISCORD_INVITE_URL`: Lanyard's `discord_invite`, null when this instance has no community server. */
+  inviteUrl: string | null;
+}
+
+/** `?id=` as the browser sent it; a repeated one counts once. */
+function requestedId(query: unknown): string | null {
+  const value = (query as Record<string, unknown>).id;
+  const first = Array.isArray(value) ? value[0] : value;
+  return typeof first === 'string' && first.trim() !== '' ? first.trim() : null;
+}
+
+/**
+ * `GET /`: a person's browser gets the landing page with the live viewer; anything else (no Accept,
+ * `*\/*`, JSON) gets Lanyard's info in the envelope, `{info, monitored_user_count, discord_invite}`, so
+ * Lanyard clients read it unchanged. `GET /page/<file>`: the page's stylesheet and script.
+ */
+export const homeRoutes =
+  (deps: HomeRouteDeps): FastifyPluginAsync =>
+  async (app) => {
+    const assets = loadPageAssets();
+    const files = new Map([assets.stylesheet, assets.script].map((asset) => [asset.path, asset]));
+
+    app.get('/', async (request, reply) => {
+      // Both answers change with what is monitored; one URL, two representations.
+      reply.header('vary', 'Accept').header('cache-control', 'no-cache');
+      if (!prefersHtml(request.headers.accept)) {
+        return reply.type('application/json; charset=utf-8').send({
+          success: true,
+          data: { info: INFO, monitored_user_count: deps.view.size, discord_invite: deps.inviteUrl },
+        });
+      }
+      // A bad id is the page's to explain, not a 400 in JSON: this is a person typing into a form.
+      const asked = requestedId(request.query);
+      const id = asked !== null && isSnowflake(asked) ? asked : null;
+      const page = renderPage(assets, {
+        origin: `${request.protocol}://${request.host || 'localhost'}`,
+        id,
+        rejected: id === null ? asked : null,
+        monitoredUserCount: deps.view.size,
+        version: deps.version,
+        examples: deps.examples,
+      });
+      return reply
+        .header('content-security-policy', PAGE_CONTENT_SECURITY_POLICY)
+        .header('referrer-policy', 'no-referrer')
+        .type('text/html; charset=utf-8')
+        .send(page);
+    });
+
+    app.get(`${PAGE_ASSET_PREFIX}:file`, async (request, reply) => {
+      const asset = files.get(request.url.split('?')[0] ?? '');
+      if (!asset) return reply.callNotFound();
+      return reply.header('cache-control', ASSET_CACHE_CONTROL).type(asset.contentType).send(asset.body);
+    });
+  };

@@ -1,0 +1,274 @@
+import type { Page, WebSocketRoute } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { customStatusActivity, gameActivity } from '../../../src/discord/simulator/activities.js';
+import { CARD_WIDTH } from '../../../src/http/card/render.js';
+import { CHROMIUM_PATH, type Chromium, hasChromium, launchChromium } from '../../support/chromium.js';
+import { eventually } from '../../support/eventually.js';
+import { type Harness, startHarness } from '../../support/harness.js';
+
+/**
+ * The landing page as a person uses it: headless Chromium against the real service, driven by the
+ * simulated Discord. The page runs under its own CSP; any violation, script error or failed request
+ * fails the test. Skipped, with a notice, where Debian's chromium is missing.
+ */
+
+const available = hasChromium();
+if (!available) {
+  console.warn(`landing page browser tests skipped: ${CHROMIUM_PATH} is missing (apt-get install chromium)`);
+}
+
+/** The page's script runs in the browser; these are the few things the test reads from it. */
+interface PageImage {
+  complete: boolean;
+  naturalWidth: number;
+  src: string;
+}
+declare const document: {
+  getElementById(id: string): (PageImage & { textContent: string | null }) | null;
+};
+declare const navigator: { clipboard: { readText(): Promise<string> } };
+
+const GUILD = '300000000000000020';
+const ALICE = { id: '80351110224678912', username: 'alice', global_name: 'Alice' };
+const BOB = { id: '155149108183695360', username: 'bob', global_name: '<b>Bob</b>' };
+/** Shares no server with the bot. */
+const STRANGER = '246834765493026816';
+/** Short, so a page that does not heartbeat as the Hello says is closed (4007) within the test. */
+const HEARTBEAT_MS = 500;
+/** The contract of this page: a change shows within a second. */
+const LIVE_WITHIN_MS = 1_000;
+
+describe.skipIf(!available)('the landing page in headless Chromium', () => {
+  let harness: Harness;
+  let browser: Chromium;
+
+  beforeAll(async () => {
+    harness = await startHarness({
+      socket: { heartbeatIntervalMs: HEARTBEAT_MS },
+      setup: (sim) =>
+        sim.createGuild({
+          id: GUILD,
+          name: 'Page',
+          members: [
+            {
+              user: ALICE,
+              presence: {
+                status: 'online',
+                activities: [
+                  customStatusActivity({ text: 'writing tests' }),
+                  gameActivity({ name: 'Celeste', applicationId: '512035578624524288', start: Date.now() }),
+                ],
+              },
+            },
+            { user: BOB, presence: { status: 'idle' } },
+          ],
+        }),
+    });
+    await eventually(() => {
+      expect(harness.app.registry.get(ALICE.id)).toBeDefined();
+      expect(harness.app.registry.get(BOB.id)).toBeDefined();
+    });
+    browser = await launchChromium();
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: harness.base });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await harness?.close();
+  });
+
+  /** A new page, and what went wrong in it: console errors (CSP violations among them), script errors, failed or refused requests. */
+  async function openPage(): Promise<{ page: Page; problems: string[] }> {
+    const page = await browser.context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') {
+        problems.push(`console ${message.type()}: ${message.text()}`);
+      }
+    });
+    page.on('pageerror', (error) => problems.push(`script error: ${error.message}`));
+    page.on('requestfailed', (request) =>
+      problems.push(`failed: ${request.url()} ${request.failure()?.errorText}`),
+    );
+    page.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`${response.status()}: ${response.url()}`);
+    });
+    return { page, problems };
+  }
+
+  /** Waits until the element `id` shows `text`: all of its text with `exact`, else somewhere in it. */
+  async function shows(page: Page, id: string, text: string, exact = false, timeout = 5_000): Promise<void> {
+    await page.waitForFunction(
+      (expected) => {
+        const shown = document.getElementById(expected.id)?.textContent ?? '';
+        return expected.exact ? shown === expected.text : shown.includes(expected.text);
+      },
+      { id, text, exact },
+      { timeout },
+    );
+  }
+
+  const showsStatus = (page: Page, label: string, timeout?: number) =>
+    shows(page, 'presence-status', label, true, timeout);
+
+  /** Waits until the card shown is a loaded image of the card's width; returns its URL. */
+  async function loadedCard(page: Page, timeout = 5_000): Promise<string> {
+    const handle = await page.waitForFunction(
+      (width) => {
+        const card = document.getElementById('card');
+        return card?.complete && card.naturalWidth === width ? card.src : false;
+      },
+      CARD_WIDTH,
+      { timeout },
+    );
+    return (await handle.jsonValue()) as string;
+  }
+
+  it('shows the presence of the id typed in, live: a change shows within a second, the card follows', async () => {
+    const { page, problems } = await openPage();
+    const opened: string[] = [];
+    page.on('websocket', (socket) => opened.push(socket.url()));
+    await page.goto(`${harness.base}/`);
+    await expect(page.locator('h1').textContent()).resolves.toContain('Discord presence');
+
+    await page.getByLabel('Discord user id').fill(ALICE.id);
+    await page.keyboard.press('Enter');
+    await showsStatus(page, 'Online');
+    expect(page.url()).toBe(`${harness.base}/?id=${ALICE.id}`);
+    const presence = await page.locator('#presence').textContent();
+    expect(presence).toContain('Alice');
+    expect(presence).toContain('writing tests');
+    expect(presence).toContain('Playing Celeste');
+    expect(await page.locator('#connection').getAttribute('data-state')).toBe('live');
+    const firstCard = await loadedCard(page);
+    expect(firstCard).toBe(`${harness.base}/v1/users/${ALICE.id}/card.svg`);
+
+    const changedAt = Date.now();
+    harness.simulator.setPresence(ALICE.id, {
+      status: 'dnd',
+      activities: [customStatusActivity({ text: 'heads down' })],
+    });
+    await showsStatus(page, 'Do not disturb', LIVE_WITHIN_MS);
+    expect(Date.now() - changedAt).toBeLessThan(LIVE_WITHIN_MS);
+    expect(await page.locator('#presence').textContent()).toContain('heads down');
+    expect(await page.title()).toMatch(/^Alice · /);
+    await eventually(async () => expect(await loadedCard(page)).not.toBe(firstCard));
+
+    // Several heartbeat intervals later it is still the one socket: the page heartbeats as Hello said.
+    await page.waitForTimeout(HEARTBEAT_MS * 4);
+    expect(await page.locator('#connection').getAttribute('data-state')).toBe('live');
+    expect(opened).toEqual([`${harness.base.replace('http', 'ws')}/socket`]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('fills the snippets in with the id and this origin, and copies them', async () => {
+    const { page, problems } = await openPage();
+    await page.goto(`${harness.base}/?id=${BOB.id}`);
+    await showsStatus(page, 'Idle');
+    // The name is text, not markup.
+    expect(await page.locator('#presence h3').textContent()).toBe('<b>Bob</b>');
+    const snippets = page.locator('pre[id^="snippet-"]');
+    expect(await snippets.count()).toBe(4);
+    for (const text of await snippets.allTextContents()) {
+      expect(text).toContain(BOB.id);
+      expect(text).not.toContain('USER_ID');
+    }
+    expect(await page.locator('#snippet-card').textContent()).toBe(
+      `![Discord presence](${harness.base}/v1/users/${BOB.id}/card.svg)`,
+    );
+    expect(await page.locator('#snippet-socket').textContent()).toContain(
+      `new WebSocket('${harness.base.replace('http', 'ws')}/socket')`,
+    );
+
+    // Each button is named for its snippet, and works from the keyboard.
+    for (const [snippet, title] of [
+      ['curl', 'REST, from a shell'],
+      ['fetch', 'REST, from JavaScript'],
+      ['socket', 'Live, over the WebSocket'],
+      ['card', 'Status card, in a README'],
+    ]) {
+      const button = page.getByRole('button', { name: `Copy ${title}` });
+      await button.focus();
+      await page.keyboard.press('Enter');
+      // Its name follows its text ("Copied …"), so it is looked at by id from here.
+      await expect.poll(() => page.locator(`#snippet-${snippet}-copy`).textContent()).toBe('Copied');
+      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      expect(copied).toBe(await page.locator(`#snippet-${snippet}`).textContent());
+    }
+    expect(await page.locator('#copy-status').textContent()).toBe('Copied: Status card, in a README');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('says when a user is not monitored, and the URL and the back button follow the id', async () => {
+    const { page, problems } = await openPage();
+    await page.goto(`${harness.base}/?id=${ALICE.id}`);
+    await shows(page, 'presence', 'Alice');
+    await page.locator('#user-id').fill(STRANGER);
+    await page.locator('button[type="submit"]').click();
+    await shows(page, 'presence-status', 'is not monitored');
+    expect(page.url()).toBe(`${harness.base}/?id=${STRANGER}`);
+    await loadedCard(page);
+
+    // The user left behind is unsubscribed from: their changes do not replace what is shown.
+    harness.simulator.setPresence(ALICE.id, { status: 'idle' });
+    await page.waitForTimeout(300);
+    expect(await page.locator('#presence-status').textContent()).toContain('is not monitored');
+
+    await page.goBack();
+    await showsStatus(page, 'Idle');
+    expect(await page.locator('#presence h3').textContent()).toBe('Alice');
+    expect(await page.locator('#user-id').inputValue()).toBe(ALICE.id);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('reconnects when the socket drops, and goes on showing changes', async () => {
+    const { page, problems } = await openPage();
+    const routes: WebSocketRoute[] = [];
+    // The page's socket passes through a route the test can cut, as a network would.
+    await page.routeWebSocket(/\/socket$/, (route) => {
+      routes.push(route);
+      route.connectToServer();
+    });
+    await page.goto(`${harness.base}/?id=${BOB.id}`);
+    await showsStatus(page, 'Idle');
+
+    await routes[0]?.close({ code: 1006, reason: 'cut' });
+    await shows(page, 'connection', 'trying again');
+    await eventually(() => expect(routes).toHaveLength(2), 5_000);
+    await shows(page, 'connection', 'Live');
+
+    harness.simulator.setPresence(BOB.id, { status: 'online' });
+    await showsStatus(page, 'Online');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('without JavaScript: the content, the card and the snippets of a submitted id, and the note', async () => {
+    const { page, problems } = await openPage();
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('Emulation.setScriptExecutionDisabled', { value: true });
+    await page.goto(`${harness.base}/`);
+    // Playwright's text search skips <noscript>, so the note is found by its markup.
+    const note = page.locator('noscript .note');
+    expect(await note.isVisible()).toBe(true);
+    expect(await note.textContent()).toContain('The live view needs JavaScript');
+    expect(await page.getByText('Lanyard-compatible.').isVisible()).toBe(true);
+    expect(await page.locator('table').textContent()).toContain('/v1/users/:id/card.svg');
+    expect(await page.locator('#live').isVisible()).toBe(false);
+    expect(await page.locator('button[data-copy]').first().isVisible()).toBe(false);
+
+    // The form still works: a plain GET of /?id=…, answered with that user's card and snippets.
+    await page.locator('#user-id').fill(ALICE.id);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${harness.base}/?id=${ALICE.id}`);
+    expect(await page.locator('#snippet-curl').textContent()).toBe(
+      `curl ${harness.base}/v1/users/${ALICE.id}`,
+    );
+    await loadedCard(page);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
