@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
  *
  * The memory scenario has the first run's service (bench/processes/populated-service.ts) write a snapshot
  * with 1,000 users (before-fill) and one after filling it to BENCH_MEMORY_USERS (after-fill), so the unit
- * is BENCH_MEMORY_USERS − 1,000 users; <dir>/fill.cpuprofile is the CPU profile of that fill. Plain objects all show as "Object" in
+ * is BENCH_MEMORY_USERS − 1,000 users; <dir>/fill.cpuprofile is the CPU profile of that fill, and
+ * <dir>/reads.cpuprofile of a round of reads over all the users. Plain objects all show as "Object" in
  * a snapshot, so objects are told apart by their first property names (their shape), and what an object
  * holds alone (its strings, its property store, arrays) is counted with it: each string or internal node
  * goes to the first object found referring to it. The total is the growth of the self sizes; a buffer's

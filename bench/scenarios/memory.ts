@@ -66,26 +66,25 @@ async function fill(child: BenchChild, from: number, to: number): Promise<Filled
 
 /**
  * With BENCH_PROFILE_DIR=<dir>, the first run's full process writes a heap snapshot with FEW users
- * (before-fill) and one with USERS (after-fill), and a CPU profile of filling in between, for
- * bench/heap-summary.ts and a profile viewer. A snapshot of a million users is several GB: profile with
- * BENCH_MEMORY_USERS=100000 or so.
+ * (before-fill) and one with USERS (after-fill), a CPU profile of filling in between (fill), and one of
+ * a last round of reads spread over all its users (reads), for bench/heap-summary.ts and a profile viewer.
+ * A snapshot of a million users is several GB: profile with BENCH_MEMORY_USERS=100000 or so.
  */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
-let profiledRuns = 0;
-async function profiled(child: BenchChild, phase: 'before-fill' | 'after-fill'): Promise<void> {
-  if (!PROFILE_DIR || profiledRuns > 0) return;
-  if (phase === 'after-fill') {
-    child.send({ type: 'cpu-profile-stop', name: 'fill' });
-    await child.next('cpu-profile');
-  }
-  child.send({ type: 'heap-snapshot', name: phase });
+
+async function heapSnapshot(child: BenchChild, name: string): Promise<void> {
+  child.send({ type: 'heap-snapshot', name });
   await child.next('heap-snapshot', FILL_TIMEOUT_MS);
-  if (phase === 'before-fill') {
-    child.send({ type: 'cpu-profile-start' });
-    await child.next('cpu-profile-started');
-  } else {
-    profiledRuns++;
-  }
+}
+
+/** Runs `work` with the child's CPU profiled into <BENCH_PROFILE_DIR>/<name>.cpuprofile. */
+async function cpuProfiled<T>(child: BenchChild, name: string, work: () => Promise<T>): Promise<T> {
+  child.send({ type: 'cpu-profile-start' });
+  await child.next('cpu-profile-started');
+  const result = await work();
+  child.send({ type: 'cpu-profile-stop', name });
+  await child.next('cpu-profile');
+  return result;
 }
 
 /** A service (populated-service) with a simulated Discord of its own, in another process. */
@@ -125,7 +124,7 @@ async function measure(on: Side): Promise<void> {
  * One run: a process's memory before filling, with FEW users and with USERS; then a second process with
  * FEW users, and reads taking turns between it and the full one (over all users, and over its first FEW).
  */
-async function once(): Promise<Run> {
+async function once(profile: boolean): Promise<Run> {
   const children: BenchChild[] = [];
   const sides: Side[] = [];
   try {
@@ -133,9 +132,10 @@ async function once(): Promise<Run> {
     const before = await memoryOf(full.child);
     const fewFill = await fill(full.child, 0, FEW);
     const few = await memoryOf(full.child);
-    await profiled(full.child, 'before-fill');
-    const rest = await fill(full.child, FEW, USERS);
-    await profiled(full.child, 'after-fill');
+    if (profile) await heapSnapshot(full.child, 'before-fill');
+    const filling = () => fill(full.child, FEW, USERS);
+    const rest = profile ? await cpuProfiled(full.child, 'fill', filling) : await filling();
+    if (profile) await heapSnapshot(full.child, 'after-fill');
     const fullMemory = await memoryOf(full.child);
     if (rest.size < USERS) throw new Error(`memory: only ${rest.size} users are monitored`);
     const small = await start(children);
@@ -157,6 +157,7 @@ async function once(): Promise<Run> {
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < sides.length; i++) await measure(sides[(round + i) % sides.length] as Side);
     }
+    if (profile) await cpuProfiled(full.child, 'reads', () => wrk(full.url, LOAD, run.all.script));
     return run;
   } finally {
     for (const each of sides) rmSync(dirname(each.script), { recursive: true, force: true });
@@ -175,7 +176,7 @@ const mb = (bytes: number) => `${formatNumber(bytes / 1e6)} MB`;
  */
 export async function memory(): Promise<Row[]> {
   const runs: Run[] = [];
-  for (let run = 0; run < RUNS; run++) runs.push(await once());
+  for (let run = 0; run < RUNS; run++) runs.push(await once(PROFILE_DIR !== undefined && run === 0));
 
   const rssPerUser = runs.map((run) => (run.full.rss - run.before.rss) / USERS);
   const heapPerUser = runs.map((run) => (run.full.heapUsed - run.before.heapUsed) / USERS);
