@@ -8,8 +8,10 @@ import type { PresenceView } from '../presence/registry.js';
 import type { HistoryStore } from '../store/ports.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
+import { registerOpenApi } from './openapi.js';
 import { limitRoutes, type RateLimitSettings, readLimiterOf } from './rate-limits.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
+import { docsRoutes } from './routes/docs.js';
 import { historyRoutes } from './routes/history.js';
 import { kvRoutes } from './routes/kv.js';
 import { userRoutes } from './routes/users.js';
@@ -102,6 +104,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     done();
   });
   installErrorHandling(app);
+  // Before any route: the document is made of the routes registered after it.
+  await registerOpenApi(app, { version: options.version.version });
   app.addHook('onRequest', (_request, reply, done) => {
     // nosniff and a CSP that makes any answer opened as a document inert (the card sets its own).
     reply.headers(SECURITY_HEADERS);
@@ -125,6 +129,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       );
     }
     await reads.register(versionRoutes(options.version));
+    // Reads like any other GET: a page view is a few of them, and its script bundle is the largest
+    // answer the service sends.
+    await reads.register(docsRoutes);
   });
   if (options.serveApi !== false) {
     await app.register(async (writes) => {
