@@ -1,7 +1,7 @@
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
 import { TAGS } from '../openapi.js';
-import { errorResponses } from '../schemas/envelope.js';
+import { errorResponses, RESPONSE_DESCRIPTION } from '../schemas/envelope.js';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
 export const DOCS_PATH = '/docs';
@@ -37,8 +37,9 @@ export const docsRoutes: FastifyPluginAsync = async (app) => {
         description: `OpenAPI 3.1, generated from the schemas the routes validate with; \`${DOCS_PATH}\` shows it.`,
         response: {
           200: {
-            description: 'the OpenAPI document',
+            [RESPONSE_DESCRIPTION]: 'the OpenAPI document',
             type: 'object',
+            properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } },
             required: ['openapi', 'info', 'paths'],
           },
           ...errorResponses([]),
@@ -56,6 +57,8 @@ export const docsRoutes: FastifyPluginAsync = async (app) => {
     // Replaces the every-answer CSP (security-headers.ts) on the page and its assets.
     staticCSP: DOCS_CONTENT_SECURITY_POLICY,
     theme: { title: 'Presently API' },
-    uiConfig: { docExpansion: 'list', deepLinking: true, defaultModelsExpandDepth: 0 },
+    // BaseLayout: no top bar, whose only parts are Swagger's logo (an inline style the CSP refuses) and a box to
+    // load other documents.
+    uiConfig: { layout: 'BaseLayout', docExpansion: 'list', deepLinking: true, defaultModelsExpandDepth: 0 },
   });
 };
