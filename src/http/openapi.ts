@@ -62,7 +62,7 @@ const errorTable = (Object.keys(ERROR_STATUS) as ErrorCode[])
 
 const DESCRIPTION = `Live Discord presence — status, custom status, activities, Spotify and YouTube Music — with history, stats, an SVG card and a per-user key/value store. Lanyard-compatible: Lanyard clients work with only the host changed.
 
-Every answer but the card is JSON: \`{"success": true, "data": …}\` or \`{"success": false, "error": {"code": "…", "message": "…"}}\`. CORS is open. Reads (every GET) share one budget per client IP, KV writes one per API key; a limited answer carries \`RateLimit-*\` headers, a refused one is \`429 rate_limited\` with \`Retry-After\`.
+Every answer but the card (SVG) and the docs page is JSON: \`{"success": true, "data": …}\` or \`{"success": false, "error": {"code": "…", "message": "…"}}\`. CORS is open. Reads (every GET) share one budget per client IP, KV writes one per API key; a limited answer carries \`RateLimit-*\` headers, a refused one is \`429 rate_limited\` with \`Retry-After\`.
 
 | status | code | when |
 |---|---|---|
@@ -73,6 +73,8 @@ Requests the HTTP parser refuses are answered \`bad_request\` too, with 400, 408
 export interface OpenApiInfo {
   /** package.json's version. */
   version: string;
+  /** Whether this node serves the socket (not an ingest node), which no route schema can describe. */
+  socket: boolean;
 }
 
 export async function registerOpenApi(app: FastifyInstance, info: OpenApiInfo): Promise<void> {
@@ -107,8 +109,11 @@ export async function registerOpenApi(app: FastifyInstance, info: OpenApiInfo): 
       return { schema: { ...rest, body: requestBody }, url };
     },
     transformObject: (documents) => {
-      const document = 'openapiObject' in documents ? documents.openapiObject : documents.swaggerObject;
-      return { ...document, paths: { ...document.paths, ...socketPathItem } };
+      if (!('openapiObject' in documents)) return documents.swaggerObject;
+      const document = documents.openapiObject;
+      if (!info.socket) return document;
+      // The socket is no route: its path is written as OpenAPI, not made from a route schema.
+      return { ...document, paths: { ...document.paths, ...(socketPathItem as typeof document.paths) } };
     },
   });
 }

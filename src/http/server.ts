@@ -105,7 +105,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   });
   installErrorHandling(app);
   // Before any route: the document is made of the routes registered after it.
-  await registerOpenApi(app, { version: options.version.version });
+  await registerOpenApi(app, { version: options.version.version, socket: options.serveApi !== false });
   app.addHook('onRequest', (_request, reply, done) => {
     // nosniff and a CSP that makes any answer opened as a document inert (the card sets its own).
     reply.headers(SECURITY_HEADERS);

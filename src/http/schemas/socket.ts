@@ -1,6 +1,7 @@
 import { SOCKET_PATH } from '../../socket/gateway.js';
 import { Close, HEARTBEAT_INTERVAL_MS, MAX_CLIENT_FRAME_BYTES, Op } from '../../socket/protocol.js';
-import { errorResponses, RESPONSE_DESCRIPTION } from './envelope.js';
+import type { ErrorCode } from '../errors.js';
+import { ERROR_CONDITIONS, errorEnvelope } from './envelope.js';
 
 /**
  * `GET /socket` in the OpenAPI document. The socket is no Fastify route (socket/gateway.ts takes the
@@ -32,6 +33,30 @@ The server closes a socket with:
 ${closes}
 | 1009 | a client frame over ${MAX_CLIENT_FRAME_BYTES / 1024} KiB |`;
 
+/** An upgrade refused: answered in the envelope (socket/gateway.ts), then the connection closes. */
+function refusal(code: ErrorCode, when: string) {
+  return {
+    description: `\`${code}\`: ${when}`,
+    content: { 'application/json': { schema: errorEnvelope([code]) } },
+  };
+}
+
+const responses: Record<number, object> = {
+  101: { description: 'Switching Protocols: the socket is open and sends Hello (op 1) first' },
+  400: refusal('bad_request', 'not a WebSocket handshake (no `Sec-WebSocket-Key`, a version other than 13)'),
+  404: refusal('not_found', 'a GET without the upgrade (there is no HTTP route here), or another method'),
+  429: {
+    ...refusal('rate_limited', 'as many sockets open from this IP as `SOCKETS_PER_IP` allows'),
+    headers: {
+      'Retry-After': {
+        description: 'seconds to wait before trying again',
+        schema: { type: 'integer' },
+      },
+    },
+  },
+  500: refusal('internal_error', ERROR_CONDITIONS.internal_error),
+};
+
 export const socketPathItem = {
   [SOCKET_PATH]: {
     get: {
@@ -54,49 +79,7 @@ export const socketPathItem = {
           schema: { type: 'string', enum: ['websocket'] },
         },
       ],
-      responses: {
-        101: { description: 'Switching Protocols: the socket is open and sends Hello (op 1) first' },
-        ...errorResponseContents([
-          'not_found',
-          // A handshake ws refuses: no Sec-WebSocket-Key, another version.
-          'bad_request',
-          // More than SOCKETS_PER_IP sockets from one address.
-          'rate_limited',
-        ]),
-      },
+      responses,
     },
   },
 };
-
-/**
- * errorResponses as OpenAPI response objects: route schemas go through @fastify/swagger, which makes
- * them into these; this path is written as OpenAPI directly.
- */
-function errorResponseContents(codes: Parameters<typeof errorResponses>[0]) {
-  const responses: Record<number, object> = {};
-  for (const [status, schema] of Object.entries(errorResponses(codes))) {
-    const {
-      [RESPONSE_DESCRIPTION]: description,
-      headers,
-      ...body
-    } = schema as {
-      [RESPONSE_DESCRIPTION]: string;
-      headers?: Record<string, { description: string }>;
-    };
-    responses[Number(status)] = {
-      description,
-      ...(headers
-        ? {
-            headers: Object.fromEntries(
-              Object.entries(headers).map(([name, { description: about, ...header }]) => [
-                name,
-                { description: about, schema: header },
-              ]),
-            ),
-          }
-        : {}),
-      content: { 'application/json': { schema: body } },
-    };
-  }
-  return responses;
-}
