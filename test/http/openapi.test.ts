@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   customStatusActivity,
@@ -8,7 +9,10 @@ import {
   spotifyActivity,
 } from '../../src/discord/simulator/activities.js';
 import { ERROR_STATUS, type ErrorCode } from '../../src/http/errors.js';
+import { registerOpenApi } from '../../src/http/openapi.js';
 import { DOCS_CONTENT_SECURITY_POLICY, DOCS_PATH, OPENAPI_PATH } from '../../src/http/routes/docs.js';
+import { successResponse } from '../../src/http/schemas/envelope.js';
+import { discordUserSchema } from '../../src/http/schemas/presence.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
 import { readVersionInfo } from '../../src/version.js';
 import { insertApiKey } from '../support/api-key.js';
@@ -462,6 +466,26 @@ describe('the docs page and the document as served', () => {
     const response = await fetch(`${base}${OPENAPI_PATH}`);
     expect(response.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
+
+describe('response schemas', () => {
+  it('document answers without changing them: fields a schema leaves out are sent as they were', async () => {
+    const app = Fastify();
+    await registerOpenApi(app, { version: '0.0.0', socket: false });
+    // What fast-json-stringify would cut: Discord's open user object, with fields no schema names.
+    const data = { id: NOVA, username: 'nova', avatar_decoration_data: { asset: 'a_1', sku_id: '2' } };
+    app.get(
+      '/open',
+      { schema: { response: { 200: successResponse('open', discordUserSchema) } } },
+      async () => ({ success: true, data }),
+    );
+    try {
+      const response = await app.inject('/open');
+      expect(JSON.parse(response.body)).toEqual({ success: true, data });
+    } finally {
+      await app.close();
+    }
   });
 });
 
