@@ -11,11 +11,13 @@ import type { PresenceView } from '../presence/registry.js';
 import type { HistoryStore } from '../store/ports.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
+import { registerOpenApi } from './openapi.js';
 import type { PageExample } from './page/render.js';
 import { limitRoutes, type RateLimitSettings, readLimiterOf } from './rate-limits.js';
 import { avatarRoutes } from './routes/avatar.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { discordInviteRoutes } from './routes/discord-invite.js';
+import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { homeRoutes } from './routes/home.js';
@@ -118,6 +120,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   });
   installErrorHandling(app);
   if (options.ops) countRequests(app, options.ops.metrics);
+  // Before any route: the document is made of the routes registered after it.
+  await registerOpenApi(app, { version: options.version.version, socket: options.serveApi !== false });
   app.addHook('onRequest', (_request, reply, done) => {
     // nosniff and a CSP that makes any answer opened as a document inert (the card sets its own).
     reply.headers(SECURITY_HEADERS);
@@ -157,6 +161,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       await reads.register(discordInviteRoutes(options.inviteUrl ?? null));
     }
     await reads.register(versionRoutes(options.version));
+    // Reads like any other GET: a page view is a few of them, and its script bundle is the largest
+    // answer the service sends.
+    await reads.register(docsRoutes);
   });
   if (options.serveApi !== false) {
     await app.register(async (writes) => {

@@ -6,6 +6,8 @@ import { cardImageSources, ImageCache } from '../card/images.js';
 import { cardQuerySchema, parseCardOptions } from '../card/options.js';
 import { type CardImages, renderCard } from '../card/render.js';
 import { CardRenderCache } from '../card/render-cache.js';
+import { TAGS } from '../openapi.js';
+import { emptyResponse, errorResponses } from '../schemas/envelope.js';
 import { userIdFrom, userIdParams } from './users.js';
 
 /**
@@ -72,7 +74,24 @@ export const cardRoutes =
 
     app.get(
       '/v1/users/:id/card.svg',
-      { schema: { params: userIdParams, querystring: cardQuerySchema } },
+      {
+        schema: {
+          tags: [TAGS.card],
+          summary: 'The presence as an animated SVG card',
+          description:
+            'Made for README images: the avatar ringed in the status colour, the name, the custom status, and what the user listens to (with a progress bar) or plays. Images are inlined, the animation needs no script. A valid id that is not monitored gets a card saying so; unknown query parameters are ignored.',
+          params: userIdParams,
+          querystring: cardQuerySchema,
+          response: {
+            200: {
+              description: 'the card, with an `ETag`; `Cache-Control: no-cache`',
+              content: { 'image/svg+xml': { schema: { type: 'string' } } },
+            },
+            304: emptyResponse('the card has not changed since the `If-None-Match` ETag'),
+            ...errorResponses(['invalid_user_id', 'invalid_query']),
+          },
+        },
+      },
       async (request, reply) => {
         const id = userIdFrom(request.params);
         const options = parseCardOptions(request.query);

@@ -1,8 +1,21 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { HISTORY_LIMIT, statsFrom, TOP_TRACKS_MIN_PLAYS, topTracksLimit } from '../../presence/history.js';
+import {
+  HISTORY_LIMIT,
+  statsFrom,
+  TOP_TRACKS_DEFAULT_LIMIT,
+  TOP_TRACKS_MAX_LIMIT,
+  TOP_TRACKS_MIN_PLAYS,
+  topTracksLimit,
+} from '../../presence/history.js';
 import type { PresenceView } from '../../presence/registry.js';
 import type { HistoryStore } from '../../store/ports.js';
+import { TAGS } from '../openapi.js';
+import { errorResponses, successResponse } from '../schemas/envelope.js';
+import { historySchema, statsSchema, topTracksSchema } from '../schemas/history.js';
 import { userIdFrom, userIdParams } from './users.js';
+
+const ANY_USER =
+  'Answered for any valid id, monitored or not (empty lists, `is_monitored: false`, `current_status: "offline"` and `last_seen: null` when nothing is known); `@me` is not an id here (400).';
 
 export interface HistoryRouteDeps {
   view: PresenceView;
@@ -22,26 +35,69 @@ export const historyRoutes =
   async (app) => {
     const now = deps.now ?? Date.now;
 
-    app.get('/v1/users/:id/history', { schema: { params: userIdParams } }, async (request, reply) => {
-      const { status, tracks } = await deps.history.history(userIdFrom(request.params), HISTORY_LIMIT);
-      return send(reply, { status_history: status, track_history: tracks });
-    });
+    app.get(
+      '/v1/users/:id/history',
+      {
+        schema: {
+          tags: [TAGS.history],
+          summary: 'Status and listening history',
+          description: `Status changes (an entry only when \`discord_status\` changes) and tracks played, newest first, the ${HISTORY_LIMIT} most recent of each. Writes are batched: a change may take up to a second to show. ${ANY_USER}`,
+          params: userIdParams,
+          response: {
+            200: successResponse('the history', historySchema),
+            ...errorResponses(['invalid_user_id']),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { status, tracks } = await deps.history.history(userIdFrom(request.params), HISTORY_LIMIT);
+        return send(reply, { status_history: status, track_history: tracks });
+      },
+    );
 
-    app.get('/v1/users/:id/stats', { schema: { params: userIdParams } }, async (request, reply) => {
-      const id = userIdFrom(request.params);
-      const live = deps.view.get(id)?.presence.discord_status;
-      return send(reply, statsFrom(live, await deps.history.stats(id), now()));
-    });
+    app.get(
+      '/v1/users/:id/stats',
+      {
+        schema: {
+          tags: [TAGS.history],
+          summary: 'Listening and status stats',
+          description: `Plays today (since 00:00 UTC), the size of the track history, the current status and when the user was last seen online. ${ANY_USER}`,
+          params: userIdParams,
+          response: {
+            200: successResponse('the stats', statsSchema),
+            ...errorResponses(['invalid_user_id']),
+          },
+        },
+      },
+      async (request, reply) => {
+        const id = userIdFrom(request.params);
+        const live = deps.view.get(id)?.presence.discord_status;
+        return send(reply, statsFrom(live, await deps.history.stats(id), now()));
+      },
+    );
 
     app.get(
       '/v1/users/:id/top-tracks',
       {
         schema: {
+          tags: [TAGS.history],
+          summary: 'Most played tracks',
+          description: `Tracks played at least ${TOP_TRACKS_MIN_PLAYS} times, most played first, then most recently played. A play starts when \`now_playing\` moves to another track, or when the same track starts again after its end; a seek or a pause is not a play. ${ANY_USER}`,
           params: userIdParams,
           querystring: {
             type: 'object',
-            // Digits only: ajv's coercion would take "0x10" or "1e1", which no client means as a count.
-            properties: { limit: { type: 'string', pattern: '^[+-]?[0-9]{1,15}$' } },
+            properties: {
+              limit: {
+                // Digits only: ajv's coercion would take "0x10" or "1e1", which no client means as a count.
+                type: 'string',
+                pattern: '^[+-]?[0-9]{1,15}$',
+                description: `how many tracks: an integer, default ${TOP_TRACKS_DEFAULT_LIMIT}, clamped to 1–${TOP_TRACKS_MAX_LIMIT}`,
+              },
+            },
+          },
+          response: {
+            200: successResponse('the top tracks', topTracksSchema),
+            ...errorResponses(['invalid_user_id', 'invalid_query']),
           },
         },
       },

@@ -1,11 +1,19 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ApiKeyService } from '../../keys/service.js';
-import { KV_KEY_PATTERN, keyRejection, valueRejection } from '../../kv/rules.js';
+import {
+  KV_KEY_PATTERN,
+  KV_MAX_KEYS,
+  KV_VALUE_MAX_CHARS,
+  keyRejection,
+  valueRejection,
+} from '../../kv/rules.js';
 import type { KvService, KvWriteOutcome } from '../../kv/service.js';
 import type { Snowflake } from '../../presence/model.js';
 import { SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
 import { authorizeUser, ME } from '../auth.js';
-import { ApiError } from '../errors.js';
+import { ApiError, type ErrorCode } from '../errors.js';
+import { API_KEY_SECURITY, TAGS } from '../openapi.js';
+import { emptyResponse, errorResponses } from '../schemas/envelope.js';
 
 /** Body caps: a value is at most 30,000 characters (≤ 120 KB of UTF-8); a PATCH may carry many. */
 export const PUT_BODY_LIMIT = 128 * 1024;
@@ -13,15 +21,46 @@ export const PATCH_BODY_LIMIT = 1024 * 1024;
 
 const kvUserParams = {
   type: 'object',
-  properties: { id: { type: 'string', anyOf: [{ const: ME }, { pattern: SNOWFLAKE_PATTERN }] } },
+  properties: {
+    id: {
+      type: 'string',
+      anyOf: [{ const: ME }, { pattern: SNOWFLAKE_PATTERN }],
+      description: "`@me`, or the key owner's own Discord user id",
+      examples: [ME],
+    },
+  },
   required: ['id'],
 } as const;
 
 const kvKeyParams = {
   type: 'object',
-  properties: { ...kvUserParams.properties, key: { type: 'string', pattern: KV_KEY_PATTERN } },
+  properties: {
+    ...kvUserParams.properties,
+    key: { type: 'string', pattern: KV_KEY_PATTERN, description: 'the key name', examples: ['location'] },
+  },
   required: ['id', 'key'],
 } as const;
+
+const kvValue = { type: 'string', maxLength: KV_VALUE_MAX_CHARS } as const;
+
+/** What every KV write may be refused for, before and after its body is read. */
+const KV_WRITE_ERRORS: ErrorCode[] = [
+  'invalid_user_id',
+  'invalid_api_key',
+  'no_permission',
+  'invalid_kv_key',
+];
+
+/** The documentation every KV write shares. */
+const kvWriteSchema = (codes: ErrorCode[]) =>
+  ({
+    tags: [TAGS.kv],
+    security: API_KEY_SECURITY,
+    response: {
+      204: emptyResponse('written: the presence shows it (sockets get a PRESENCE_UPDATE)'),
+      ...errorResponses([...KV_WRITE_ERRORS, ...codes]),
+    },
+  }) as const;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -64,10 +103,21 @@ export const kvRoutes =
     await app.register(putRoute(deps));
     await app.register(patchRoute(deps));
 
-    app.delete('/v1/users/:id/kv/:key', { schema: { params: kvKeyParams } }, async (request, reply) => {
-      answer(await deps.kv.delete(request.kvUser, (request.params as { key: string }).key));
-      return reply.code(204).send();
-    });
+    app.delete(
+      '/v1/users/:id/kv/:key',
+      {
+        schema: {
+          ...kvWriteSchema([]),
+          summary: 'Delete a key',
+          description: '204 also when the key did not exist.',
+          params: kvKeyParams,
+        },
+      },
+      async (request, reply) => {
+        answer(await deps.kv.delete(request.kvUser, (request.params as { key: string }).key));
+        return reply.code(204).send();
+      },
+    );
   };
 
 /** PUT takes the body as the value, whatever its content type. */
@@ -78,7 +128,16 @@ const putRoute =
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     app.put(
       '/v1/users/:id/kv/:key',
-      { schema: { params: kvKeyParams }, bodyLimit: PUT_BODY_LIMIT },
+      {
+        schema: {
+          ...kvWriteSchema(['invalid_kv_value', 'kv_limit_exceeded', 'payload_too_large']),
+          summary: 'Set a key',
+          description: `The body, as UTF-8 text whatever its content type, is the value: at most ${KV_VALUE_MAX_CHARS.toLocaleString('en')} characters, and a body of at most ${PUT_BODY_LIMIT / 1024} KiB. A user keeps at most ${KV_MAX_KEYS} keys.`,
+          params: kvKeyParams,
+          requestBody: { content: { 'text/plain': { schema: { ...kvValue, description: 'the value' } } } },
+        },
+        bodyLimit: PUT_BODY_LIMIT,
+      },
       async (request, reply) => {
         const body = request.body instanceof Buffer ? request.body : Buffer.alloc(0);
         const { key } = request.params as { key: string };
@@ -99,7 +158,32 @@ const patchRoute =
     }
     app.patch(
       '/v1/users/:id/kv',
-      { schema: { params: kvUserParams }, bodyLimit: PATCH_BODY_LIMIT },
+      {
+        schema: {
+          ...kvWriteSchema([
+            'invalid_kv_value',
+            'kv_limit_exceeded',
+            'payload_too_large',
+            'unsupported_media_type',
+          ]),
+          summary: 'Set several keys',
+          description: `A JSON object of string values, merged into the store: all of it is written or, if any key or value is refused, none. Sent as JSON or as text (\`text/*\`), in a body of at most ${PATCH_BODY_LIMIT / 1024 / 1024} MiB. A user keeps at most ${KV_MAX_KEYS} keys.`,
+          params: kvUserParams,
+          requestBody: {
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  propertyNames: { pattern: KV_KEY_PATTERN },
+                  additionalProperties: kvValue,
+                  examples: [{ location: 'Lisbon', mood: 'shipping' }],
+                },
+              },
+            },
+          },
+        },
+        bodyLimit: PATCH_BODY_LIMIT,
+      },
       async (request, reply) => {
         const set = patchEntries(request.body);
         answer(await deps.kv.write(request.kvUser, { set, delete: [] }));

@@ -13,8 +13,8 @@ import { MAX_TIMESTAMP_MS } from '../../presence/values.js';
 
 const nullableString = { type: ['string', 'null'] } as const;
 const snowflake = { type: 'string', pattern: SNOWFLAKE_PATTERN } as const;
-const epochMs = { type: 'integer', minimum: 0, maximum: MAX_TIMESTAMP_MS } as const;
-const nullableEpochMs = { type: ['integer', 'null'], minimum: 0, maximum: MAX_TIMESTAMP_MS } as const;
+export const epochMs = { type: 'integer', minimum: 0, maximum: MAX_TIMESTAMP_MS } as const;
+export const nullableEpochMs = { type: ['integer', 'null'], minimum: 0, maximum: MAX_TIMESTAMP_MS } as const;
 
 const timestamps = {
   type: 'object',
@@ -119,11 +119,13 @@ export const discordUserSchema = {
   required: ['id'],
 } as const;
 
+export const discordStatusSchema = { enum: ['online', 'idle', 'dnd', 'offline'] } as const;
+
 const activeOn = { type: 'boolean' } as const;
 
 const presenceProperties = {
   discord_user: discordUserSchema,
-  discord_status: { enum: ['online', 'idle', 'dnd', 'offline'] },
+  discord_status: discordStatusSchema,
   active_on_discord_desktop: activeOn,
   active_on_discord_web: activeOn,
   active_on_discord_mobile: activeOn,

@@ -1,0 +1,114 @@
+import { KV_KEY_MAX_LENGTH, KV_MAX_KEYS, KV_VALUE_MAX_CHARS } from '../../kv/rules.js';
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+
+/**
+ * The contract's envelope (API.md, "Envelope and errors") as response schemas. Routes declare the data
+ * they answer with and the error codes they can answer; the OpenAPI document is built from these, and the
+ * service never serializes with them (see openapi.ts).
+ */
+
+/** When each code is answered: the contract's table, in the words a client needs. */
+export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
+  user_not_monitored:
+    'the user shares no server with the bot (for `@me`: the key’s owner), or the bot has not seen them yet',
+  invalid_user_id: '`id` is not a Discord user id (a snowflake: 1–20 ASCII digits, below 2^64)',
+  not_found: 'no route for this method and path',
+  invalid_api_key: 'no API key in `Authorization`, or one that is not live (replaced by a newer one)',
+  no_permission: 'the key is valid, but `id` is another user',
+  invalid_kv_key: `the key name is empty, over ${KV_KEY_MAX_LENGTH} characters, or not \`[A-Za-z0-9_]\``,
+  invalid_kv_value: `a value over ${KV_VALUE_MAX_CHARS.toLocaleString('en')} characters (code points), a PATCH value that is not a string, or a PATCH body that is empty, not JSON or not an object`,
+  kv_limit_exceeded: `the write would leave more than ${KV_MAX_KEYS} keys`,
+  payload_too_large: 'the body is larger than the route allows',
+  unsupported_media_type: 'a PATCH body whose content type is neither JSON nor text',
+  invalid_query: 'a query option outside its rule',
+  rate_limited: 'over the rate limit; `Retry-After` says in how many seconds to try again',
+  bad_request: 'malformed HTTP that fits no other code (a broken URL encoding, say)',
+  internal_error: 'something unexpected went wrong on the server (never with details)',
+  invalid_metrics_token:
+    '`METRICS_TOKEN` is set and the request does not carry it as `Authorization: Bearer …`',
+  not_ready:
+    'the node is not ready (gateway session, member lists, store or replica); the message names the checks that failed',
+};
+
+/**
+ * Where @fastify/swagger takes a response's description from: the response's, not its body schema's too
+ * (where `description` would also land).
+ */
+export const RESPONSE_DESCRIPTION = 'x-response-description';
+
+/** Any request can be malformed, limited, or meet a failure inside: every route may answer these. */
+const EVERY_ROUTE: ErrorCode[] = ['bad_request', 'rate_limited', 'internal_error'];
+
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { type: 'integer', description: 'requests allowed in the window' },
+  'RateLimit-Remaining': { type: 'integer', description: 'requests left in the window' },
+  'RateLimit-Reset': { type: 'integer', description: 'seconds until the window resets' },
+} as const;
+
+/** The error envelope, its `code` limited to `codes`. */
+export function errorEnvelope(codes: readonly ErrorCode[]) {
+  return {
+    type: 'object',
+    properties: {
+      success: { const: false },
+      error: {
+        type: 'object',
+        properties: {
+          code: { type: 'string', enum: [...codes] },
+          message: { type: 'string', description: 'for people: what was wrong with the request' },
+        },
+        required: ['code', 'message'],
+        additionalProperties: false,
+      },
+    },
+    required: ['success', 'error'],
+    additionalProperties: false,
+  } as const;
+}
+
+/**
+ * Response schemas, by status, for the error codes a route answers (besides those every route may):
+ * each status lists its codes and when they are answered.
+ */
+export function errorResponses(codes: readonly ErrorCode[]): Record<number, object> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...codes, ...EVERY_ROUTE]) {
+    const status = ERROR_STATUS[code];
+    const listed = byStatus.get(status) ?? [];
+    if (!listed.includes(code)) listed.push(code);
+    byStatus.set(status, listed);
+  }
+  const responses: Record<number, object> = {};
+  for (const [status, listed] of [...byStatus].sort(([a], [b]) => a - b)) {
+    responses[status] = {
+      [RESPONSE_DESCRIPTION]: listed.map((code) => `- \`${code}\`: ${ERROR_CONDITIONS[code]}`).join('\n'),
+      ...errorEnvelope(listed),
+      ...(status === ERROR_STATUS.rate_limited
+        ? {
+            headers: {
+              'Retry-After': { type: 'integer', description: 'seconds to wait before trying again' },
+              ...RATE_LIMIT_HEADERS,
+            },
+          }
+        : {}),
+    };
+  }
+  return responses;
+}
+
+/** The success envelope around `data`. */
+export function successResponse(description: string, data: object, example?: unknown) {
+  return {
+    [RESPONSE_DESCRIPTION]: description,
+    type: 'object',
+    properties: { success: { const: true }, data },
+    required: ['success', 'data'],
+    additionalProperties: false,
+    ...(example === undefined ? {} : { examples: [{ success: true, data: example }] }),
+  } as const;
+}
+
+/** An answer without a body (204, 304). */
+export function emptyResponse(description: string) {
+  return { [RESPONSE_DESCRIPTION]: description, type: 'null' } as const;
+}

@@ -1,0 +1,76 @@
+import { HISTORY_LIMIT, TOP_TRACKS_MAX_LIMIT, TOP_TRACKS_MIN_PLAYS } from '../../presence/history.js';
+import { discordStatusSchema, epochMs, nowPlayingSchema, nullableEpochMs } from './presence.js';
+
+/**
+ * What `/history`, `/stats` and `/top-tracks` answer (API.md, "Presence object": history entries, top
+ * track, stats), as JSON Schema for the OpenAPI document.
+ */
+
+/** `now_playing` plus fields of its own. */
+function nowPlayingWith<P extends Record<string, object>>(properties: P) {
+  return {
+    type: 'object',
+    properties: { ...nowPlayingSchema.properties, ...properties },
+    required: [...nowPlayingSchema.required, ...Object.keys(properties)],
+    additionalProperties: false,
+  } as const;
+}
+
+export const historySchema = {
+  type: 'object',
+  properties: {
+    status_history: {
+      type: 'array',
+      description: `status changes, newest first, at most ${HISTORY_LIMIT}`,
+      maxItems: HISTORY_LIMIT,
+      items: {
+        type: 'object',
+        properties: { status: discordStatusSchema, ts: epochMs },
+        required: ['status', 'ts'],
+        additionalProperties: false,
+      },
+    },
+    track_history: {
+      type: 'array',
+      description: `tracks played (\`now_playing\` and when it started), newest first, at most ${HISTORY_LIMIT}`,
+      maxItems: HISTORY_LIMIT,
+      items: nowPlayingWith({ ts: epochMs }),
+    },
+  },
+  required: ['status_history', 'track_history'],
+  additionalProperties: false,
+} as const;
+
+export const statsSchema = {
+  type: 'object',
+  properties: {
+    current_status: { ...discordStatusSchema, description: 'live, else the last recorded, else offline' },
+    last_seen: {
+      ...nullableEpochMs,
+      description:
+        'last time seen with a status other than offline (the read time while online); null if never',
+    },
+    tracks_today: { type: 'integer', minimum: 0, description: 'plays since 00:00 UTC' },
+    track_history_count: { type: 'integer', minimum: 0, description: 'entries in the stored track history' },
+    is_monitored: { type: 'boolean' },
+  },
+  required: ['current_status', 'last_seen', 'tracks_today', 'track_history_count', 'is_monitored'],
+  additionalProperties: false,
+} as const;
+
+export const topTracksSchema = {
+  type: 'object',
+  properties: {
+    top_tracks: {
+      type: 'array',
+      description: `tracks played at least ${TOP_TRACKS_MIN_PLAYS} times, most played first, then most recently played`,
+      maxItems: TOP_TRACKS_MAX_LIMIT,
+      items: nowPlayingWith({
+        last_played: epochMs,
+        play_count: { type: 'integer', minimum: TOP_TRACKS_MIN_PLAYS },
+      }),
+    },
+  },
+  required: ['top_tracks'],
+  additionalProperties: false,
+} as const;
