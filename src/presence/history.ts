@@ -47,7 +47,23 @@ export interface HistoryMemory {
   play: LastPlay | null;
 }
 
-export const EMPTY_MEMORY: HistoryMemory = { status: null, play: null };
+export const EMPTY_MEMORY: HistoryMemory = Object.freeze({ status: null, play: null });
+
+/**
+ * Most users play nothing, and what the rules remember of them is their status alone: one shared, frozen
+ * memory per status, rather than an object per user for each of a million users.
+ */
+const STATUS_ONLY: Record<DiscordStatus, HistoryMemory> = {
+  online: Object.freeze({ status: 'online', play: null }),
+  idle: Object.freeze({ status: 'idle', play: null }),
+  dnd: Object.freeze({ status: 'dnd', play: null }),
+  offline: Object.freeze({ status: 'offline', play: null }),
+};
+
+function memoryOf(status: DiscordStatus | null, play: LastPlay | null): HistoryMemory {
+  if (play === null) return status === null ? EMPTY_MEMORY : STATUS_ONLY[status];
+  return { status, play };
+}
 
 /** One change of a user's presence, as the recorder saw it. */
 export interface Observation {
@@ -103,7 +119,7 @@ export function recordObservation(memory: HistoryMemory, observation: Observatio
     track,
     countsPlay: track !== null && track.track_id !== null,
     lastSeen,
-    memory: { status, play },
+    memory: memoryOf(status, play),
   };
 }
 
@@ -131,10 +147,10 @@ export function memoryFromHistory(
   lastStatus: StatusEntry | null,
   lastTrack: TrackEntry | null,
 ): HistoryMemory {
-  return {
-    status: lastStatus?.status ?? null,
+  return memoryOf(
+    lastStatus?.status ?? null,
     // Nobody watched between processes: the next sight of this track is not known to be a replay.
-    play: lastTrack
+    lastTrack
       ? {
           identity: trackIdentity(lastTrack),
           start: lastTrack.timestamps.start,
@@ -142,7 +158,7 @@ export function memoryFromHistory(
           paused: true,
         }
       : null,
-  };
+  );
 }
 
 /** `limit` for top tracks: default 10, clamped to 1–50. */
