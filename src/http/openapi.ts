@@ -16,22 +16,29 @@ export const TAGS = {
   presence: 'Presence',
   history: 'History',
   card: 'Card',
+  links: 'Quick links',
   kv: 'KV',
   socket: 'Socket',
   service: 'Service',
+  operations: 'Operations',
 } as const;
 
 const TAG_DESCRIPTIONS: Record<(typeof TAGS)[keyof typeof TAGS], string> = {
   Presence: 'A user’s live presence, in Lanyard’s shape plus Presently’s additions',
   History: 'What Presently remembers: status and listening history, stats, top tracks',
   Card: 'The presence as an animated SVG card, for README images',
+  'Quick links': 'Lanyard’s short links: the avatar as an image, the community invite; redirects',
   KV: 'The user’s own key/value store, shown in their presence under `kv`; needs their API key',
   Socket: 'Lanyard’s real-time WebSocket protocol',
   Service: 'About the service itself',
+  Operations: 'For probes, load balancers and Prometheus: not rate limited, on every role',
 };
 
 /** Keyed routes: the key itself in `Authorization`, or `Bearer <key>`. */
 export const API_KEY_SECURITY: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
+
+/** `/metrics`: open (`{}`), unless the operator set `METRICS_TOKEN`. */
+export const METRICS_SECURITY: Record<string, string[]>[] = [{}, { metricsToken: [] }];
 
 const SECURITY_SCHEMES = {
   apiKey: {
@@ -41,6 +48,12 @@ const SECURITY_SCHEMES = {
     description: 'The API key itself (`prs_…`). DM the bot `?apikey` to get one; a new one replaces the old.',
   },
   bearer: { type: 'http', scheme: 'bearer', description: 'The same API key, as `Bearer prs_…`.' },
+  metricsToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'For `/metrics` only: `METRICS_TOKEN`, when the operator set one (unset, the scrape is open).',
+  },
 } as const;
 
 /** A request body the route reads itself (raw bytes), so Fastify must not validate it with a schema. */
@@ -52,7 +65,50 @@ declare module 'fastify' {
   interface FastifySchema {
     /** The body as the document describes it; never used to validate the request (see above). */
     requestBody?: DocumentedRequestBody;
+    /**
+     * The query as the document describes it, for a route that reads its query itself and must not have
+     * Fastify validate or coerce it (`GET /`: a person's form, never a 400).
+     */
+    documentedQuerystring?: object;
   }
+}
+
+type Paths = Record<string, Record<string, { parameters?: { in: string; name: string; schema?: object }[] }>>;
+
+/** `.{name}` closing a path: a file extension, one route in Fastify (a regex parameter). */
+const EXTENSION_PARAMETER = /\.\{([A-Za-z_]+)\}$/;
+
+/**
+ * A path ending in an extension parameter with an enum (`/{id}.{format}`, the avatar links) becomes one
+ * path per value (`/{id}.png`, `/{id}.jpg`…), without that parameter: the paths clients call, and the
+ * contract lists. Everything else is left as it is, in its place.
+ */
+function pathPerExtension(paths: Paths): Paths {
+  const written: Paths = {};
+  for (const [path, item] of Object.entries(paths)) {
+    const name = EXTENSION_PARAMETER.exec(path)?.[1];
+    const isExtension = (parameter: { in: string; name: string }) =>
+      parameter.in === 'path' && parameter.name === name;
+    const values = Object.values(item)
+      .flatMap((operation) => operation.parameters ?? [])
+      .map((parameter) =>
+        isExtension(parameter) ? (parameter.schema as { enum?: unknown[] }).enum : undefined,
+      )
+      .find((found) => Array.isArray(found));
+    if (!values) {
+      written[path] = item;
+      continue;
+    }
+    for (const value of values) {
+      written[path.replace(EXTENSION_PARAMETER, `.${String(value)}`)] = Object.fromEntries(
+        Object.entries(item).map(([method, operation]) => [
+          method,
+          { ...operation, parameters: operation.parameters?.filter((parameter) => !isExtension(parameter)) },
+        ]),
+      );
+    }
+  }
+  return written;
 }
 
 const errorTable = (Object.keys(ERROR_STATUS) as ErrorCode[])
@@ -104,16 +160,23 @@ export async function registerOpenApi(app: FastifyInstance, info: OpenApiInfo): 
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
     transform: ({ schema, url }) => {
-      if (!schema?.requestBody) return { schema, url };
-      const { requestBody, ...rest } = schema;
-      return { schema: { ...rest, body: requestBody }, url };
+      if (!schema?.requestBody && !schema?.documentedQuerystring) return { schema, url };
+      const { requestBody, documentedQuerystring, ...rest } = schema;
+      return {
+        schema: {
+          ...rest,
+          ...(requestBody ? { body: requestBody } : {}),
+          ...(documentedQuerystring ? { querystring: documentedQuerystring } : {}),
+        },
+        url,
+      };
     },
     transformObject: (documents) => {
       if (!('openapiObject' in documents)) return documents.swaggerObject;
       const document = documents.openapiObject;
-      if (!info.socket) return document;
+      const paths = pathPerExtension((document.paths ?? {}) as Paths);
       // The socket is no route: its path is written as OpenAPI, not made from a route schema.
-      return { ...document, paths: { ...document.paths, ...(socketPathItem as typeof document.paths) } };
+      return { ...document, paths: info.socket ? { ...paths, ...socketPathItem } : paths } as typeof document;
     },
   });
 }

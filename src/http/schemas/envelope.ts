@@ -66,13 +66,23 @@ export function errorEnvelope(codes: readonly ErrorCode[]) {
   } as const;
 }
 
+export interface ErrorResponseOptions {
+  /** False for a route outside both rate-limit scopes (probes, the scrape): it never answers 429. */
+  rateLimited?: boolean;
+}
+
 /**
  * Response schemas, by status, for the error codes a route answers (besides those every route may):
  * each status lists its codes and when they are answered.
  */
-export function errorResponses(codes: readonly ErrorCode[]): Record<number, object> {
+export function errorResponses(
+  codes: readonly ErrorCode[],
+  options: ErrorResponseOptions = {},
+): Record<number, object> {
+  const always =
+    options.rateLimited === false ? EVERY_ROUTE.filter((code) => code !== 'rate_limited') : EVERY_ROUTE;
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, ...EVERY_ROUTE]) {
+  for (const code of [...codes, ...always]) {
     const status = ERROR_STATUS[code];
     const listed = byStatus.get(status) ?? [];
     if (!listed.includes(code)) listed.push(code);
@@ -96,14 +106,21 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, obje
   return responses;
 }
 
-/** The success envelope around `data`. */
-export function successResponse(description: string, data: object, example?: unknown) {
+/** The success envelope around `data`, as a plain schema (for a response with several content types). */
+export function successEnvelope(data: object) {
   return {
-    [RESPONSE_DESCRIPTION]: description,
     type: 'object',
     properties: { success: { const: true }, data },
     required: ['success', 'data'],
     additionalProperties: false,
+  } as const;
+}
+
+/** The success envelope around `data`. */
+export function successResponse(description: string, data: object, example?: unknown) {
+  return {
+    [RESPONSE_DESCRIPTION]: description,
+    ...successEnvelope(data),
     ...(example === undefined ? {} : { examples: [{ success: true, data: example }] }),
   } as const;
 }
@@ -111,4 +128,20 @@ export function successResponse(description: string, data: object, example?: unk
 /** An answer without a body (204, 304). */
 export function emptyResponse(description: string) {
   return { [RESPONSE_DESCRIPTION]: description, type: 'null' } as const;
+}
+
+/**
+ * A redirect (302) without a body: where to is in `Location`; `headers` are the other headers it
+ * carries, each a schema with its description.
+ */
+export function redirectResponse(
+  description: string,
+  location: string,
+  headers: Record<string, object> = {},
+) {
+  return {
+    [RESPONSE_DESCRIPTION]: description,
+    type: 'null',
+    headers: { Location: { type: 'string', format: 'uri', description: location }, ...headers },
+  } as const;
 }
