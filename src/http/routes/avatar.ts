@@ -5,7 +5,9 @@ import { cdnBase } from '../../presence/values.js';
 import { AVATAR_HASH } from '../card/content.js';
 import { defaultAvatarUrl } from '../card/default-avatar.js';
 import { ApiError } from '../errors.js';
-import { userIdFrom } from './users.js';
+import { TAGS } from '../openapi.js';
+import { errorResponses, redirectResponse } from '../schemas/envelope.js';
+import { userIdFrom, userIdParams } from './users.js';
 
 /** The formats of Lanyard's quick links; Discord's CDN serves each of them. */
 export const AVATAR_FORMATS = ['png', 'jpg', 'jpeg', 'webp', 'gif'] as const;
@@ -54,9 +56,21 @@ export const avatarRoutes =
       `/:id.:format(^(?:${AVATAR_FORMATS.join('|')})$)`,
       {
         schema: {
+          tags: [TAGS.links],
+          summary: 'The avatar as an image: a redirect to Discord’s CDN',
+          description: `Lanyard’s avatar quick link, for an \`<img>\` that follows avatar changes: a 302 to the user’s current avatar on Discord’s CDN (\`DISCORD_CDN_URL\`) in the format of the extension, so the image never passes through Presently. \`.jpg\` and \`.jpeg\` are both JPEG; \`.gif\` of an avatar that does not move is its \`.jpg\`, as on Lanyard; a user without an avatar gets Discord’s default one (a PNG, whatever the extension). Unknown query parameters are ignored.`,
+          // The format is the extension: the document writes one path per format (openapi.ts).
           params: {
             type: 'object',
-            properties: { id: { type: 'string' }, format: { type: 'string', enum: AVATAR_FORMATS } },
+            properties: {
+              // No pattern: userIdFrom checks the id, as it always has (`invalid_user_id` either way).
+              id: {
+                type: 'string',
+                description: userIdParams.properties.id.description,
+                examples: userIdParams.properties.id.examples,
+              },
+              format: { type: 'string', enum: AVATAR_FORMATS },
+            },
             required: ['id', 'format'],
           },
           querystring: {
@@ -65,9 +79,18 @@ export const avatarRoutes =
               size: {
                 type: 'integer',
                 enum: AVATAR_SIZES,
-                description: `image size in px (default ${DEFAULT_AVATAR_SIZE})`,
+                description: `image size in px, one of Discord’s sizes (default ${DEFAULT_AVATAR_SIZE})`,
               },
             },
+          },
+          response: {
+            302: redirectResponse('the avatar', 'the image on Discord’s CDN', {
+              'Cache-Control': {
+                type: 'string',
+                description: `\`${AVATAR_CACHE_CONTROL}\`: a new avatar is followed within a minute`,
+              },
+            }),
+            ...errorResponses(['invalid_user_id', 'invalid_query', 'user_not_monitored']),
           },
         },
       },

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { checkReadiness, type ReadinessCheck } from '../../ops/readiness.js';
 import { ApiError } from '../errors.js';
+import { TAGS } from '../openapi.js';
+import { errorResponses, successResponse } from '../schemas/envelope.js';
 
 export interface HealthRouteDeps {
   /** What this node needs to take traffic: its role decides which (app.ts). */
@@ -8,6 +10,34 @@ export interface HealthRouteDeps {
   /** Shutdown has begun: ready answers 503 so load balancers stop sending. */
   draining(): boolean;
 }
+
+const healthSchema = {
+  type: 'object',
+  properties: {
+    status: { const: 'ok' },
+    uptime_seconds: { type: 'integer', minimum: 0, description: 'whole seconds since the process started' },
+  },
+  required: ['status', 'uptime_seconds'],
+  additionalProperties: false,
+} as const;
+
+/** The checks, by role (app.ts builds the list). */
+const READINESS_CHECKS =
+  'The checks: `store` (every role: SQLite or Redis answers within a second), `gateway` (roles `all` and `ingest`: every shard has a live Discord session and every member list has been loaded once), `replica` (role `api`, and `all` with Redis: every shared presence has been read from Redis).';
+
+const readySchema = {
+  type: 'object',
+  properties: {
+    status: { const: 'ready' },
+    checks: {
+      type: 'object',
+      description: 'each check of this node’s role, by name (`store`, `gateway`, `replica`)',
+      additionalProperties: { const: 'ok' },
+    },
+  },
+  required: ['status', 'checks'],
+  additionalProperties: false,
+} as const;
 
 /**
  * `GET /v1/health`: 200 while the process runs, and nothing else is looked at (a liveness probe must not
@@ -17,15 +47,44 @@ export interface HealthRouteDeps {
 export const healthRoutes =
   (deps: HealthRouteDeps): FastifyPluginAsync =>
   async (app) => {
-    app.get('/v1/health', async () => ({
-      success: true,
-      data: { status: 'ok', uptime_seconds: Math.floor(process.uptime()) },
-    }));
+    app.get(
+      '/v1/health',
+      {
+        schema: {
+          tags: [TAGS.operations],
+          summary: 'Liveness: the process runs',
+          description:
+            'For a liveness probe: 200 as long as the process runs. Nothing else is looked at, so Discord or the store being away never fails it (restarting would not bring them back). Not rate limited.',
+          response: {
+            200: successResponse('the process runs', healthSchema),
+            ...errorResponses([], { rateLimited: false }),
+          },
+        },
+      },
+      async () => ({
+        success: true,
+        data: { status: 'ok', uptime_seconds: Math.floor(process.uptime()) },
+      }),
+    );
 
-    app.get('/v1/ready', async () => {
-      if (deps.draining()) throw new ApiError('not_ready', 'not ready: shutting down');
-      const report = await checkReadiness(deps.readiness);
-      if (!report.ready) throw new ApiError('not_ready', `not ready: ${report.problems.join('; ')}`);
-      return { success: true, data: { status: 'ready', checks: report.checks } };
-    });
+    app.get(
+      '/v1/ready',
+      {
+        schema: {
+          tags: [TAGS.operations],
+          summary: 'Readiness: the node can serve what it is for',
+          description: `For a readiness probe or a load balancer's health check: 200 when every check of this node's role passes, \`503 not_ready\` naming the failed ones otherwise, and while the node shuts down. ${READINESS_CHECKS} Not rate limited.`,
+          response: {
+            200: successResponse('every check passes', readySchema),
+            ...errorResponses(['not_ready'], { rateLimited: false }),
+          },
+        },
+      },
+      async () => {
+        if (deps.draining()) throw new ApiError('not_ready', 'not ready: shutting down');
+        const report = await checkReadiness(deps.readiness);
+        if (!report.ready) throw new ApiError('not_ready', `not ready: ${report.problems.join('; ')}`);
+        return { success: true, data: { status: 'ready', checks: report.checks } };
+      },
+    );
   };

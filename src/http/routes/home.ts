@@ -2,8 +2,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { PresenceView } from '../../presence/registry.js';
 import { isSnowflake } from '../../presence/snowflake.js';
 import { prefersHtml } from '../accept.js';
+import { TAGS } from '../openapi.js';
 import { loadPageAssets, PAGE_ASSET_PREFIX } from '../page/assets.js';
 import { type PageExample, renderPage } from '../page/render.js';
+import { errorResponses, successEnvelope } from '../schemas/envelope.js';
+import { userIdParams } from './users.js';
 
 /**
  * The landing page's own policy, in place of the API's `default-src 'none'`: its stylesheet and script
@@ -38,6 +41,55 @@ export interface HomeRouteDeps {
   inviteUrl: string | null;
 }
 
+/** Lanyard's info, in the envelope: what a program gets from `GET /`. */
+const infoSchema = successEnvelope({
+  type: 'object',
+  properties: {
+    info: { type: 'string', description: 'what this service is, in a sentence' },
+    monitored_user_count: {
+      type: 'integer',
+      minimum: 0,
+      description: 'how many users this instance monitors (share a server with its bot)',
+    },
+    discord_invite: {
+      type: ['string', 'null'],
+      description:
+        'the instance’s community server (`DISCORD_INVITE_URL`, also `GET /discord`); null if none',
+    },
+  },
+  required: ['info', 'monitored_user_count', 'discord_invite'],
+  additionalProperties: false,
+});
+
+const homeSchema = {
+  tags: [TAGS.service],
+  summary: 'The landing page, or Lanyard’s info',
+  description:
+    'One URL, two answers, chosen by `Accept` (`Vary: Accept`, `Cache-Control: no-cache`): a browser, which prefers `text/html`, gets the landing page with a live viewer of any monitored user; anything else — no `Accept`, `*/*`, JSON — gets Lanyard’s info in the envelope, so Lanyard clients read it unchanged. A tie goes to JSON.',
+  // Read by the route itself, never refused: a bad id is the page's to explain (see below).
+  documentedQuerystring: {
+    type: 'object',
+    properties: {
+      id: {
+        type: 'string',
+        description:
+          'page only: the user to show in the viewer, a Discord user id; one that is not is named on the page, never a 400',
+        examples: userIdParams.properties.id.examples,
+      },
+    },
+  },
+  response: {
+    200: {
+      description: 'the landing page (HTML), or Lanyard’s info (JSON), as `Accept` prefers',
+      content: {
+        'text/html': { schema: { type: 'string', description: 'the landing page' } },
+        'application/json': { schema: infoSchema },
+      },
+    },
+    ...errorResponses([]),
+  },
+};
+
 /** `?id=` as the browser sent it; a repeated one counts once. */
 function requestedId(query: unknown): string | null {
   const value = (query as Record<string, unknown>).id;
@@ -56,7 +108,7 @@ export const homeRoutes =
     const assets = loadPageAssets();
     const files = new Map([assets.stylesheet, assets.script].map((asset) => [asset.path, asset]));
 
-    app.get('/', async (request, reply) => {
+    app.get('/', { schema: homeSchema }, async (request, reply) => {
       // Both answers change with what is monitored; one URL, two representations.
       reply.header('vary', 'Accept').header('cache-control', 'no-cache');
       if (!prefersHtml(request.headers.accept)) {
@@ -83,7 +135,8 @@ export const homeRoutes =
         .send(page);
     });
 
-    app.get(`${PAGE_ASSET_PREFIX}:file`, async (request, reply) => {
+    // The page's own files, not part of the API: not in the document.
+    app.get(`${PAGE_ASSET_PREFIX}:file`, { schema: { hide: true } }, async (request, reply) => {
       const asset = files.get(request.url.split('?')[0] ?? '');
       if (!asset) return reply.callNotFound();
       return reply.header('cache-control', ASSET_CACHE_CONTROL).type(asset.contentType).send(asset.body);

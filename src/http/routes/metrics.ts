@@ -2,6 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Metrics } from '../../ops/metrics.js';
 import { ApiError, sendError } from '../errors.js';
+import { METRICS_SECURITY, TAGS } from '../openapi.js';
+import { errorResponses } from '../schemas/envelope.js';
 
 export interface MetricsRouteDeps {
   metrics: Metrics;
@@ -14,16 +16,45 @@ export const metricsRoutes =
   (deps: MetricsRouteDeps): FastifyPluginAsync =>
   async (app) => {
     const expected = deps.token === null ? null : digest(deps.token);
-    app.get('/metrics', async (request, reply) => {
-      if (expected !== null && !presents(request.headers.authorization, expected)) {
-        return sendError(
-          reply.header('www-authenticate', 'Bearer realm="metrics"'),
-          new ApiError('invalid_metrics_token', 'send the METRICS_TOKEN as `Authorization: Bearer <token>`'),
-        );
-      }
-      const { text, contentType } = await deps.metrics.scrape();
-      return reply.type(contentType).send(text);
-    });
+    const errors = errorResponses(['invalid_metrics_token'], { rateLimited: false });
+    app.get(
+      '/metrics',
+      {
+        schema: {
+          tags: [TAGS.operations],
+          summary: 'Prometheus metrics',
+          description:
+            'What this node counts — presences, sockets, the Discord gateway, HTTP requests, the store, bot commands, rate limits — and the process’s own metrics, in Prometheus’s text format: the README’s “Metrics” section lists them. Open unless the operator set `METRICS_TOKEN`; then the scrape sends it as `Authorization: Bearer <token>`. Not rate limited.',
+          security: METRICS_SECURITY,
+          response: {
+            200: {
+              description: 'the metrics, in the text exposition format (`text/plain; version=0.0.4`)',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+            ...errors,
+            401: {
+              ...errors[401],
+              headers: {
+                'WWW-Authenticate': { type: 'string', description: '`Bearer realm="metrics"`' },
+              },
+            },
+          },
+        },
+      },
+      async (request, reply) => {
+        if (expected !== null && !presents(request.headers.authorization, expected)) {
+          return sendError(
+            reply.header('www-authenticate', 'Bearer realm="metrics"'),
+            new ApiError(
+              'invalid_metrics_token',
+              'send the METRICS_TOKEN as `Authorization: Bearer <token>`',
+            ),
+          );
+        }
+        const { text, contentType } = await deps.metrics.scrape();
+        return reply.type(contentType).send(text);
+      },
+    );
   };
 
 function digest(value: string): Buffer {
