@@ -2,7 +2,7 @@ import { isGuildCopy } from './guild-copy.js';
 import type { DiscordUser, Kv, Presence, Profile, RawPresence, Snowflake } from './model.js';
 import { buildPresence, type NormalizeOptions } from './presence.js';
 import { OFFLINE_PRESENCE } from './raw.js';
-import { envelopeOf, PresenceSnapshot, sameBody, snapshotOf } from './snapshot.js';
+import { envelopeOf, PresenceSnapshot, snapshotOf } from './snapshot.js';
 import { isSnowflake } from './snowflake.js';
 import { mergeUser } from './user.js';
 
@@ -221,7 +221,7 @@ export class PresenceRegistry implements PresenceSource {
     const previous = entry.snapshot;
     const { presence, json } = this.render(entry);
     const body = envelopeOf(json);
-    if (sameBody(body, previous.body)) {
+    if (body === previous.body) {
       entry.raw = heldAs(entry.raw, presence);
       return;
     }

@@ -7,7 +7,7 @@ import { type Harness, startHarness } from '../support/harness.js';
  * around it must look the same to a client as Fastify's answers.
  */
 const USER = '94490510688792576';
-/** A name outside ASCII: the snapshot holds this envelope as UTF-8 bytes, not as a string. */
+/** A name beyond ASCII: answered as JSON escapes, the same value to any parser. */
 const ACCENTED = '94490510688792577';
 const GUILD = '300000000000000002';
 
@@ -56,12 +56,13 @@ describe('presence reads answered outside Fastify', () => {
     expect(routed.headers.get('content-length')).toBe(fast.headers.get('content-length'));
   });
 
-  it('answer a presence with characters outside ASCII in UTF-8, with its length in bytes', async () => {
+  it('answer a presence with characters beyond ASCII as JSON escapes, with its length in bytes', async () => {
     const fast = await fetch(`${harness.base}/v1/users/${ACCENTED}`);
     const routed = await fetch(`${harness.base}/v1/users/${ACCENTED}`, { method: 'HEAD' });
     const bytes = Buffer.from(await fast.arrayBuffer());
     expect(Number(fast.headers.get('content-length'))).toBe(bytes.length);
     expect(routed.headers.get('content-length')).toBe(fast.headers.get('content-length'));
+    expect(bytes.toString('latin1')).toContain('Zo\\u00eb \\ud83c\\udfa7');
     const body = JSON.parse(bytes.toString('utf8')) as { data: { discord_user: { global_name: string } } };
     expect(body.data.discord_user.global_name).toBe('Zoë 🎧');
   });
