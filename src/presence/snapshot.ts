@@ -58,9 +58,13 @@ export function asciiJson(json: string): string {
   return json.replace(BEYOND_ASCII, unicodeEscape);
 }
 
-/** The envelope around `json`, as ASCII. */
+/** The envelope around `json`, as ASCII, held at one byte per character. */
 export function envelopeOf(json: string): string {
-  const text = `${ENVELOPE_HEAD}${asciiJson(json)}${ENVELOPE_TAIL}`;
+  const escaped = asciiJson(json);
+  const text = `${ENVELOPE_HEAD}${escaped}${ENVELOPE_TAIL}`;
+  // JSON with a character beyond Latin-1 is a two-byte string, and so is what a replacement over it
+  // makes, though every character is ASCII now: copied once into a one-byte string, it is half the size.
+  if (escaped !== json) return Buffer.from(text, 'latin1').toString('latin1');
   // Measuring flattens the concatenation, so what is held is one string, not three pieces.
   Buffer.byteLength(text);
   return text;
