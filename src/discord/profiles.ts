@@ -3,7 +3,7 @@ import { type APIUser, RESTJSONErrorCodes, Routes } from 'discord-api-types/v10'
 import type { Logger } from 'pino';
 import type { Profile, Snowflake } from '../presence/model.js';
 import type { PresenceRegistry } from '../presence/registry.js';
-import type { ProfileStore } from '../store/ports.js';
+import type { ProfileStore, StoredProfile } from '../store/ports.js';
 
 /** A stored profile younger than this is used as is after a restart instead of being fetched again. */
 export const PROFILE_TTL_MS = 24 * 60 * 60 * 1000;
@@ -13,6 +13,13 @@ export const PROFILE_TTL_MS = 24 * 60 * 60 * 1000;
  * quarter-million members from becoming a quarter-million pending promises inside it.
  */
 export const PROFILE_FETCH_CONCURRENCY = 2;
+
+/**
+ * Fetched profiles are written this long after the first of them, all at once: one transaction (one sync
+ * to disk) a second, not one per profile at Discord's fifty a second. A crash loses at most this much,
+ * which the next start fetches again.
+ */
+export const PROFILE_WRITE_MS = 1_000;
 
 /** A fetch that failed for a passing reason (network, 5xx) is tried again after this long. */
 export const PROFILE_RETRY_MS = 60_000;
@@ -42,6 +49,9 @@ export class ProfileFetcher {
   /** When each monitored user's profile was fetched: what the sweep ages. */
   private readonly fetchedAt = new Map<Snowflake, number>();
   private retryTimer: NodeJS.Timeout | undefined;
+  /** Fetched, not written yet. */
+  private unwritten = new Map<Snowflake, StoredProfile>();
+  private writeTimer: NodeJS.Timeout | undefined;
   private readonly sweepTimer: NodeJS.Timeout;
   private active = 0;
   private stopped = false;
@@ -86,13 +96,32 @@ export class ProfileFetcher {
     return this.queue.size + this.active;
   }
 
-  stop(): void {
+  /** Stops fetching, and writes what was fetched and not written yet. */
+  async stop(): Promise<void> {
     this.stopped = true;
     this.queue.clear();
     this.retries.clear();
     this.fetchedAt.clear();
     clearTimeout(this.retryTimer);
     clearInterval(this.sweepTimer);
+    await this.write();
+  }
+
+  /** Writes the profiles fetched since the last write. */
+  async write(): Promise<void> {
+    clearTimeout(this.writeTimer);
+    this.writeTimer = undefined;
+    const profiles = this.unwritten;
+    if (profiles.size === 0) return;
+    this.unwritten = new Map();
+    try {
+      await this.options.store.putProfiles(profiles);
+    } catch (error) {
+      this.options.logger.warn(
+        { err: error, profiles: profiles.size },
+        'could not store user profiles; they are fetched again after a restart',
+      );
+    }
   }
 
   private retryLater(userId: Snowflake): void {
@@ -119,7 +148,7 @@ export class ProfileFetcher {
   }
 
   private async fetch(userId: Snowflake): Promise<void> {
-    const { rest, store, registry, logger } = this.options;
+    const { rest, registry, logger } = this.options;
     let profile: Profile;
     try {
       const user = (await rest.get(Routes.user(userId))) as APIUser;
@@ -137,10 +166,7 @@ export class ProfileFetcher {
     registry.profileFetched(userId, profile);
     const fetchedAt = this.now();
     this.fetchedAt.set(userId, fetchedAt);
-    try {
-      await store.putProfile(userId, { profile, fetchedAt });
-    } catch (error) {
-      logger.warn({ err: error, userId }, 'could not store the user profile');
-    }
+    this.unwritten.set(userId, { profile, fetchedAt });
+    this.writeTimer ??= setTimeout(() => void this.write(), PROFILE_WRITE_MS).unref();
   }
 }

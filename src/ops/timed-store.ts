@@ -5,7 +5,7 @@ import type { Metrics, StoreBackend } from './metrics.js';
 const OPERATIONS: {
   [K in 'profiles' | 'kv' | 'apiKeys' | 'history']: Record<keyof Store[K], true>;
 } = {
-  profiles: { getProfile: true, putProfile: true } satisfies Record<keyof ProfileStore, true>,
+  profiles: { getProfile: true, putProfiles: true } satisfies Record<keyof ProfileStore, true>,
   kv: { getKv: true, writeKv: true } satisfies Record<keyof KvStore, true>,
   apiKeys: { replaceKey: true, findKey: true } satisfies Record<keyof ApiKeyStore, true>,
   history: {

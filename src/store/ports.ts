@@ -10,7 +10,8 @@ export interface StoredProfile {
 
 export interface ProfileStore {
   getProfile(userId: Snowflake): Promise<StoredProfile | undefined>;
-  putProfile(userId: Snowflake, stored: StoredProfile): Promise<void>;
+  /** Stores several at once: profiles arrive one by one, and are written a second's worth at a time. */
+  putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void>;
 }
 
 /** The limit refused the write; nothing was written. */

@@ -86,4 +86,33 @@ describe('profile refresh', () => {
     expect(fetcher.pending).toBe(0);
     expect(simulator.requestCount(`GET /users/${USER}`)).toBe(1);
   });
+
+  it('writes what it fetched a second at a time, in one go, and what is left when it stops', async () => {
+    const { simulator, registry, fetcher, store } = await setup();
+    await eventually(async () => expect(await store.profiles.getProfile(USER)).toBeDefined(), 3_000);
+    const writes: number[] = [];
+    const putProfiles = store.profiles.putProfiles.bind(store.profiles);
+    store.profiles.putProfiles = (profiles) => {
+      writes.push(profiles.size);
+      return putProfiles(profiles);
+    };
+    const others = ['80351110224678913', '80351110224678914', '80351110224678915'];
+    for (const id of others) {
+      simulator.setProfile(id, { banner: `b${id}`, accent_color: 3 });
+      registry.memberSeen(GUILD, {
+        id,
+        username: `u${id}`,
+        global_name: null,
+        avatar: null,
+        discriminator: '0',
+      });
+      await fetcher.userMonitored(id);
+    }
+    await eventually(() => expect(registry.get(others[2] as string)?.presence.banner).toBe(`b${others[2]}`));
+    expect(await store.profiles.getProfile(others[0] as string)).toBeUndefined();
+    await fetcher.stop();
+    expect(writes.reduce((sum, size) => sum + size, 0)).toBe(3);
+    expect(writes.length).toBeLessThanOrEqual(2);
+    for (const id of others) expect((await store.profiles.getProfile(id))?.profile.banner).toBe(`b${id}`);
+  });
 });

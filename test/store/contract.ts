@@ -57,14 +57,23 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
     it('keeps profiles, replacing what was there', async () => {
       const store = await open();
       expect(await store.profiles.getProfile('1')).toBeUndefined();
-      await store.profiles.putProfile('1', { profile: { banner: 'a_1', accent_color: 42 }, fetchedAt: T0 });
-      await store.profiles.putProfile('1', {
-        profile: { banner: null, accent_color: null },
-        fetchedAt: T0 + 1,
-      });
+      await store.profiles.putProfiles(
+        new Map([
+          ['1', { profile: { banner: 'a_1', accent_color: 42 }, fetchedAt: T0 }],
+          ['2', { profile: { banner: null, accent_color: 7 }, fetchedAt: T0 }],
+        ]),
+      );
+      await store.profiles.putProfiles(
+        new Map([['1', { profile: { banner: null, accent_color: null }, fetchedAt: T0 + 1 }]]),
+      );
+      await store.profiles.putProfiles(new Map());
       expect(await store.profiles.getProfile('1')).toEqual({
         profile: { banner: null, accent_color: null },
         fetchedAt: T0 + 1,
+      });
+      expect(await store.profiles.getProfile('2')).toEqual({
+        profile: { banner: null, accent_color: 7 },
+        fetchedAt: T0,
       });
     });
 

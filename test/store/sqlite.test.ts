@@ -32,14 +32,12 @@ describe('embedded SQLite store', () => {
   it('keeps profiles across a reopen', async () => {
     const path = join(tempDir(), 'presently.db');
     const first = openSqliteStore({ kind: 'sqlite', path });
-    await first.profiles.putProfile('1', {
-      profile: { banner: 'a_abc', accent_color: 0xff00ff },
-      fetchedAt: 123,
-    });
-    await first.profiles.putProfile('1', {
-      profile: { banner: 'a_def', accent_color: null },
-      fetchedAt: 456,
-    });
+    await first.profiles.putProfiles(
+      new Map([['1', { profile: { banner: 'a_abc', accent_color: 0xff00ff }, fetchedAt: 123 }]]),
+    );
+    await first.profiles.putProfiles(
+      new Map([['1', { profile: { banner: 'a_def', accent_color: null }, fetchedAt: 456 }]]),
+    );
     await first.close();
 
     const second = openSqliteStore({ kind: 'sqlite', path });
@@ -67,7 +65,9 @@ describe('embedded SQLite store', () => {
 
   it('works in memory for throwaway runs', async () => {
     const store = openSqliteStore({ kind: 'sqlite-memory' });
-    await store.profiles.putProfile('9', { profile: { banner: null, accent_color: 1 }, fetchedAt: 1 });
+    await store.profiles.putProfiles(
+      new Map([['9', { profile: { banner: null, accent_color: 1 }, fetchedAt: 1 }]]),
+    );
     expect((await store.profiles.getProfile('9'))?.profile.accent_color).toBe(1);
     await store.close();
   });

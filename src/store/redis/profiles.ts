@@ -14,7 +14,10 @@ export class RedisProfileStore implements ProfileStore {
     return stored === null ? undefined : (JSON.parse(stored) as StoredProfile);
   }
 
-  async putProfile(userId: Snowflake, stored: StoredProfile): Promise<void> {
-    await this.redis.set(this.keys.profile(userId), JSON.stringify(stored));
+  async putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void> {
+    if (profiles.size === 0) return;
+    const pairs: string[] = [];
+    for (const [userId, stored] of profiles) pairs.push(this.keys.profile(userId), JSON.stringify(stored));
+    await this.redis.mset(pairs);
   }
 }

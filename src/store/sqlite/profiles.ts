@@ -10,15 +10,21 @@ interface ProfileRow {
 
 export class SqliteProfileStore implements ProfileStore {
   private readonly select: Statement<[string], ProfileRow>;
-  private readonly upsert: Statement<[string, string | null, number | null, number]>;
+  private readonly upsertAll: (profiles: ReadonlyMap<Snowflake, StoredProfile>) => void;
 
   constructor(db: Database) {
     this.select = db.prepare('SELECT banner, accent_color, fetched_at FROM profiles WHERE user_id = ?');
-    this.upsert = db.prepare(
+    const upsert = db.prepare<[string, string | null, number | null, number]>(
       `INSERT INTO profiles (user_id, banner, accent_color, fetched_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (user_id) DO UPDATE SET banner = excluded.banner, accent_color = excluded.accent_color,
          fetched_at = excluded.fetched_at`,
     );
+    // One transaction, so one sync to disk, for the lot.
+    this.upsertAll = db.transaction((profiles: ReadonlyMap<Snowflake, StoredProfile>) => {
+      for (const [userId, stored] of profiles) {
+        upsert.run(userId, stored.profile.banner, stored.profile.accent_color, stored.fetchedAt);
+      }
+    });
   }
 
   async getProfile(userId: Snowflake): Promise<StoredProfile | undefined> {
@@ -27,7 +33,7 @@ export class SqliteProfileStore implements ProfileStore {
     return { profile: { banner: row.banner, accent_color: row.accent_color }, fetchedAt: row.fetched_at };
   }
 
-  async putProfile(userId: Snowflake, stored: StoredProfile): Promise<void> {
-    this.upsert.run(userId, stored.profile.banner, stored.profile.accent_color, stored.fetchedAt);
+  async putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void> {
+    if (profiles.size > 0) this.upsertAll(profiles);
   }
 }
