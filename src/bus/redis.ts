@@ -20,7 +20,9 @@ export class RedisBus implements Bus {
     private readonly prefix: string,
     private readonly logger: Logger,
   ) {
-    this.subscriber = publisher.duplicate();
+    // No ready check (INFO) on this connection: ioredis sends it after naming the connection, and if a
+    // SUBSCRIBE got through first, INFO is refused in subscriber mode with an exception nobody can catch.
+    this.subscriber = publisher.duplicate({ enableReadyCheck: false });
     // The command connection reports outages; this one's errors are the same ones.
     this.subscriber.on('error', () => {});
     this.subscriber.on('message', (channel: string, message: string) => this.deliver(channel, message));

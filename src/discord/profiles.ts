@@ -65,7 +65,8 @@ export class ProfileFetcher {
 
   /** A user started being monitored: use the stored profile when fresh, else fetch it. */
   async userMonitored(userId: Snowflake): Promise<void> {
-    const stored = await this.options.store.getProfile(userId);
+    // Fetched before but not written yet: the user left and came back within the second.
+    const stored = this.unwritten.get(userId) ?? (await this.options.store.getProfile(userId));
     if (stored) {
       this.options.registry.profileFetched(userId, stored.profile);
       this.fetchedAt.set(userId, stored.fetchedAt);
