@@ -20,7 +20,14 @@ const PREFIX = '/v1/users/';
 const MAX_ID_LENGTH = 20;
 const ZERO = 48;
 const NINE = 57;
-const FIXED_HEADERS = Object.entries(SECURITY_HEADERS).flat();
+/** The headers every answer here carries but its length (and, with read limits on, the budget's). */
+const ANSWER_HEADERS: (string | number)[] = [
+  ...Object.entries(SECURITY_HEADERS).flat(),
+  'access-control-allow-origin',
+  '*',
+  'content-type',
+  'application/json; charset=utf-8',
+];
 
 /**
  * `GET /v1/users/:id` of a monitored user, answered straight from node:http with the snapshot's bytes.
@@ -58,41 +65,26 @@ export class FastReads {
   serve(request: IncomingMessage, response: ServerResponse, fallback: RequestHandler): boolean {
     if (this.closing || request.method !== 'GET') return false;
     const id = idOf(request.url ?? '');
-    if (id === null || this.lookup(id) === undefined) return false;
+    const snapshot = id === null ? undefined : this.lookup(id);
+    if (id === null || snapshot === undefined) return false;
     const limiter = this.limiter;
-    if (limiter === null) return this.answer(id, request, response, null, fallback);
+    if (limiter === null) return this.answer(snapshot, response, null);
     limiter(request.socket.remoteAddress ?? '').then(
-      (budget) =>
-        budget.exceeded ? fallback(request, response) : this.answer(id, request, response, budget, fallback),
+      (budget) => {
+        // Looked up again: a user can stop being monitored while the limiter was asked.
+        const current = budget.exceeded ? undefined : this.lookup(id);
+        if (current === undefined) fallback(request, response);
+        else this.answer(current, response, budget);
+      },
       // The limiter lets requests through when its store is away; anything else is Fastify's to answer.
       () => fallback(request, response),
     );
     return true;
   }
 
-  private answer(
-    id: string,
-    request: IncomingMessage,
-    response: ServerResponse,
-    budget: ReadBudget | null,
-    fallback: RequestHandler,
-  ): true {
-    // Looked up again: a user can stop being monitored while the limiter was asked.
-    const snapshot = this.lookup(id);
-    if (snapshot === undefined) {
-      fallback(request, response);
-      return true;
-    }
+  private answer(snapshot: PresenceSnapshot, response: ServerResponse, budget: ReadBudget | null): true {
     // What hooks in server.ts set on Fastify's answers (security headers, CORS); a test compares the two.
-    const headers: (string | number)[] = [
-      ...FIXED_HEADERS,
-      'access-control-allow-origin',
-      '*',
-      'content-type',
-      'application/json; charset=utf-8',
-      'content-length',
-      snapshot.body.length,
-    ];
+    const headers = ANSWER_HEADERS.concat('content-length', snapshot.body.length);
     if (budget) headers.push(...budget.headers);
     response.writeHead(200, headers);
     response.end(snapshot.body);
