@@ -234,8 +234,8 @@ export async function memory(): Promise<Row[]> {
         `heap used after a full GC ${mb(first.before.heapUsed)} → ${mb(first.full.heapUsed)} (first run), ` +
         `${spread(heapPerUser, kb)} per user over the runs; Buffer contents (arrayBuffers, outside the heap) ` +
         `${spread(buffersPerUser, kb)} per user; heap total ${mb(first.before.heapTotal)} → ` +
-        `${mb(first.full.heapTotal)}; the rest of RSS is the allocator's and V8's own per-object overhead ` +
-        '(e.g. each Buffer’s backing store)',
+        `${mb(first.full.heapTotal)}; the rest of RSS is V8's and the allocator's own: heap pages committed ` +
+        'beyond what is used, and the native side of the objects (buffers, SQLite, sockets)',
     },
     {
       scenario: 'memory',
