@@ -6,6 +6,24 @@
 export const CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 'none'";
 
 /**
+ * The policy of an HTML page this service serves (the landing page, the docs): scripts, styles, images and
+ * connections from this service only, nothing inline, and no framing. `formAction`: where its forms may
+ * submit ('none' for a page without forms of its own).
+ */
+export function pageContentSecurityPolicy(formAction: "'self'" | "'none'"): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    `form-action ${formAction}`,
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/**
  * What every answer carries, whoever writes it: Fastify (a hook in server.ts), the fast read path
  * (fast-read.ts), and the answers written straight to a socket for requests that reach no route
  * (errors.ts) or upgrades that do not become sockets (socket/gateway.ts). `nosniff`: an answer is what its

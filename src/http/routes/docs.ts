@@ -2,6 +2,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
 import { TAGS } from '../openapi.js';
 import { errorResponses, RESPONSE_DESCRIPTION } from '../schemas/envelope.js';
+import { pageContentSecurityPolicy } from '../security-headers.js';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
 export const DOCS_PATH = '/docs';
@@ -10,16 +11,7 @@ export const DOCS_PATH = '/docs';
  * The docs page's scripts, styles and images all come from this service (the npm package's assets), and
  * it fetches nothing but the document and, for "Try it out", the API itself. It cannot be framed.
  */
-export const DOCS_CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const DOCS_CONTENT_SECURITY_POLICY = pageContentSecurityPolicy("'none'");
 
 /**
  * `GET /v1/openapi.json`, the OpenAPI document (openapi.ts), and `GET /docs`, Swagger UI showing it. The

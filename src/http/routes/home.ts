@@ -6,6 +6,7 @@ import { TAGS } from '../openapi.js';
 import { loadPageAssets, PAGE_ASSET_PREFIX } from '../page/assets.js';
 import { type PageExample, renderPage } from '../page/render.js';
 import { errorResponses, successEnvelope } from '../schemas/envelope.js';
+import { pageContentSecurityPolicy } from '../security-headers.js';
 import { userIdParams } from './users.js';
 
 /**
@@ -13,16 +14,7 @@ import { userIdParams } from './users.js';
  * from here and nothing inline, the socket and the card from here (`connect-src 'self'` takes the
  * same-origin `ws:`/`wss:` URL too), `data:` for the favicon. Nothing from anywhere else.
  */
-export const PAGE_CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const PAGE_CONTENT_SECURITY_POLICY = pageContentSecurityPolicy("'self'");
 
 /** Lanyard's `info` sentence, about this service. */
 export const INFO =
