@@ -162,15 +162,29 @@ export class HistoryRecorder {
       })
       .then((found) => {
         for (const userId of userIds) {
-          const stored = found.get(userId);
-          let current = stored ? memoryFromHistory(stored.status, stored.track) : EMPTY_MEMORY;
           const observations = this.loading.get(userId) ?? [];
           this.loading.delete(userId);
+          let current = this.remembered(userId, found.get(userId));
           for (const observation of observations) current = this.apply(userId, current, observation);
         }
       })
+      .catch((error: unknown) => this.options.logger.error({ err: error }, 'could not record history'))
       .finally(() => this.loads.delete(load));
     this.loads.add(load);
+  }
+
+  /**
+   * What the rules remember of a user from their stored history. One user's unreadable entry (a store
+   * edited by hand, say) costs that user's memory, not the batch read with them.
+   */
+  private remembered(userId: Snowflake, stored: LatestHistory | undefined): HistoryMemory {
+    if (!stored) return EMPTY_MEMORY;
+    try {
+      return memoryFromHistory(stored.status, stored.track);
+    } catch (error) {
+      this.options.logger.error({ err: error, userId }, 'unreadable stored history; recording from scratch');
+      return EMPTY_MEMORY;
+    }
   }
 
   private apply(userId: Snowflake, memory: HistoryMemory, observation: Observation): HistoryMemory {

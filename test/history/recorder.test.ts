@@ -178,6 +178,41 @@ describe('HistoryRecorder', () => {
     }
   });
 
+  it("records the others of a batch when one user's stored history cannot be read", async () => {
+    const { store } = setup();
+    const users = ['80351110224678930', '80351110224678931', '80351110224678932'].map((id) => ({
+      id,
+      username: `u${id}`,
+    }));
+    const latest = store.history.latest.bind(store.history);
+    const recorder = new HistoryRecorder({
+      store: Object.assign(Object.create(store.history), {
+        latest: async (userIds: readonly string[]) => {
+          const found = await latest(userIds);
+          // A stored track without its timestamps: what a store edited by hand could hold.
+          found.set(users[1]?.id as string, { status: null, track: { song: 'x' } as never });
+          return found;
+        },
+      }),
+      logger: pino({ level: 'silent' }),
+      now: () => T0,
+      flushMs: 60_000,
+    });
+    const registry = new PresenceRegistry({
+      cdnUrl: 'https://cdn.discordapp.com',
+      youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+    });
+    registry.onChange(recorder.observe);
+    for (const user of users)
+      registry.memberSeen(GUILD_A, user, { status: 'dnd', client_status: {}, activities: [] });
+    await recorder.close();
+    for (const user of users) {
+      expect((await store.history.history(user.id, 100)).status.map((entry) => entry.status)).toEqual([
+        'dnd',
+      ]);
+    }
+  });
+
   it('after release (another node records the user now), forgets the user: no last_seen at shutdown, memory read again', async () => {
     const { store, registry, recorder, advance } = setup();
     registry.memberSeen(GUILD_A, USER, listening('t1', T0));
