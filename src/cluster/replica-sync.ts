@@ -7,10 +7,15 @@ import type { RedisPresences } from '../store/redis/presences.js';
 
 export interface ReplicaSyncOptions {
   replica: PresenceReplica;
-  presences: RedisPresences;
+  presences: Pick<RedisPresences, 'list'>;
   bus: RedisBus;
   logger: Logger;
+  /** A full read that failed is tried again after this long; RESYNC_RETRY_MS unless told. */
+  retryMs?: number;
 }
+
+/** A failed full read leaves the node not ready: it is tried again after this long, until one succeeds. */
+export const RESYNC_RETRY_MS = 5_000;
 
 /**
  * Keeps an API node's replica equal to the shared presences: a full read at start-up and after every
@@ -26,6 +31,10 @@ export class ReplicaSync {
   /** Full reads asked for and not finished. */
   private pendingReads = 0;
   private lastReadSucceeded = false;
+  /** Times the bus dropped: a read that saw it drop meanwhile does not make the replica synced. */
+  private disconnects = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(private readonly options: ReplicaSyncOptions) {}
 
@@ -40,6 +49,7 @@ export class ReplicaSync {
       bus.onResubscribed(() => void this.resync()),
       // What is published while the bus is away is lost: the replica is behind until the next full read.
       bus.onDisconnected(() => {
+        this.disconnects++;
         this.lastReadSucceeded = false;
       }),
       replica.onChange(() => {
@@ -96,6 +106,8 @@ export class ReplicaSync {
   }
 
   close(): void {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
     for (const giveUp of [...this.kvWaiters.values()]) giveUp();
   }
@@ -104,15 +116,24 @@ export class ReplicaSync {
     const { presences, replica, logger } = this.options;
     this.reading = [];
     const started = Date.now();
+    const disconnects = this.disconnects;
     try {
       const listing: PublishedPresence[] = [];
       for await (const published of presences.list()) listing.push(published);
       replica.resync(listing);
-      this.lastReadSucceeded = true;
+      // Dropped meanwhile: what was published since is lost, and the read the reconnect asks for is due.
+      this.lastReadSucceeded = this.disconnects === disconnects;
       logger.info({ users: listing.length, ms: Date.now() - started }, 'presences read from Redis');
     } catch (error) {
       this.lastReadSucceeded = false;
       logger.error({ err: error }, 'could not read the shared presences; serving what this node had');
+      // Nothing else would ask again until the bus drops: try again, or the node stays not ready.
+      if (!this.closed) {
+        this.retryTimer ??= setTimeout(() => {
+          this.retryTimer = undefined;
+          void this.resync();
+        }, this.options.retryMs ?? RESYNC_RETRY_MS).unref();
+      }
     } finally {
       this.pendingReads--;
       const arrived = this.reading ?? [];

@@ -265,6 +265,28 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     });
   });
 
+  it('an API node whose full read fails is not synced, and tries again until a read succeeds', async () => {
+    const zero = await ingestNode(0);
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
+    const l = link();
+    let failures = 1;
+    const presences = {
+      list: () => {
+        if (failures-- > 0) throw new Error('BUSY Redis is busy running a script');
+        return l.presences.list();
+      },
+    };
+    const replica = new PresenceReplica();
+    const sync = new ReplicaSync({ replica, presences, bus: l.bus, logger, retryMs: 50 });
+    closers.push(() => sync.close());
+    await sync.start();
+    expect(sync.synced).toBe(false);
+    await eventually(() => {
+      expect(sync.synced).toBe(true);
+      expect(replica.get(ALICE.id)).toBeDefined();
+    });
+  });
+
   /** Cuts every Redis connection named `name`: the process is cut off without a word. */
   async function cut(via: ClusterLink, name: string): Promise<void> {
     const clients = String(await via.redis.client('LIST')).split('\n');
