@@ -1,10 +1,5 @@
 import type { DiscordUser } from './model.js';
-import { ANIMATED_HASH_PREFIX } from './profile.js';
-import { isSnowflake } from './snowflake.js';
-import { cdnBase, isRecord, urlComponent } from './values.js';
-
-/** Default avatars: `{cdn}/embed/avatars/{(id >> 22) % 6}.png`. */
-export const DEFAULT_AVATAR_COUNT = 6n;
+import { isRecord } from './values.js';
 
 /**
  * What we know of a user after another partial user object. Presence payloads may carry only `id`, so the
@@ -28,18 +23,6 @@ export function mergeUser(known: DiscordUser | undefined, partial: DiscordUser):
     setOwn(merged, key, value);
   }
   return merged === undefined ? known : (merged as DiscordUser);
-}
-
-/** `{cdn}/avatars/{id}/{hash}.{gif|png}`, or the default avatar when the user has none. */
-export function avatarUrl(user: DiscordUser, cdnUrl: string): string {
-  const base = cdnBase(cdnUrl);
-  const id = typeof user?.id === 'string' && isSnowflake(user.id) ? user.id : '0';
-  const hash = user?.avatar;
-  if (typeof hash === 'string' && hash !== '') {
-    const extension = hash.startsWith(ANIMATED_HASH_PREFIX) ? 'gif' : 'png';
-    return `${base}/avatars/${id}/${urlComponent(hash)}.${extension}`;
-  }
-  return `${base}/embed/avatars/${(BigInt(id) >> 22n) % DEFAULT_AVATAR_COUNT}.png`;
 }
 
 /**

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DiscordUser } from '../../src/presence/model.js';
-import { avatarUrl, mergeUser } from '../../src/presence/user.js';
-import { CDN } from './payloads.js';
+import { mergeUser } from '../../src/presence/user.js';
 
 const ID = '80351110224678912';
 
@@ -78,21 +77,5 @@ describe('mergeUser', () => {
       expect(mergeUser(user, partial as unknown as DiscordUser)).toBe(user);
     }
     expect(mergeUser(undefined, null as unknown as DiscordUser)).toEqual({ id: '' });
-  });
-});
-
-describe('avatarUrl', () => {
-  it('links a still avatar as png and an animated one as gif', () => {
-    expect(avatarUrl(known(), CDN)).toBe(`${CDN}/avatars/${ID}/8342729096ea3675442027381ff50dfe.png`);
-    expect(avatarUrl({ id: ID, avatar: 'a_1269e74af4df7417b13759eae50c83dc' }, CDN)).toBe(
-      `${CDN}/avatars/${ID}/a_1269e74af4df7417b13759eae50c83dc.gif`,
-    );
-  });
-
-  it('links the default avatar, (id >> 22) % 6, when there is none', () => {
-    // (80351110224678912n >> 22n) % 6n === 5n; (94490510688792576n >> 22n) % 6n === 3n
-    expect(avatarUrl({ id: ID, avatar: null }, CDN)).toBe(`${CDN}/embed/avatars/5.png`);
-    expect(avatarUrl({ id: '94490510688792576' }, `${CDN}/`)).toBe(`${CDN}/embed/avatars/3.png`);
-    expect(avatarUrl({ id: 'not-an-id', avatar: null }, CDN)).toBe(`${CDN}/embed/avatars/0.png`);
   });
 });
