@@ -57,6 +57,8 @@ const Op = { Event: 0, Hello: 1, Initialize: 2, Heartbeat: 3, Unsubscribe: 4 } a
 export const NO_RECONNECT_CLOSE_CODES: ReadonlySet<number> = new Set([1009, 4004, 4005, 4006]);
 
 const SNOWFLAKE = /^[0-9]{1,20}$/;
+/** Snowflakes are 64-bit: twenty digits can say more. */
+const SNOWFLAKE_LIMIT = 2n ** 64n;
 const OPEN = 1;
 
 /**
@@ -148,7 +150,7 @@ export class PresentlySocket extends Emitter<PresentlySocketEvents> {
     const list = Array.isArray(ids) ? ids : [ids];
     for (const id of list) {
       // The server closes the socket over a bad id; refusing it here says which one and keeps the socket.
-      if (typeof id !== 'string' || !SNOWFLAKE.test(id)) {
+      if (typeof id !== 'string' || !SNOWFLAKE.test(id) || BigInt(id) >= SNOWFLAKE_LIMIT) {
         throw new TypeError(`${JSON.stringify(id)} is not a Discord user id`);
       }
     }

@@ -200,6 +200,9 @@ describe('PresentlySocket protocol', () => {
   it('refuses an id that is not a snowflake without sending it', () => {
     const recorded = open();
     expect(() => recorded.socket.subscribe('not-an-id')).toThrow(TypeError);
+    // Twenty digits, but not below 2^64: the server would close the socket over it.
+    expect(() => recorded.socket.subscribe('18446744073709551616')).toThrow(TypeError);
+    expect(() => recorded.socket.subscribe(['18446744073709551615'])).not.toThrow();
   });
 
   it('stops, without looping, when the server refuses what it sent (4006)', async () => {
