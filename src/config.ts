@@ -106,7 +106,8 @@ export function loadConfig(env: Env): Config {
       // reported below
     }
     if (protocol !== 'https:') throw new ConfigError(name, 'must be an https URL', value);
-    return value;
+    // Normalized (non-ASCII percent-encoded), so it can go into a Location header as it is.
+    return new URL(value).href;
   };
 
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {

@@ -23,6 +23,11 @@ describe('loadConfig', () => {
     expect(config.youtubeMusicApplicationIds).toContain('1177081335727267940');
   });
 
+  it('keeps an https URL percent-encoded, so it can go into a Location header as it is', () => {
+    const config = loadConfig({ DISCORD_INVITE_URL: 'https://discord.gg/café😀' });
+    expect(config.discordInviteUrl).toBe('https://discord.gg/caf%C3%A9%F0%9F%98%80');
+  });
+
   it('reads every variable', () => {
     const config = loadConfig({
       PORT: '8080',
