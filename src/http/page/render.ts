@@ -36,7 +36,7 @@ function examplesOf(examples: readonly PageExample[]): Html {
 function rejectionOf(rejected: string | null): Html {
   if (rejected === null) return html``;
   const shown = rejected.length > MAX_SHOWN_REJECTED ? `${rejected.slice(0, MAX_SHOWN_REJECTED)}…` : rejected;
-  return html`<p id="id-error" class="error" role="alert">“${shown}” is not a Discord user id: an id is 1 to 20 digits.</p>`;
+  return html`<p id="id-error" class="error" role="alert">“${shown}” is not a Discord user id: an id is 1 to 20 digits, below 2^64.</p>`;
 }
 
 function cardOf(id: string | null): Html {

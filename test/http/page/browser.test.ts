@@ -224,6 +224,20 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
     await page.close();
   });
 
+  it('back to the page without an id shows nobody', async () => {
+    const { page, problems } = await openPage();
+    await page.goto(`${harness.base}/`);
+    await page.locator('#user-id').fill(ALICE.id);
+    await page.locator('button[type="submit"]').click();
+    await shows(page, 'presence', 'Alice');
+    await page.goBack();
+    await page.waitForURL(`${harness.base}/`);
+    await page.locator('#live').waitFor({ state: 'hidden' });
+    expect(await page.locator('#user-id').inputValue()).toBe('');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('reconnects when the socket drops, and goes on showing changes', async () => {
     const { page, problems } = await openPage();
     const routes: WebSocketRoute[] = [];

@@ -329,7 +329,9 @@ function start() {
   }
   window.addEventListener('popstate', () => {
     const id = idFromLocation();
-    if (id !== null) view(id, { push: false });
+    // Back to the page without an id: the page as the server gives it, with nobody watched.
+    if (id === null) location.reload();
+    else view(id, { push: false });
   });
 
   setUpCopyButtons(document.getElementById('copy-status'));
