@@ -1,7 +1,7 @@
 import { activitiesFrom } from './activities.js';
 import { activeOnFrom } from './client-status.js';
 import { customStatusFrom } from './custom-status.js';
-import type { DiscordUser, Kv, Presence, Profile, RawPresence } from './model.js';
+import type { DiscordUser, Kv, Presence, Profile, RawPresence, Snowflake } from './model.js';
 import { nowPlayingFrom } from './now-playing.js';
 import { profileFields } from './profile.js';
 import { statusFrom } from './raw.js';
@@ -22,19 +22,33 @@ export interface PresenceInput {
   kv: Kv;
 }
 
+/** Every field of the presence but the user, in the order of `Presence`. */
+export type PresenceFields = Omit<Presence, 'discord_user'>;
+
 /**
  * The presence object of the API, composed from one builder per field. Fields are written in the order of
  * `Presence` in model.ts, so the JSON of equal presences is byte-equal.
  */
 export function buildPresence(input: PresenceInput, options: NormalizeOptions): Presence {
   const { user, raw, profile, kv } = input;
+  return { discord_user: user, ...presenceFields({ userId: user?.id, raw, profile, kv }, options) };
+}
+
+/**
+ * The fields after `discord_user`. Apart, because the registry serializes them apart: it holds each user
+ * as the JSON text inside their presence, not as an object (see registry.ts).
+ */
+export function presenceFields(
+  input: Omit<PresenceInput, 'user'> & { userId: Snowflake },
+  options: NormalizeOptions,
+): PresenceFields {
+  const { userId, raw, profile, kv } = input;
   const activities = activitiesFrom(raw?.activities);
   const spotify = spotifyFrom(activities);
   const youtubeMusic = youtubeMusicFrom(activities, options.youtubeMusic, options.cdnUrl);
   const activeOn = activeOnFrom(raw?.client_status);
-  const profileData = profileFields(user?.id, profile, options.cdnUrl);
+  const profileData = profileFields(userId, profile, options.cdnUrl);
   return {
-    discord_user: user,
     discord_status: statusFrom(raw?.status),
     active_on_discord_desktop: activeOn.active_on_discord_desktop,
     active_on_discord_web: activeOn.active_on_discord_web,

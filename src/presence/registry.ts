@@ -1,8 +1,8 @@
 import { isGuildCopy } from './guild-copy.js';
 import type { DiscordUser, Kv, Presence, Profile, RawPresence, Snowflake } from './model.js';
-import { buildPresence, type NormalizeOptions } from './presence.js';
+import { type NormalizeOptions, presenceFields } from './presence.js';
 import { OFFLINE_PRESENCE } from './raw.js';
-import { envelopeOf, PresenceSnapshot, snapshotOf } from './snapshot.js';
+import { envelopeOfParts, PresenceSnapshot, userJsonIn } from './snapshot.js';
 import { isSnowflake } from './snowflake.js';
 import { mergeUser } from './user.js';
 
@@ -36,6 +36,11 @@ const NO_KV: Kv = Object.freeze({});
  * What the registry holds per user. A class, not an object literal: a million entries built by spreading
  * a literal each got a hidden class of their own (about 300 bytes apiece), where instances of a class
  * share one.
+ *
+ * The user is held only as the JSON text at the start of the snapshot's presence: as an object, with its
+ * strings, it was about 220 bytes a user beside the text that holds it already. Presence updates name the
+ * user by id alone, so reading it back (a JSON.parse of its few hundred bytes) is needed only to merge a
+ * user object that says more, and to hand the changed presence to the listeners.
  */
 class Entry {
   /** The store's revision of `kv`: an older KV arriving late is ignored. */
@@ -44,7 +49,8 @@ class Entry {
   kv: Kv = NO_KV;
 
   constructor(
-    public user: DiscordUser,
+    /** The length of the user's JSON in the snapshot's body (`userJsonIn`). */
+    public userLength: number,
     public raw: RawPresence,
     /** The guilds shared with the bot: most users share one, which needs no set. */
     public guilds: Snowflake | Set<Snowflake>,
@@ -52,8 +58,15 @@ class Entry {
   ) {}
 }
 
-/** What a presence is built from. */
-type Sources = Pick<Entry, 'user' | 'raw' | 'profile' | 'kv'>;
+/** What a presence is built from besides the user. */
+type Sources = Pick<Entry, 'raw' | 'profile' | 'kv'>;
+
+/** A rendered presence: the object for the listeners, and its envelope. */
+interface Rendered {
+  presence: Presence;
+  body: string;
+  userLength: number;
+}
 
 /**
  * One presence per user across every guild the user shares with the bot. Fed with what the gateway says
@@ -120,27 +133,22 @@ export class PresenceRegistry implements PresenceSource {
 
     const entry = this.entries.get(user.id);
     if (!entry) {
-      const sources: Sources = {
-        user: mergeUser(undefined, user),
-        raw: raw ?? OFFLINE_PRESENCE,
-        profile: null,
-        kv: NO_KV,
-      };
-      const rendered = this.render(sources);
-      const snapshot = snapshotOf(rendered.presence, rendered.json, 1);
+      const known = mergeUser(undefined, user);
+      const sources: Sources = { raw: raw ?? OFFLINE_PRESENCE, profile: null, kv: NO_KV };
+      const rendered = this.render(user.id, known, null, sources);
+      const snapshot = new PresenceSnapshot(rendered.presence, rendered.body, 1);
       const held = heldAs(sources.raw, rendered.presence);
-      this.entries.set(user.id, new Entry(sources.user, held, guildId, snapshot));
+      this.entries.set(user.id, new Entry(rendered.userLength, held, guildId, snapshot));
       this.emit({ kind: 'monitored', userId: user.id, current: snapshot });
       snapshot.release();
       return;
     }
     entry.guilds = withGuild(entry.guilds, guildId);
-    const mergedUser = mergeUser(entry.user, user);
+    const changedUser = this.mergedUser(entry, user);
     const presenceChanged = raw !== undefined && raw !== entry.raw && !isGuildCopy(entry.raw, raw);
-    if (mergedUser === entry.user && !presenceChanged) return;
-    entry.user = mergedUser;
+    if (changedUser === null && !presenceChanged) return;
     if (presenceChanged) entry.raw = raw;
-    this.refresh(entry);
+    this.refresh(user.id, entry, changedUser);
   }
 
   /** A user object from outside any guild context (USER_UPDATE, member updates): merged if monitored. */
@@ -148,17 +156,15 @@ export class PresenceRegistry implements PresenceSource {
     if (!hasUserId(user)) return;
     const entry = this.entries.get(user.id);
     if (!entry) return;
-    const merged = mergeUser(entry.user, user);
-    if (merged === entry.user) return;
-    entry.user = merged;
-    this.refresh(entry);
+    const changedUser = this.mergedUser(entry, user);
+    if (changedUser !== null) this.refresh(user.id, entry, changedUser);
   }
 
   profileFetched(userId: Snowflake, profile: Profile): void {
     const entry = this.entries.get(userId);
     if (!entry) return;
     entry.profile = profile;
-    this.refresh(entry);
+    this.refresh(userId, entry, null);
   }
 
   /** The user's KV as of `revision`; ignored for users not monitored (it is loaded when they come). */
@@ -167,7 +173,7 @@ export class PresenceRegistry implements PresenceSource {
     if (!entry || revision <= entry.kvRevision) return;
     entry.kv = kv;
     entry.kvRevision = revision;
-    this.refresh(entry);
+    this.refresh(userId, entry, null);
   }
 
   memberRemoved(guildId: Snowflake, userId: Snowflake): void {
@@ -217,32 +223,55 @@ export class PresenceRegistry implements PresenceSource {
     this.emit({ kind: 'unmonitored', userId, previous: entry.snapshot });
   }
 
-  private refresh(entry: Entry): void {
+  /** The user merged with a partial user object, or null when that changes nothing. */
+  private mergedUser(entry: Entry, partial: DiscordUser): DiscordUser | null {
+    if (namesOnlyId(partial)) return null;
+    const known = userOf(entry);
+    const merged = mergeUser(known, partial);
+    return merged === known ? null : merged;
+  }
+
+  /** Renders the entry again; `changedUser` when the user changed, else the held one is used. */
+  private refresh(userId: Snowflake, entry: Entry, changedUser: DiscordUser | null): void {
     const previous = entry.snapshot;
-    const { presence, json } = this.render(entry);
-    const body = envelopeOf(json);
-    if (body === previous.body) {
-      entry.raw = heldAs(entry.raw, presence);
-      return;
-    }
+    const userJson = changedUser === null ? userJsonIn(previous.body, entry.userLength) : null;
+    const user = changedUser ?? (JSON.parse(userJson as string) as DiscordUser);
+    const { presence, body, userLength } = this.render(userId, user, userJson, entry);
+    entry.raw = heldAs(entry.raw, presence);
+    if (body === previous.body) return;
     const next = new PresenceSnapshot(presence, body, previous.version + 1);
     entry.snapshot = next;
-    entry.raw = heldAs(entry.raw, presence);
-    this.emit({ kind: 'updated', userId: entry.user.id, previous, current: next });
+    entry.userLength = userLength;
+    this.emit({ kind: 'updated', userId, previous, current: next });
     next.release();
   }
 
-  private render(entry: Sources): { presence: Presence; json: string } {
-    const presence = buildPresence(
-      { user: entry.user, raw: entry.raw, profile: entry.profile, kv: entry.kv },
+  /** `userJson`: the user's JSON when it is held already, so it is not serialized again. */
+  private render(userId: Snowflake, user: DiscordUser, userJson: string | null, sources: Sources): Rendered {
+    const fields = presenceFields(
+      { userId, raw: sources.raw, profile: sources.profile, kv: sources.kv },
       this.options,
     );
-    return { presence, json: JSON.stringify(presence) };
+    const { body, userLength } = envelopeOfParts(userJson ?? JSON.stringify(user), JSON.stringify(fields));
+    return { presence: { discord_user: user, ...fields }, body, userLength };
   }
 
   private emit(change: PresenceChange): void {
     for (const listener of this.listeners) listener(change);
   }
+}
+
+/** The held user, read back from the text of their presence. */
+function userOf(entry: Entry): DiscordUser {
+  return JSON.parse(userJsonIn(entry.snapshot.body, entry.userLength)) as DiscordUser;
+}
+
+/** A partial user saying nothing but who it is, as presence updates do: nothing to merge. */
+function namesOnlyId(user: DiscordUser): boolean {
+  for (const key in user) {
+    if (key !== 'id' && (user as Record<string, unknown>)[key] !== undefined) return false;
+  }
+  return true;
 }
 
 /**

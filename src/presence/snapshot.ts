@@ -61,10 +61,34 @@ export function asciiJson(json: string): string {
 /** The envelope around `json`, as ASCII, held at one byte per character. */
 export function envelopeOf(json: string): string {
   const escaped = asciiJson(json);
-  const text = `${ENVELOPE_HEAD}${escaped}${ENVELOPE_TAIL}`;
+  return oneByte(`${ENVELOPE_HEAD}${escaped}${ENVELOPE_TAIL}`, escaped !== json);
+}
+
+/** Where the user's JSON begins in an envelope: `discord_user` is a presence's first field. */
+const USER_HEAD = `${ENVELOPE_HEAD}{"discord_user":`;
+
+/**
+ * The envelope of a presence serialized in two parts: its user's JSON, and the JSON of the other fields
+ * (`{"discord_status":…}`). `userLength` is the length of the user's JSON inside `body`, which `userJsonIn`
+ * takes back out: held that way, a user costs no objects of its own beside the text.
+ */
+export function envelopeOfParts(userJson: string, fieldsJson: string): { body: string; userLength: number } {
+  const user = asciiJson(userJson);
+  const fields = asciiJson(fieldsJson);
+  const text = `${USER_HEAD}${user},${fields.slice(1)}${ENVELOPE_TAIL}`;
+  return { body: oneByte(text, user !== userJson || fields !== fieldsJson), userLength: user.length };
+}
+
+/** The user's JSON in a body made by `envelopeOfParts`: already ASCII, so it goes back in as it is. */
+export function userJsonIn(body: string, userLength: number): string {
+  return body.slice(USER_HEAD.length, USER_HEAD.length + userLength);
+}
+
+/** `text` as one flat string of one byte per character; `escaped`: made by replacing characters. */
+function oneByte(text: string, escaped: boolean): string {
   // JSON with a character beyond Latin-1 is a two-byte string, and so is what a replacement over it
   // makes, though every character is ASCII now: copied once into a one-byte string, it is half the size.
-  if (escaped !== json) return Buffer.from(text, 'latin1').toString('latin1');
+  if (escaped) return Buffer.from(text, 'latin1').toString('latin1');
   // Measuring flattens the concatenation, so what is held is one string, not three pieces.
   Buffer.byteLength(text);
   return text;

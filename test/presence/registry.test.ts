@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { customStatusActivity, spotifyActivity } from '../../src/discord/simulator/activities.js';
 import type { RawPresence } from '../../src/presence/model.js';
 import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
+import { envelopeOf } from '../../src/presence/snapshot.js';
 
 const CDN = 'https://cdn.discordapp.com';
 const ALICE = {
@@ -97,6 +98,51 @@ describe('PresenceRegistry', () => {
     reg.userUpdated({ id: ALICE.id, global_name: 'Alice L.' });
     expect(reg.get(ALICE.id)?.presence.discord_user.global_name).toBe('Alice L.');
     expect(changes.map((c) => c.kind)).toEqual(['monitored', 'updated', 'updated']);
+  });
+
+  it('keeps a user it holds only as text whole through presence, profile and KV changes', () => {
+    const { registry: reg, changes } = registry();
+    const user = {
+      ...ALICE,
+      username: 'zoë',
+      global_name: 'Zoë 🎧 "the" \\ one',
+      avatar_decoration_data: { asset: 'a_1', sku_id: '1144058522808614923', expires_at: null },
+      primary_guild: { identity_guild_id: GUILD_A, tag: 'ZOË', identity_enabled: true, badge: 'b1' },
+    };
+    reg.memberSeen(GUILD_A, user);
+    for (let i = 0; i < 3; i++)
+      reg.memberSeen(GUILD_A, { id: ALICE.id }, listening(`song ${i} ✨`, 1_700_000_000_000 + i));
+    reg.profileFetched(ALICE.id, { banner: 'a_banner', accent_color: 0x123456 });
+    reg.kvChanged(ALICE.id, { note: 'héllo' }, 1);
+    const snapshot = reg.get(ALICE.id);
+    expect(snapshot?.presence.discord_user).toEqual(user);
+    expect(snapshot?.body).toMatch(/^[\x20-\x7e]*$/);
+    // The same member listed again, or the same user object from elsewhere, is no change.
+    reg.memberSeen(GUILD_B, user);
+    reg.userUpdated({ ...user });
+    expect(changes.map((c) => c.kind)).toEqual([
+      'monitored',
+      'updated',
+      'updated',
+      'updated',
+      'updated',
+      'updated',
+    ]);
+    for (const change of changes) {
+      if (change.kind !== 'unmonitored') expect(JSON.parse(change.current.json).discord_user).toEqual(user);
+    }
+  });
+
+  it('writes the same bytes as serializing the whole presence at once', () => {
+    const { registry: reg } = registry();
+    const user = { ...ALICE, global_name: 'Ålice 🎧' };
+    reg.memberSeen(GUILD_A, user, listening('Señorita', 1_700_000_000_000));
+    reg.userUpdated({ id: ALICE.id, username: 'ålice' });
+    reg.memberSeen(GUILD_A, { id: ALICE.id }, listening('Nude', 1_700_000_300_000));
+    const snapshot = reg.get(ALICE.id);
+    const presence = snapshot?.presence;
+    expect(presence?.discord_user).toEqual({ ...user, username: 'ålice' });
+    expect(snapshot?.body).toBe(envelopeOf(JSON.stringify(presence)));
   });
 
   it('ignores user updates for users it does not monitor', () => {

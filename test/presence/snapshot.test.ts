@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Presence } from '../../src/presence/model.js';
-import { asciiJson, envelopeOf, snapshotOf } from '../../src/presence/snapshot.js';
+import {
+  asciiJson,
+  envelopeOf,
+  envelopeOfParts,
+  snapshotOf,
+  userJsonIn,
+} from '../../src/presence/snapshot.js';
 
 const presence = (name: string) =>
   ({ discord_status: 'online', discord_user: { username: name } }) as unknown as Presence;
@@ -38,6 +44,20 @@ describe('a snapshot holds its envelope once, as ASCII', () => {
       expect(snapshot.presence).toEqual(presence(name));
       snapshot.release();
       expect(snapshot.presence).toEqual(presence(name));
+    }
+  });
+
+  it('writes a presence serialized in two parts as the same bytes, and gives the user back out', () => {
+    for (const name of NAMES) {
+      for (const status of ['online', 'dnd ✨']) {
+        const { discord_user: user, ...fields } = { ...presence(name), discord_status: status };
+        const whole = envelopeOf(JSON.stringify({ discord_user: user, ...fields }));
+        const { body, userLength } = envelopeOfParts(JSON.stringify(user), JSON.stringify(fields));
+        expect(body).toBe(whole);
+        expect(JSON.parse(userJsonIn(body, userLength))).toEqual(user);
+        // What comes back out goes back in as it is.
+        expect(envelopeOfParts(userJsonIn(body, userLength), JSON.stringify(fields)).body).toBe(whole);
+      }
     }
   });
 });
