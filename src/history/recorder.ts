@@ -3,7 +3,9 @@ import {
   EMPTY_MEMORY,
   HISTORY_LIMIT,
   type HistoryMemory,
+  liveStatusOf,
   memoryFromHistory,
+  notLive,
   type Observation,
   recordObservation,
   TRACKED_TRACKS_PER_USER,
@@ -25,15 +27,24 @@ export interface HistoryRecorderOptions {
   flushMs?: number;
 }
 
+/** A user whose stored history is being read: their changes wait, in order. */
+interface Loading {
+  observations: Observation[];
+  /** The status last seen live meanwhile (what the memory's `live` says for the others). */
+  live: DiscordStatus | null;
+}
+
 /**
  * Feeds the registry's changes through the recording rules and writes what they decide, in batches.
  * The rules need what was recorded before (the last status, the last play); for a user this process
  * has not seen yet that comes from the store, and their changes wait in order until it has.
+ *
+ * The status last seen live is part of each user's memory, not a map of its own: one entry per user
+ * fewer, for every one of a million users.
  */
 export class HistoryRecorder {
   private readonly memory = new Map<Snowflake, HistoryMemory>();
-  private readonly loading = new Map<Snowflake, Observation[]>();
-  private readonly liveStatus = new Map<Snowflake, DiscordStatus>();
+  private readonly loading = new Map<Snowflake, Loading>();
   private pending: HistoryWrite[] = [];
   /** Users seen for the first time since the last read of stored history began: read together. */
   private toLoad: Snowflake[] = [];
@@ -53,16 +64,15 @@ export class HistoryRecorder {
   /** The registry's listener. */
   readonly observe = (change: PresenceChange): void => {
     const ts = this.now();
-    const previousLiveStatus = this.liveStatus.get(change.userId) ?? null;
+    const previousLiveStatus = this.liveStatus(change.userId);
     if (change.kind === 'unmonitored') {
-      this.liveStatus.delete(change.userId);
+      this.notLive(change.userId);
       if (previousLiveStatus !== null && previousLiveStatus !== 'offline') {
         this.enqueue({ userId: change.userId, status: null, track: null, countsPlay: false, lastSeen: ts });
       }
       return;
     }
     const { presence } = change.current;
-    this.liveStatus.set(change.userId, presence.discord_status);
     this.consider(change.userId, {
       status: presence.discord_status,
       nowPlaying: presence.now_playing,
@@ -98,7 +108,8 @@ export class HistoryRecorder {
    */
   forget(userId: Snowflake): Promise<ForgetResult> {
     this.pending = this.pending.filter((write) => write.userId !== userId);
-    if (this.loading.has(userId)) this.loading.set(userId, []);
+    const loading = this.loading.get(userId);
+    if (loading) loading.observations = [];
     return this.serialize(() => {
       this.pending = this.pending.filter((write) => write.userId !== userId);
       return this.options.store.forget(userId);
@@ -112,7 +123,8 @@ export class HistoryRecorder {
    */
   release(userId: Snowflake): void {
     this.memory.delete(userId);
-    this.liveStatus.delete(userId);
+    const loading = this.loading.get(userId);
+    if (loading) loading.live = null;
   }
 
   /** Final flush, with last_seen for everyone still online: after a restart nobody else can know it. */
@@ -121,11 +133,26 @@ export class HistoryRecorder {
     this.loadSeen();
     await Promise.all(this.loads);
     const ts = this.now();
-    for (const [userId, status] of this.liveStatus) {
-      if (status !== 'offline')
+    for (const [userId, memory] of this.memory) {
+      const status = liveStatusOf(memory);
+      if (status !== null && status !== 'offline')
         this.enqueue({ userId, status: null, track: null, countsPlay: false, lastSeen: ts });
     }
     await this.flush();
+  }
+
+  /** The status this process last saw live, or null when it has not since it started or the user left. */
+  private liveStatus(userId: Snowflake): DiscordStatus | null {
+    const memory = this.memory.get(userId);
+    if (memory) return liveStatusOf(memory);
+    return this.loading.get(userId)?.live ?? null;
+  }
+
+  private notLive(userId: Snowflake): void {
+    const memory = this.memory.get(userId);
+    if (memory) this.memory.set(userId, notLive(memory));
+    const loading = this.loading.get(userId);
+    if (loading) loading.live = null;
   }
 
   private consider(userId: Snowflake, observation: Observation): void {
@@ -136,10 +163,11 @@ export class HistoryRecorder {
     }
     const queued = this.loading.get(userId);
     if (queued) {
-      queued.push(observation);
+      queued.observations.push(observation);
+      queued.live = observation.status;
       return;
     }
-    this.loading.set(userId, [observation]);
+    this.loading.set(userId, { observations: [observation], live: observation.status });
     this.toLoad.push(userId);
     // Everyone first seen in this turn (a whole member chunk) is read at the end of it, in one go.
     if (this.toLoad.length === 1) queueMicrotask(() => this.loadSeen());
@@ -162,10 +190,13 @@ export class HistoryRecorder {
       })
       .then((found) => {
         for (const userId of userIds) {
-          const observations = this.loading.get(userId) ?? [];
+          const loading = this.loading.get(userId);
           this.loading.delete(userId);
           let current = this.remembered(userId, found.get(userId));
-          for (const observation of observations) current = this.apply(userId, current, observation);
+          for (const observation of loading?.observations ?? [])
+            current = this.apply(userId, current, observation);
+          // Gone (or handed to another node) since their last change: not live any more.
+          if (loading?.live === null) this.memory.set(userId, notLive(current));
         }
       })
       .catch((error: unknown) => this.options.logger.error({ err: error }, 'could not record history'))

@@ -45,24 +45,42 @@ export interface LastPlay {
 export interface HistoryMemory {
   status: DiscordStatus | null;
   play: LastPlay | null;
+  /**
+   * This process has seen the user's status since it started or since the user left: `status` is then
+   * also their live status, the one a change to offline comes from (see `Observation.previousLiveStatus`).
+   */
+  live: boolean;
 }
 
-export const EMPTY_MEMORY: HistoryMemory = Object.freeze({ status: null, play: null });
+export const EMPTY_MEMORY: HistoryMemory = Object.freeze({ status: null, play: null, live: false });
 
 /**
  * Most users play nothing, and what the rules remember of them is their status alone: one shared, frozen
- * memory per status, rather than an object per user for each of a million users.
+ * memory per status (seen live or not), rather than an object per user for each of a million users.
  */
-const STATUS_ONLY: Record<DiscordStatus, HistoryMemory> = {
-  online: Object.freeze({ status: 'online', play: null }),
-  idle: Object.freeze({ status: 'idle', play: null }),
-  dnd: Object.freeze({ status: 'dnd', play: null }),
-  offline: Object.freeze({ status: 'offline', play: null }),
-};
+const STATUS_ONLY = (live: boolean): Record<DiscordStatus, HistoryMemory> => ({
+  online: Object.freeze({ status: 'online', play: null, live }),
+  idle: Object.freeze({ status: 'idle', play: null, live }),
+  dnd: Object.freeze({ status: 'dnd', play: null, live }),
+  offline: Object.freeze({ status: 'offline', play: null, live }),
+});
+const STATUS_ONLY_LIVE = STATUS_ONLY(true);
+const STATUS_ONLY_STORED = STATUS_ONLY(false);
 
-function memoryOf(status: DiscordStatus | null, play: LastPlay | null): HistoryMemory {
-  if (play === null) return status === null ? EMPTY_MEMORY : STATUS_ONLY[status];
-  return { status, play };
+function memoryOf(status: DiscordStatus | null, play: LastPlay | null, live: boolean): HistoryMemory {
+  if (play !== null) return { status, play, live };
+  if (status === null) return EMPTY_MEMORY;
+  return (live ? STATUS_ONLY_LIVE : STATUS_ONLY_STORED)[status];
+}
+
+/** The status last seen live, or null when this process has not seen it since it started or the user left. */
+export function liveStatusOf(memory: HistoryMemory): DiscordStatus | null {
+  return memory.live ? memory.status : null;
+}
+
+/** The same memory, once the user is no longer seen (they left every guild, or another node records them). */
+export function notLive(memory: HistoryMemory): HistoryMemory {
+  return memory.live ? memoryOf(memory.status, memory.play, false) : memory;
 }
 
 /** One change of a user's presence, as the recorder saw it. */
@@ -119,7 +137,7 @@ export function recordObservation(memory: HistoryMemory, observation: Observatio
     track,
     countsPlay: track !== null && track.track_id !== null,
     lastSeen,
-    memory: memoryOf(status, play),
+    memory: memoryOf(status, play, true),
   };
 }
 
@@ -158,6 +176,7 @@ export function memoryFromHistory(
           paused: true,
         }
       : null,
+    false,
   );
 }
 

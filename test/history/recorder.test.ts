@@ -222,4 +222,25 @@ describe('HistoryRecorder', () => {
     await recorder.close();
     expect((await store.history.stats(USER.id)).lastSeen).toBeNull();
   });
+
+  it('writes last_seen once for a user who leaves online, also when they leave before their history is read', async () => {
+    for (const leaveWhileLoading of [false, true]) {
+      const { store, registry, recorder, advance } = setup();
+      registry.memberSeen(GUILD_A, USER, listening('t1', T0));
+      if (!leaveWhileLoading) await new Promise((resolve) => setImmediate(resolve));
+      advance(1_000);
+      registry.memberRemoved(GUILD_A, USER.id);
+      await new Promise((resolve) => setImmediate(resolve));
+      await recorder.flush();
+      expect((await store.history.stats(USER.id)).lastSeen).toBe(T0 + 1_000);
+
+      // Back offline: not seen online since coming back, so no going offline either, now or at shutdown.
+      advance(1_000);
+      registry.memberSeen(GUILD_A, USER);
+      await new Promise((resolve) => setImmediate(resolve));
+      advance(1_000);
+      await recorder.close();
+      expect((await store.history.stats(USER.id)).lastSeen).toBe(T0 + 1_000);
+    }
+  });
 });
