@@ -315,7 +315,6 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   cleanups.push(() => profiles.stop());
   bus.subscribe('kv.changed', (change) => registry.kvChanged(change.userId, change.kv, change.revision));
   registry.onChange((change) => {
-    if (change.kind === 'unmonitored') profiles.userUnmonitored(change.userId);
     if (change.kind !== 'monitored') return;
     const { userId } = change;
     profiles.userMonitored(userId).catch((error: unknown) => {

@@ -30,6 +30,12 @@ export const PROFILE_RETRY_MS = 60_000;
  */
 export const PROFILE_SWEEP_MS = 10 * 60 * 1000;
 
+/**
+ * Fetch times are kept to this precision: users are listed by the minute they were fetched in, so a
+ * profile is fetched again between PROFILE_TTL_MS and PROFILE_TTL_MS plus a minute after it was.
+ */
+export const PROFILE_AGE_STEP_MS = 60 * 1000;
+
 export interface ProfileFetcherOptions {
   rest: REST;
   store: ProfileStore;
@@ -46,8 +52,13 @@ export interface ProfileFetcherOptions {
 export class ProfileFetcher {
   private readonly queue = new Set<Snowflake>();
   private readonly retries = new Set<Snowflake>();
-  /** When each monitored user's profile was fetched: what the sweep ages. */
-  private readonly fetchedAt = new Map<Snowflake, number>();
+  /**
+   * Who was fetched when, by the minute (PROFILE_AGE_STEP_MS): what the sweep ages. A list per minute,
+   * not a time per user: a map entry for each of a million users cost more than the rest of what is held
+   * for them beside their presence. A user who left, or was fetched again since, stays listed until their
+   * minute is swept, and is skipped or fetched once more then.
+   */
+  private readonly fetchedIn = new Map<number, Snowflake[]>();
   private retryTimer: NodeJS.Timeout | undefined;
   /** Fetched, not written yet. */
   private unwritten = new Map<Snowflake, StoredProfile>();
@@ -69,20 +80,20 @@ export class ProfileFetcher {
     const stored = this.unwritten.get(userId) ?? (await this.options.store.getProfile(userId));
     if (stored) {
       this.options.registry.profileFetched(userId, stored.profile);
-      this.fetchedAt.set(userId, stored.fetchedAt);
+      this.fetched(userId, stored.fetchedAt);
     }
     if (!stored || this.now() - stored.fetchedAt > PROFILE_TTL_MS) this.enqueue(userId);
   }
 
-  userUnmonitored(userId: Snowflake): void {
-    this.fetchedAt.delete(userId);
-  }
-
   /** Fetches again the profiles of monitored users that are older than PROFILE_TTL_MS. */
   sweep(): void {
-    const now = this.now();
-    for (const [userId, at] of this.fetchedAt) {
-      if (now - at > PROFILE_TTL_MS) this.enqueue(userId);
+    const due = Math.floor((this.now() - PROFILE_TTL_MS) / PROFILE_AGE_STEP_MS);
+    for (const [minute, userIds] of this.fetchedIn) {
+      if (minute >= due) continue;
+      this.fetchedIn.delete(minute);
+      for (const userId of userIds) {
+        if (this.options.registry.isMonitored(userId)) this.enqueue(userId);
+      }
     }
   }
 
@@ -102,7 +113,7 @@ export class ProfileFetcher {
     this.stopped = true;
     this.queue.clear();
     this.retries.clear();
-    this.fetchedAt.clear();
+    this.fetchedIn.clear();
     clearTimeout(this.retryTimer);
     clearInterval(this.sweepTimer);
     await this.write();
@@ -166,8 +177,15 @@ export class ProfileFetcher {
     if (this.stopped || !registry.isMonitored(userId)) return;
     registry.profileFetched(userId, profile);
     const fetchedAt = this.now();
-    this.fetchedAt.set(userId, fetchedAt);
+    this.fetched(userId, fetchedAt);
     this.unwritten.set(userId, { profile, fetchedAt });
     this.writeTimer ??= setTimeout(() => void this.write(), PROFILE_WRITE_MS).unref();
+  }
+
+  private fetched(userId: Snowflake, at: number): void {
+    const minute = Math.floor(at / PROFILE_AGE_STEP_MS);
+    const listed = this.fetchedIn.get(minute);
+    if (listed) listed.push(userId);
+    else this.fetchedIn.set(minute, [userId]);
   }
 }

@@ -1,7 +1,7 @@
 import { REST } from '@discordjs/rest';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PROFILE_TTL_MS, ProfileFetcher } from '../../src/discord/profiles.js';
+import { PROFILE_AGE_STEP_MS, PROFILE_TTL_MS, ProfileFetcher } from '../../src/discord/profiles.js';
 import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { PresenceRegistry } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
@@ -70,17 +70,41 @@ describe('profile refresh', () => {
     expect(fetcher.pending).toBe(0);
     expect(registry.get(USER)?.presence.banner).toBe('first');
 
-    advance(2_000);
+    // Fetch times are kept by the minute: due within a minute after the TTL.
+    advance(PROFILE_AGE_STEP_MS + 1_000);
     fetcher.sweep();
     await eventually(() => expect(registry.get(USER)?.presence.banner).toBe('second'));
     expect(registry.get(USER)?.presence.accent_color).toBe(2);
     expect(simulator.requestCount(`GET /users/${USER}`)).toBe(2);
   });
 
+  it('fetches a profile again once a TTL, however often it sweeps, and again after a USER_UPDATE fetch', async () => {
+    const { simulator, registry, fetcher, advance } = await setup();
+    advance(PROFILE_TTL_MS + PROFILE_AGE_STEP_MS);
+    fetcher.sweep();
+    await eventually(() => expect(simulator.requestCount(`GET /users/${USER}`)).toBe(2));
+    await eventually(() => expect(fetcher.pending).toBe(0));
+    for (let i = 0; i < 5; i++) {
+      advance(PROFILE_AGE_STEP_MS);
+      fetcher.sweep();
+    }
+    expect(fetcher.pending).toBe(0);
+    expect(simulator.requestCount(`GET /users/${USER}`)).toBe(2);
+
+    // Fetched again in between (a USER_UPDATE): due a TTL after that, and at most once more before it.
+    fetcher.enqueue(USER);
+    await eventually(() => expect(simulator.requestCount(`GET /users/${USER}`)).toBe(3));
+    simulator.setProfile(USER, { banner: 'third', accent_color: 3 });
+    advance(PROFILE_TTL_MS + PROFILE_AGE_STEP_MS);
+    fetcher.sweep();
+    await eventually(() => expect(registry.get(USER)?.presence.banner).toBe('third'));
+    await eventually(() => expect(fetcher.pending).toBe(0));
+    expect(simulator.requestCount(`GET /users/${USER}`)).toBeLessThanOrEqual(5);
+  });
+
   it('forgets users who are no longer monitored', async () => {
     const { simulator, registry, fetcher, advance } = await setup();
     registry.memberRemoved(GUILD, USER);
-    fetcher.userUnmonitored(USER);
     advance(PROFILE_TTL_MS * 2);
     fetcher.sweep();
     expect(fetcher.pending).toBe(0);
