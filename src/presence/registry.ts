@@ -163,7 +163,8 @@ export class PresenceRegistry implements PresenceSource {
   profileFetched(userId: Snowflake, profile: Profile): void {
     const entry = this.entries.get(userId);
     if (!entry) return;
-    entry.profile = profile;
+    // Most users set neither: such a profile renders as none at all, and holding none costs nothing.
+    entry.profile = profile.banner === null && profile.accent_color === null ? null : profile;
     this.refresh(userId, entry, null);
   }
 
