@@ -171,7 +171,7 @@ const mb = (bytes: number) => `${formatNumber(bytes / 1e6)} MB`;
 /**
  * 1,000,000 monitored users with varied, realistic presences in one service process (startApp), filled
  * through the registry's domain API rather than the simulated gateway (a million members through the
- * simulator would mostly measure the simulator). RSS and heap per user after a full GC, and the REST read
+ * simulator would mostly measure the simulator). RSS and heap per user settled after full GCs, and the REST read
  * rate with reads spread over every user, against the same service holding FEW users.
  */
 export async function memory(): Promise<Row[]> {
@@ -210,7 +210,7 @@ export async function memory(): Promise<Row[]> {
       },
       target: { text: '≤ 2 KB', met: rss <= 2 * KB },
       notes:
-        `(RSS after a full GC with ${formatNumber(USERS)} users − RSS of the same process before filling) / ` +
+        `(RSS settled after full GCs with ${formatNumber(USERS)} users − RSS of the same process before filling) / ` +
         `${formatNumber(USERS)}; ${RUNS} runs, each a fresh process (--max-old-space-size=${HEAP_MB}): ` +
         `${spread(rssPerUser, kb)} per user; RSS ${mb(first.before.rss)} before → ${mb(first.full.rss)} ` +
         `(first run); counted from ${formatNumber(FEW)} users instead: ${spread(rssAfterFew, kb)}. ` +
@@ -231,7 +231,7 @@ export async function memory(): Promise<Row[]> {
       baseline: null,
       target: null,
       notes:
-        `heap used after a full GC ${mb(first.before.heapUsed)} → ${mb(first.full.heapUsed)} (first run), ` +
+        `heap used settled after full GCs ${mb(first.before.heapUsed)} → ${mb(first.full.heapUsed)} (first run), ` +
         `${spread(heapPerUser, kb)} per user over the runs; Buffer contents (arrayBuffers, outside the heap) ` +
         `${spread(buffersPerUser, kb)} per user; heap total ${mb(first.before.heapTotal)} → ` +
         `${mb(first.full.heapTotal)}; the rest of RSS is V8's and the allocator's own: heap pages committed ` +

@@ -109,7 +109,7 @@ const mb = (bytes: number) => `${formatNumber(bytes / 1e6)} MB`;
 /**
  * 20,000 idle sockets in one service process, each subscribed to one of 1,000 monitored users and
  * heartbeating as Lanyard's protocol asks, against a bare `ws` server holding as many idle sockets: what
- * one more connected client costs the service in memory. RSS and heap are read after a full GC, once
+ * one more connected client costs the service in memory. RSS and heap are read settled after full GCs, once
  * before any socket and once after every socket has been held idle through two heartbeats; the figure is
  * the difference over the sockets. Both servers hold their sockets at the same time, each with client
  * processes of its own.
@@ -169,7 +169,7 @@ export async function socketCapacity(): Promise<Row[]> {
         target: { text: '≤ 20 KB', met: rss <= 20 },
         notes:
           limitNote +
-          `RSS after a full GC: service ${change('rss', 0)}, bare ws ${change('rss', 1)} (1 KB = 1,000 B); ` +
+          `RSS settled after full GCs: service ${change('rss', 0)}, bare ws ${change('rss', 1)} (1 KB = 1,000 B); ` +
           `each socket subscribed to one of ${formatNumber(USERS)} users, then held idle ${HOLD_MS / 1000} s ` +
           `(${heartbeats}, none closed); connecting and subscribing them took ${formatNumber(served.connectSeconds)} s ` +
           `(bare: connecting ${formatNumber(floor.connectSeconds)} s), clients and servers sharing the cores`,
@@ -182,7 +182,7 @@ export async function socketCapacity(): Promise<Row[]> {
         baseline: { label: 'bare ws', value: perSocket(idle[1], held[1], 'heapUsed', sockets) },
         target: null,
         notes:
-          `heap used after a full GC: service ${change('heapUsed', 0)}, bare ws ${change('heapUsed', 1)}; ` +
+          `heap used settled after full GCs: service ${change('heapUsed', 0)}, bare ws ${change('heapUsed', 1)}; ` +
           `heap total service ${heapTotal(0)}, bare ws ${heapTotal(1)}: heap pages the idle process already ` +
           'had count in its idle RSS, so RSS can grow by less than the heap',
       },

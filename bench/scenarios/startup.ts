@@ -155,7 +155,7 @@ export async function startup(): Promise<Row[]> {
         `then on op 8 ${stats.listingFrames} GUILD_MEMBERS_CHUNKs, ${formatNumber(stats.listingBytes / 1e6)} MB ` +
         `of JSON, with ${formatNumber(online)} presences (the rest offline); making and queueing them took it ` +
         `${s(stats.listingSeconds)}, all at once. Members: ${POPULATION_MIX}. The service stores in a SQLite ` +
-        `file (WAL, synchronous=FULL); RSS after a full GC with the guild loaded ` +
+        `file (WAL, synchronous=FULL); RSS settled after full GCs with the guild loaded ` +
         `${memory ? `${formatNumber(memory.rss / 1e6)} MB, heap used ${formatNumber(memory.heapUsed / 1e6)} MB` : '?'}. ` +
         `Progress the service logged: ${progressNote(logs)}`,
     },
