@@ -48,20 +48,74 @@ export class PresenceSnapshot {
 
 /** Any UTF-16 code unit beyond ASCII: in JSON text, these occur only inside strings. */
 const BEYOND_ASCII = /[\u0080-\uffff]/g;
+const HAS_BEYOND_ASCII = /[\u0080-\uffff]/;
+/** `\uXXXX` adds this many characters to the one it stands for. */
+const ESCAPE_GROWTH = 5;
+const BACKSLASH = 0x5c;
+const LETTER_U = 0x75;
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
 
-function unicodeEscape(unit: string): string {
-  return `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`;
+/** Where escaped text is put together: grown for a longer text, and kept for the next. */
+let scratch = Buffer.allocUnsafeSlow(16 * 1024);
+
+/**
+ * `parts` joined, as JSON text in ASCII (every character beyond it as its `\uXXXX` escape, the same JSON
+ * value), in one flat string of one byte per character.
+ *
+ * Text with a character beyond Latin-1 is a two-byte string, and so is whatever a replacement over it
+ * makes, though every character is ASCII afterwards. So the escaped text is written as bytes and read
+ * back once as Latin-1, which V8 keeps at one byte per character: half the size, and one copy instead of
+ * a replacement and a narrowing copy after it.
+ */
+function asciiJoin(parts: readonly string[]): string {
+  if (!parts.some((part) => HAS_BEYOND_ASCII.test(part))) {
+    const text = parts.join('');
+    // Measuring flattens it, should the engine have kept pieces: what is held is then one string.
+    Buffer.byteLength(text);
+    return text;
+  }
+  let capacity = 0;
+  for (const part of parts) capacity += part.length * (ESCAPE_GROWTH + 1);
+  if (scratch.length < capacity) scratch = Buffer.allocUnsafeSlow(capacity);
+  const out = scratch;
+  let at = 0;
+  for (const part of parts) {
+    let from = 0;
+    BEYOND_ASCII.lastIndex = 0;
+    for (let match = BEYOND_ASCII.exec(part); match !== null; match = BEYOND_ASCII.exec(part)) {
+      const { index } = match;
+      if (index > from) at += out.write(part.slice(from, index), at, 'latin1');
+      const unit = part.charCodeAt(index);
+      out[at++] = BACKSLASH;
+      out[at++] = LETTER_U;
+      out[at++] = HEX_DIGITS[unit >> 12] as number;
+      out[at++] = HEX_DIGITS[(unit >> 8) & 15] as number;
+      out[at++] = HEX_DIGITS[(unit >> 4) & 15] as number;
+      out[at++] = HEX_DIGITS[unit & 15] as number;
+      from = index + 1;
+    }
+    if (from < part.length) at += out.write(from === 0 ? part : part.slice(from), at, 'latin1');
+  }
+  return out.toString('latin1', 0, at);
+}
+
+/** The length of `text` once `asciiJoin` has escaped it. */
+function asciiLength(text: string): number {
+  let length = text.length;
+  if (!HAS_BEYOND_ASCII.test(text)) return length;
+  BEYOND_ASCII.lastIndex = 0;
+  while (BEYOND_ASCII.exec(text) !== null) length += ESCAPE_GROWTH;
+  return length;
 }
 
 /** JSON text with every character beyond ASCII escaped: the same JSON value, in ASCII. */
 export function asciiJson(json: string): string {
-  return json.replace(BEYOND_ASCII, unicodeEscape);
+  return asciiJoin([json]);
 }
 
 /** The envelope around `json`, as ASCII, held at one byte per character. */
 export function envelopeOf(json: string): string {
-  const escaped = asciiJson(json);
-  return oneByte(`${ENVELOPE_HEAD}${escaped}${ENVELOPE_TAIL}`, escaped !== json);
+  return asciiJoin([ENVELOPE_HEAD, json, ENVELOPE_TAIL]);
 }
 
 /** Where the user's JSON begins in an envelope: `discord_user` is a presence's first field. */
@@ -73,25 +127,15 @@ const USER_HEAD = `${ENVELOPE_HEAD}{"discord_user":`;
  * takes back out: held that way, a user costs no objects of its own beside the text.
  */
 export function envelopeOfParts(userJson: string, fieldsJson: string): { body: string; userLength: number } {
-  const user = asciiJson(userJson);
-  const fields = asciiJson(fieldsJson);
-  const text = `${USER_HEAD}${user},${fields.slice(1)}${ENVELOPE_TAIL}`;
-  return { body: oneByte(text, user !== userJson || fields !== fieldsJson), userLength: user.length };
+  return {
+    body: asciiJoin([USER_HEAD, userJson, ',', fieldsJson.slice(1), ENVELOPE_TAIL]),
+    userLength: asciiLength(userJson),
+  };
 }
 
 /** The user's JSON in a body made by `envelopeOfParts`: already ASCII, so it goes back in as it is. */
 export function userJsonIn(body: string, userLength: number): string {
   return body.slice(USER_HEAD.length, USER_HEAD.length + userLength);
-}
-
-/** `text` as one flat string of one byte per character; `escaped`: made by replacing characters. */
-function oneByte(text: string, escaped: boolean): string {
-  // JSON with a character beyond Latin-1 is a two-byte string, and so is what a replacement over it
-  // makes, though every character is ASCII now: copied once into a one-byte string, it is half the size.
-  if (escaped) return Buffer.from(text, 'latin1').toString('latin1');
-  // Measuring flattens the concatenation, so what is held is one string, not three pieces.
-  Buffer.byteLength(text);
-  return text;
 }
 
 export function snapshotOf(presence: Presence, json: string, version: number): PresenceSnapshot {

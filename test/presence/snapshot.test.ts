@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Presence } from '../../src/presence/model.js';
 import {
@@ -59,5 +60,30 @@ describe('a snapshot holds its envelope once, as ASCII', () => {
         expect(envelopeOfParts(userJsonIn(body, userLength), JSON.stringify(fields)).body).toBe(whole);
       }
     }
+  });
+
+  it('escapes any text, however long, to the same value in ASCII', () => {
+    const long = `${'ascii '.repeat(20_000)}🎧${'é名'.repeat(5_000)}\ud800`;
+    for (const text of [long, 'short é', long]) {
+      const json = JSON.stringify({ text });
+      const ascii = asciiJson(json);
+      expect(ascii).toMatch(/^[\x20-\x7e]*$/);
+      expect(JSON.parse(ascii)).toEqual({ text });
+    }
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' }), (user, status) => {
+        const fields = { discord_status: status, kv: { [status]: user } };
+        const { body, userLength } = envelopeOfParts(
+          JSON.stringify({ username: user }),
+          JSON.stringify(fields),
+        );
+        expect(body).toMatch(/^[\x20-\x7e]*$/);
+        expect(JSON.parse(body)).toEqual({
+          success: true,
+          data: { discord_user: { username: user }, ...fields },
+        });
+        expect(JSON.parse(userJsonIn(body, userLength))).toEqual({ username: user });
+      }),
+    );
   });
 });
