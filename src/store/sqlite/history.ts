@@ -60,11 +60,16 @@ export class SqliteHistoryStore implements HistoryStore {
       `DELETE FROM track_history WHERE user_id = ? AND id <= (
          SELECT id FROM track_history WHERE user_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
     );
-    const countPlay = db.prepare(
-      `INSERT INTO play_counts (user_id, track_key, play_count, last_played, track) VALUES (?, ?, 1, ?, ?)
-       ON CONFLICT (user_id, track_key) DO UPDATE SET play_count = play_count + 1,
-         last_played = excluded.last_played, track = excluded.track`,
-    );
+    const countPlay = db
+      .prepare(
+        `INSERT INTO play_counts (user_id, track_key, play_count, last_played, track) VALUES (?, ?, 1, ?, ?)
+         ON CONFLICT (user_id, track_key) DO UPDATE SET play_count = play_count + 1,
+           last_played = excluded.last_played, track = excluded.track
+         RETURNING play_count`,
+      )
+      .pluck();
+    // Few users come near the cap, and looking for a row past it costs far less than the delete.
+    const pastCap = db.prepare('SELECT 1 FROM play_counts WHERE user_id = ? LIMIT 1 OFFSET ?').pluck();
     const trimPlays = db.prepare(
       `DELETE FROM play_counts WHERE user_id = ? AND track_key IN (
          SELECT track_key FROM play_counts WHERE user_id = ?
@@ -85,6 +90,7 @@ export class SqliteHistoryStore implements HistoryStore {
       // Each list is trimmed once per batch, and only for the users it grew for.
       const grewStatus = new Set<Snowflake>();
       const grewTracks = new Set<Snowflake>();
+      // A play of a track already counted adds no row: only a first play can take a user past the cap.
       const grewPlays = new Set<Snowflake>();
       for (const write of batch) {
         const { userId } = write;
@@ -98,15 +104,24 @@ export class SqliteHistoryStore implements HistoryStore {
           bumpDay.run(userId, utcDay(write.track.ts));
           if (write.countsPlay && write.track.track_id !== null) {
             const { ts, ...track } = write.track;
-            countPlay.run(userId, playKey(track.source, track.track_id as string), ts, JSON.stringify(track));
-            grewPlays.add(userId);
+            const plays = countPlay.get(
+              userId,
+              playKey(track.source, track.track_id as string),
+              ts,
+              JSON.stringify(track),
+            ) as number;
+            if (plays === 1) grewPlays.add(userId);
           }
         }
         if (write.lastSeen !== null) setLastSeen.run(userId, write.lastSeen);
       }
       for (const userId of grewStatus) trimStatus.run(userId, userId, limits.history);
       for (const userId of grewTracks) trimTracks.run(userId, userId, limits.history);
-      for (const userId of grewPlays) trimPlays.run(userId, userId, limits.trackedTracks);
+      for (const userId of grewPlays) {
+        if (pastCap.get(userId, limits.trackedTracks) !== undefined) {
+          trimPlays.run(userId, userId, limits.trackedTracks);
+        }
+      }
     });
 
     const forgetStatement = (table: string) => db.prepare(`DELETE FROM ${table} WHERE user_id = ?`);
