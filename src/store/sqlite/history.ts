@@ -98,17 +98,18 @@ export class SqliteHistoryStore implements HistoryStore {
           insertStatus.run(userId, write.status.status, write.status.ts);
           grewStatus.add(userId);
         }
-        if (write.track) {
-          insertTrack.run(userId, JSON.stringify(write.track));
+        const { track } = write;
+        if (track) {
+          const entry = JSON.stringify(track);
+          insertTrack.run(userId, entry);
           grewTracks.add(userId);
-          bumpDay.run(userId, utcDay(write.track.ts));
-          if (write.countsPlay && write.track.track_id !== null) {
-            const { ts, ...track } = write.track;
+          bumpDay.run(userId, utcDay(track.ts));
+          if (write.countsPlay && track.track_id !== null) {
             const plays = countPlay.get(
               userId,
-              playKey(track.source, track.track_id as string),
-              ts,
-              JSON.stringify(track),
+              playKey(track.source, track.track_id),
+              track.ts,
+              withoutTs(entry, track),
             ) as number;
             if (plays === 1) grewPlays.add(userId);
           }
@@ -204,4 +205,15 @@ export class SqliteHistoryStore implements HistoryStore {
   async forget(userId: Snowflake): Promise<ForgetResult> {
     return this.erase(userId);
   }
+}
+
+/**
+ * The JSON of a play: the entry's without `ts`, cut from the entry's JSON when `ts` is its last key (the
+ * recorder adds it last) rather than serializing the track twice.
+ */
+function withoutTs(entry: string, track: TrackEntry): string {
+  const tail = `,"ts":${track.ts}}`;
+  if (entry.endsWith(tail)) return `${entry.slice(0, -tail.length)}}`;
+  const { ts: _ts, ...played } = track;
+  return JSON.stringify(played);
 }
