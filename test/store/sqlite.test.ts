@@ -58,6 +58,62 @@ describe('embedded SQLite store', () => {
     db.close();
   });
 
+  it('moves play counts into a rowid table, keeping every count and the ranking', async () => {
+    const path = join(tempDir(), 'presently.db');
+    const old = new BetterSqlite3(path);
+    for (const step of MIGRATIONS.slice(0, 3)) old.exec(step);
+    old.pragma('user_version = 3');
+    const insert = old.prepare(
+      'INSERT INTO play_counts (user_id, track_key, play_count, last_played, track) VALUES (?, ?, ?, ?, ?)',
+    );
+    const track = (id: string) => JSON.stringify({ source: 'spotify', song: id, track_id: id });
+    insert.run('1', 'spotify:a', 2, 10, track('a'));
+    insert.run('1', 'spotify:b', 5, 5, track('b'));
+    insert.run('1', 'spotify:c', 2, 20, track('c'));
+    insert.run('2', 'spotify:a', 1, 30, track('a'));
+    old.close();
+
+    const store = openSqliteStore({ kind: 'sqlite', path });
+    expect(
+      store.db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'play_counts'").pluck().get(),
+    ).not.toMatch(/WITHOUT ROWID/);
+    const top = await store.history.topTracks('1', 1, 10);
+    expect(top.map((t) => [t.song, t.play_count, t.last_played])).toEqual([
+      ['b', 5, 5],
+      ['c', 2, 20],
+      ['a', 2, 10],
+    ]);
+    expect(await store.history.topTracks('2', 1, 10)).toHaveLength(1);
+    // Still one row per track: a play counts on the row there is.
+    await store.history.appendHistory(
+      [
+        {
+          userId: '2',
+          status: null,
+          track: {
+            source: 'spotify',
+            song: 'a',
+            artist: null,
+            album: null,
+            album_art_url: null,
+            track_id: 'a',
+            track_url: null,
+            timestamps: { start: null, end: null },
+            duration_ms: null,
+            ts: 40,
+          },
+          countsPlay: true,
+          lastSeen: null,
+        },
+      ],
+      { history: 100, trackedTracks: 1000 },
+    );
+    expect((await store.history.topTracks('2', 1, 10)).map((t) => [t.play_count, t.last_played])).toEqual([
+      [2, 40],
+    ]);
+    await store.close();
+  });
+
   it('refuses a database from a newer build rather than corrupt it', () => {
     const db = new BetterSqlite3(':memory:');
     db.pragma(`user_version = ${MIGRATIONS.length + 1}`);
