@@ -95,14 +95,11 @@ export class SqliteHistoryStore implements HistoryStore {
       `DELETE FROM track_history WHERE user_id = ? AND id <= (
          SELECT id FROM track_history WHERE user_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
     );
-    const countPlay = db
-      .prepare(
-        `INSERT INTO play_counts (user_id, track_key, play_count, last_played, track) VALUES (?, ?, 1, ?, ?)
-         ON CONFLICT (user_id, track_key) DO UPDATE SET play_count = play_count + 1,
-           last_played = excluded.last_played, track = excluded.track
-         RETURNING play_count`,
-      )
-      .pluck();
+    const countPlay = db.prepare(
+      `INSERT INTO play_counts (user_id, track_key, play_count, last_played, track) VALUES (?, ?, 1, ?, ?)
+       ON CONFLICT (user_id, track_key) DO UPDATE SET play_count = play_count + 1,
+         last_played = excluded.last_played, track = excluded.track`,
+    );
     // Few users come near the cap, and looking for a row past it costs far less than the delete.
     const pastCap = db.prepare('SELECT 1 FROM play_counts WHERE user_id = ? LIMIT 1 OFFSET ?').pluck();
     const trimPlays = db.prepare(
@@ -131,9 +128,8 @@ export class SqliteHistoryStore implements HistoryStore {
 
     this.append = db.transaction((batch: readonly HistoryWrite[], limits: Limits): Trimmed => {
       const now = this.now();
-      // A play of a track already counted adds no row: only a first play can take a user past the cap. Play
-      // counts do not wait to be trimmed: a track evicted then played again counts from one.
-      const grewPlays = new Set<Snowflake>();
+      // Play counts do not wait to be trimmed: a track evicted then played again counts from one.
+      const played = new Set<Snowflake>();
       for (const write of batch) {
         const { userId } = write;
         if (write.status) {
@@ -147,18 +143,13 @@ export class SqliteHistoryStore implements HistoryStore {
           this.waitingTracks.add(userId, now);
           bumpDay.run(userId, utcDay(track.ts));
           if (write.countsPlay && track.track_id !== null) {
-            const plays = countPlay.get(
-              userId,
-              playKey(track.source, track.track_id),
-              track.ts,
-              withoutTs(entry, track),
-            ) as number;
-            if (plays === 1) grewPlays.add(userId);
+            countPlay.run(userId, playKey(track.source, track.track_id), track.ts, withoutTs(entry, track));
+            played.add(userId);
           }
         }
         if (write.lastSeen !== null) setLastSeen.run(userId, write.lastSeen);
       }
-      for (const userId of grewPlays) {
+      for (const userId of played) {
         if (pastCap.get(userId, limits.trackedTracks) !== undefined) {
           trimPlays.run(userId, userId, limits.trackedTracks);
         }
