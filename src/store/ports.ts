@@ -59,7 +59,10 @@ export interface ForgetResult {
 }
 
 export interface HistoryStore {
-  /** Writes a batch in one transaction, keeping each list to its most recent `limit` entries. */
+  /**
+   * Writes a batch in one transaction. Each list reads as its most recent `limit` entries from then on; an
+   * adapter may delete the older ones later.
+   */
   appendHistory(
     batch: readonly HistoryWrite[],
     limits: { history: number; trackedTracks: number },

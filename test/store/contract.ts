@@ -283,6 +283,18 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
         ]);
       });
 
+      it('keeps a track entry as given and its top-tracks metadata without ts, whatever the key order', async () => {
+        const store = await open();
+        const { ts, ...nowPlaying } = entry('a', T0);
+        const tsFirst = { ts, ...nowPlaying };
+        const write = (track: TrackEntry): HistoryWrite => ({ ...play('1', 'a', ts), track });
+        await store.history.appendHistory([write({ ...nowPlaying, ts }), write(tsFirst)], LIMITS);
+        const { tracks } = await store.history.history('1', 100);
+        expect(tracks.map((track) => Object.keys(track)[0])).toEqual(['ts', 'source']);
+        const [top] = await store.history.topTracks('1', 1, 10);
+        expect(top).toEqual({ ...nowPlaying, last_played: T0, play_count: 2 });
+      });
+
       it('counts every play of concurrent batches', async () => {
         const store = await open();
         await Promise.all(

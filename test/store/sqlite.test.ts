@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { HistoryWrite } from '../../src/store/ports.js';
+import { SqliteHistoryStore } from '../../src/store/sqlite/history.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { MIGRATIONS, migrate } from '../../src/store/sqlite/migrations.js';
 import { storeContract } from './contract.js';
@@ -56,6 +58,62 @@ describe('embedded SQLite store', () => {
     db.close();
   });
 
+  it('moves play counts into a rowid table, keeping every count and the ranking', async () => {
+    const path = join(tempDir(), 'presently.db');
+    const old = new BetterSqlite3(path);
+    for (const step of MIGRATIONS.slice(0, 3)) old.exec(step);
+    old.pragma('user_version = 3');
+    const insert = old.prepare(
+      'INSERT INTO play_counts (user_id, track_key, play_count, last_played, track) VALUES (?, ?, ?, ?, ?)',
+    );
+    const track = (id: string) => JSON.stringify({ source: 'spotify', song: id, track_id: id });
+    insert.run('1', 'spotify:a', 2, 10, track('a'));
+    insert.run('1', 'spotify:b', 5, 5, track('b'));
+    insert.run('1', 'spotify:c', 2, 20, track('c'));
+    insert.run('2', 'spotify:a', 1, 30, track('a'));
+    old.close();
+
+    const store = openSqliteStore({ kind: 'sqlite', path });
+    expect(
+      store.db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'play_counts'").pluck().get(),
+    ).not.toMatch(/WITHOUT ROWID/);
+    const top = await store.history.topTracks('1', 1, 10);
+    expect(top.map((t) => [t.song, t.play_count, t.last_played])).toEqual([
+      ['b', 5, 5],
+      ['c', 2, 20],
+      ['a', 2, 10],
+    ]);
+    expect(await store.history.topTracks('2', 1, 10)).toHaveLength(1);
+    // Still one row per track: a play counts on the row there is.
+    await store.history.appendHistory(
+      [
+        {
+          userId: '2',
+          status: null,
+          track: {
+            source: 'spotify',
+            song: 'a',
+            artist: null,
+            album: null,
+            album_art_url: null,
+            track_id: 'a',
+            track_url: null,
+            timestamps: { start: null, end: null },
+            duration_ms: null,
+            ts: 40,
+          },
+          countsPlay: true,
+          lastSeen: null,
+        },
+      ],
+      { history: 100, trackedTracks: 1000 },
+    );
+    expect((await store.history.topTracks('2', 1, 10)).map((t) => [t.play_count, t.last_played])).toEqual([
+      [2, 40],
+    ]);
+    await store.close();
+  });
+
   it('refuses a database from a newer build rather than corrupt it', () => {
     const db = new BetterSqlite3(':memory:');
     db.pragma(`user_version = ${MIGRATIONS.length + 1}`);
@@ -70,6 +128,139 @@ describe('embedded SQLite store', () => {
     );
     expect((await store.profiles.getProfile('9'))?.profile.accent_color).toBe(1);
     await store.close();
+  });
+});
+
+describe('embedded SQLite history trimming', () => {
+  const T0 = Date.UTC(2026, 10, 22, 12);
+  const LIMITS = { history: 100, trackedTracks: 1000 };
+
+  /** A status change and a play of its own track, at `T0 + i`. */
+  const writes = (userId: string, from: number, count: number): HistoryWrite[] =>
+    Array.from({ length: count }, (_, k) => {
+      const ts = T0 + from + k;
+      return {
+        userId,
+        status: { status: ts % 2 ? 'idle' : 'online', ts },
+        track: {
+          source: 'spotify',
+          song: `Song ${ts}`,
+          artist: null,
+          album: null,
+          album_art_url: null,
+          track_id: `t${ts}`,
+          track_url: null,
+          timestamps: { start: ts, end: ts + 1000 },
+          duration_ms: 1000,
+          ts,
+        },
+        countsPlay: true,
+        lastSeen: null,
+      };
+    });
+
+  const rows = (db: Database, table: string, userId: string): number =>
+    db.prepare(`SELECT count(*) FROM ${table} WHERE user_id = ?`).pluck().get(userId) as number;
+
+  function open(options: { trimWaiting?: number } = {}) {
+    const db = new BetterSqlite3(':memory:');
+    migrate(db);
+    const clock = { now: T0 };
+    const history = new SqliteHistoryStore(db, { trimDelayMs: 30_000, now: () => clock.now, ...options });
+    return { db, clock, history };
+  }
+
+  /** The timestamps (from T0) of a user's entries as read, newest first, and the count stats gives. */
+  async function read(history: SqliteHistoryStore, userId: string) {
+    const { status, tracks } = await history.history(userId, 100);
+    return {
+      status: status.map((entry) => entry.ts - T0),
+      tracks: tracks.map((entry) => entry.ts - T0),
+      count: (await history.stats(userId)).trackHistoryCount,
+    };
+  }
+  const newest = (last: number, count: number) => Array.from({ length: count }, (_, k) => last - k);
+
+  it('reads no more than the limit of each list while entries past it wait to be trimmed', async () => {
+    const { db, history } = open();
+    await history.appendHistory(writes('1', 0, 100), LIMITS);
+    await history.appendHistory(writes('1', 100, 5), LIMITS);
+    expect(rows(db, 'status_history', '1')).toBe(105);
+    expect(rows(db, 'track_history', '1')).toBe(105);
+    expect(await read(history, '1')).toEqual({
+      status: newest(104, 100),
+      tracks: newest(104, 100),
+      count: 100,
+    });
+    expect((await history.latest(['1'])).get('1')?.track?.ts).toBe(T0 + 104);
+  });
+
+  it('trims a list once it has waited the delay, or once too many users wait', async () => {
+    const { db, clock, history } = open({ trimWaiting: 2 });
+    await history.appendHistory([...writes('1', 0, 101), ...writes('2', 0, 101)], LIMITS);
+    clock.now += 29_999;
+    await history.appendHistory(writes('2', 101, 1), LIMITS);
+    expect(rows(db, 'status_history', '1')).toBe(101);
+    expect(rows(db, 'track_history', '2')).toBe(102);
+
+    clock.now += 1;
+    await history.appendHistory(writes('3', 0, 101), LIMITS);
+    for (const userId of ['1', '2']) {
+      expect(rows(db, 'status_history', userId)).toBe(100);
+      expect(rows(db, 'track_history', userId)).toBe(100);
+    }
+    expect(rows(db, 'track_history', '3')).toBe(101);
+    expect(await read(history, '2')).toEqual({
+      status: newest(101, 100),
+      tracks: newest(101, 100),
+      count: 100,
+    });
+
+    // 3 and 4 wait: a third user waiting trims the one waiting longest.
+    await history.appendHistory(writes('4', 0, 101), LIMITS);
+    await history.appendHistory(writes('5', 0, 101), LIMITS);
+    expect(rows(db, 'status_history', '3')).toBe(100);
+    expect(rows(db, 'status_history', '4')).toBe(101);
+    expect(rows(db, 'status_history', '5')).toBe(101);
+  });
+
+  it('trims play counts in the batch: an evicted track played again counts from one', async () => {
+    const { db, history } = open();
+    const capped = { history: 100, trackedTracks: 3 };
+    const [a, b, c, d] = writes('1', 0, 4) as [HistoryWrite, HistoryWrite, HistoryWrite, HistoryWrite];
+    await history.appendHistory([a, a, b, c, d], capped);
+    expect(rows(db, 'play_counts', '1')).toBe(3);
+    await history.appendHistory([b, b], capped);
+    const top = await history.topTracks('1', 1, 10);
+    expect(top.map((track) => [track.track_id, track.play_count])).toEqual([
+      [`t${T0 + 1}`, 2],
+      [`t${T0}`, 2],
+      [`t${T0 + 3}`, 1],
+    ]);
+  });
+
+  it('forgets the entries waiting to be trimmed too, counting only those that could be read', async () => {
+    const { db, history } = open();
+    await history.appendHistory(writes('1', 0, 105), LIMITS);
+    await history.appendHistory(writes('2', 0, 1), LIMITS);
+    expect(await history.forget('1')).toEqual({ statusEntries: 100, trackEntries: 100, playCounts: 105 });
+    for (const table of ['status_history', 'track_history', 'play_counts', 'user_stats']) {
+      expect(rows(db, table, '1')).toBe(0);
+    }
+    expect(await read(history, '1')).toEqual({ status: [], tracks: [], count: 0 });
+    expect(rows(db, 'track_history', '2')).toBe(1);
+  });
+
+  it('trims the lists that wait when the store closes', async () => {
+    const path = join(tempDir(), 'presently.db');
+    const store = openSqliteStore({ kind: 'sqlite', path });
+    await store.history.appendHistory(writes('1', 0, 105), LIMITS);
+    expect(rows(store.db, 'status_history', '1')).toBe(105);
+    await store.close();
+    const db = new BetterSqlite3(path, { readonly: true });
+    expect(rows(db, 'status_history', '1')).toBe(100);
+    expect(rows(db, 'track_history', '1')).toBe(100);
+    db.close();
   });
 });
 

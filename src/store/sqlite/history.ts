@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import {
+  HISTORY_LIMIT,
   playKey,
   type StatusEntry,
   type StoredStats,
@@ -12,9 +13,37 @@ import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '..
 
 type Limits = { history: number; trackedTracks: number };
 
+/** The users whose lists a batch trimmed: they stop waiting once it has committed. */
+type Trimmed = { status: Snowflake[]; tracks: Snowflake[] };
+
+/** A status or track list that grew is trimmed at most this long after it first grew… */
+export const HISTORY_TRIM_DELAY_MS = 30_000;
+/** …or sooner once this many users' lists wait, the longest waiting first. */
+export const HISTORY_TRIM_WAITING = 20_000;
+
+export interface SqliteHistoryOptions {
+  trimDelayMs?: number;
+  trimWaiting?: number;
+  now?: () => number;
+}
+
 export class SqliteHistoryStore implements HistoryStore {
-  private readonly append: (batch: readonly HistoryWrite[], limits: Limits) => void;
+  private readonly append: (batch: readonly HistoryWrite[], limits: Limits) => Trimmed;
+  private readonly trimAll: (limits: Limits) => void;
   private readonly erase: (userId: Snowflake) => ForgetResult;
+  /**
+   * Status and track lists wait to be trimmed, so that a user is trimmed once for all the entries of that
+   * while rather than in every batch. Readers take the newest entries up to the limit (stats and forget
+   * count to HISTORY_LIMIT, the recorder's), so the older ones left meanwhile never show. A crash forgets
+   * who waits: their lists stay a few entries long, unseen, until their next entry makes them wait again.
+   */
+  private readonly waitingStatus = new Waiting();
+  private readonly waitingTracks = new Waiting();
+  /** The last batch's: trimming at close has no batch of its own. */
+  private limits: Limits | null = null;
+  private readonly trimDelayMs: number;
+  private readonly trimWaiting: number;
+  private readonly now: () => number;
 
   /** Prepared once: the recorder reads every newly seen user's last entries, so these run per user. */
   private readonly reads: Record<
@@ -29,12 +58,18 @@ export class SqliteHistoryStore implements HistoryStore {
     Statement
   >;
 
-  constructor(db: Database) {
+  constructor(db: Database, options: SqliteHistoryOptions = {}) {
+    this.trimDelayMs = options.trimDelayMs ?? HISTORY_TRIM_DELAY_MS;
+    this.trimWaiting = options.trimWaiting ?? HISTORY_TRIM_WAITING;
+    this.now = options.now ?? Date.now;
     this.reads = {
       status: db.prepare('SELECT status, ts FROM status_history WHERE user_id = ? ORDER BY id DESC LIMIT ?'),
       tracks: db.prepare('SELECT entry FROM track_history WHERE user_id = ? ORDER BY id DESC LIMIT ?'),
       lastStatus: db.prepare('SELECT status FROM status_history WHERE user_id = ? ORDER BY id DESC LIMIT 1'),
-      trackCount: db.prepare('SELECT count(*) AS n FROM track_history WHERE user_id = ?'),
+      // Up to the limit: entries past it only wait to be trimmed.
+      trackCount: db.prepare(
+        'SELECT count(*) AS n FROM (SELECT 1 FROM track_history WHERE user_id = ? ORDER BY id DESC LIMIT ?)',
+      ),
       stats: db.prepare('SELECT last_seen, plays_day, plays FROM user_stats WHERE user_id = ?'),
       // The users come as one JSON array: one statement for any number of them.
       latestStatus: db.prepare(
@@ -65,6 +100,8 @@ export class SqliteHistoryStore implements HistoryStore {
        ON CONFLICT (user_id, track_key) DO UPDATE SET play_count = play_count + 1,
          last_played = excluded.last_played, track = excluded.track`,
     );
+    // Few users come near the cap, and looking for a row past it costs far less than the delete.
+    const pastCap = db.prepare('SELECT 1 FROM play_counts WHERE user_id = ? LIMIT 1 OFFSET ?').pluck();
     const trimPlays = db.prepare(
       `DELETE FROM play_counts WHERE user_id = ? AND track_key IN (
          SELECT track_key FROM play_counts WHERE user_id = ?
@@ -81,32 +118,49 @@ export class SqliteHistoryStore implements HistoryStore {
        ON CONFLICT (user_id) DO UPDATE SET last_seen = max(coalesce(last_seen, 0), excluded.last_seen)`,
     );
 
-    this.append = db.transaction((batch: readonly HistoryWrite[], limits: Limits) => {
-      // Each list is trimmed once per batch, and only for the users it grew for.
-      const grewStatus = new Set<Snowflake>();
-      const grewTracks = new Set<Snowflake>();
-      const grewPlays = new Set<Snowflake>();
+    const trim = (status: readonly Snowflake[], tracks: readonly Snowflake[], limits: Limits): void => {
+      for (const userId of status) trimStatus.run(userId, userId, limits.history);
+      for (const userId of tracks) trimTracks.run(userId, userId, limits.history);
+    };
+    this.trimAll = db.transaction((limits: Limits) =>
+      trim(this.waitingStatus.all(), this.waitingTracks.all(), limits),
+    );
+
+    this.append = db.transaction((batch: readonly HistoryWrite[], limits: Limits): Trimmed => {
+      const now = this.now();
+      // Play counts do not wait to be trimmed: a track evicted then played again counts from one.
+      const played = new Set<Snowflake>();
       for (const write of batch) {
         const { userId } = write;
         if (write.status) {
           insertStatus.run(userId, write.status.status, write.status.ts);
-          grewStatus.add(userId);
+          this.waitingStatus.add(userId, now);
         }
-        if (write.track) {
-          insertTrack.run(userId, JSON.stringify(write.track));
-          grewTracks.add(userId);
-          bumpDay.run(userId, utcDay(write.track.ts));
-          if (write.countsPlay && write.track.track_id !== null) {
-            const { ts, ...track } = write.track;
-            countPlay.run(userId, playKey(track.source, track.track_id as string), ts, JSON.stringify(track));
-            grewPlays.add(userId);
+        const { track } = write;
+        if (track) {
+          const entry = JSON.stringify(track);
+          insertTrack.run(userId, entry);
+          this.waitingTracks.add(userId, now);
+          bumpDay.run(userId, utcDay(track.ts));
+          if (write.countsPlay && track.track_id !== null) {
+            countPlay.run(userId, playKey(track.source, track.track_id), track.ts, withoutTs(entry, track));
+            played.add(userId);
           }
         }
         if (write.lastSeen !== null) setLastSeen.run(userId, write.lastSeen);
       }
-      for (const userId of grewStatus) trimStatus.run(userId, userId, limits.history);
-      for (const userId of grewTracks) trimTracks.run(userId, userId, limits.history);
-      for (const userId of grewPlays) trimPlays.run(userId, userId, limits.trackedTracks);
+      for (const userId of played) {
+        if (pastCap.get(userId, limits.trackedTracks) !== undefined) {
+          trimPlays.run(userId, userId, limits.trackedTracks);
+        }
+      }
+      const grewBefore = now - this.trimDelayMs;
+      const trimmed = {
+        status: this.waitingStatus.due(grewBefore, this.trimWaiting),
+        tracks: this.waitingTracks.due(grewBefore, this.trimWaiting),
+      };
+      trim(trimmed.status, trimmed.tracks, limits);
+      return trimmed;
     });
 
     const forgetStatement = (table: string) => db.prepare(`DELETE FROM ${table} WHERE user_id = ?`);
@@ -115,9 +169,10 @@ export class SqliteHistoryStore implements HistoryStore {
     const forgetPlays = forgetStatement('play_counts');
     const forgetStats = forgetStatement('user_stats');
     this.erase = db.transaction((userId: Snowflake) => {
+      // Counted as read: entries past the limit were only waiting to be trimmed.
       const result = {
-        statusEntries: forgetStatus.run(userId).changes,
-        trackEntries: forgetTracks.run(userId).changes,
+        statusEntries: Math.min(forgetStatus.run(userId).changes, HISTORY_LIMIT),
+        trackEntries: Math.min(forgetTracks.run(userId).changes, HISTORY_LIMIT),
         playCounts: forgetPlays.run(userId).changes,
       };
       forgetStats.run(userId);
@@ -126,7 +181,19 @@ export class SqliteHistoryStore implements HistoryStore {
   }
 
   async appendHistory(batch: readonly HistoryWrite[], limits: Limits): Promise<void> {
-    if (batch.length > 0) this.append(batch, limits);
+    if (batch.length === 0) return;
+    this.limits = limits;
+    const trimmed = this.append(batch, limits);
+    this.waitingStatus.remove(trimmed.status);
+    this.waitingTracks.remove(trimmed.tracks);
+  }
+
+  /** Trims every list that waits: the store calls it before closing the database. */
+  trimWaitingLists(): void {
+    if (this.limits === null) return;
+    this.trimAll(this.limits);
+    this.waitingStatus.clear();
+    this.waitingTracks.clear();
   }
 
   async history(userId: Snowflake, limit: number): Promise<{ status: StatusEntry[]; tracks: TrackEntry[] }> {
@@ -160,7 +227,7 @@ export class SqliteHistoryStore implements HistoryStore {
 
   async stats(userId: Snowflake): Promise<StoredStats> {
     const last = this.reads.lastStatus.get(userId) as { status: DiscordStatus } | undefined;
-    const count = this.reads.trackCount.get(userId) as { n: number };
+    const count = this.reads.trackCount.get(userId, HISTORY_LIMIT) as { n: number };
     const stats = this.reads.stats.get(userId) as
       | { last_seen: number | null; plays_day: string | null; plays: number }
       | undefined;
@@ -189,4 +256,48 @@ export class SqliteHistoryStore implements HistoryStore {
   async forget(userId: Snowflake): Promise<ForgetResult> {
     return this.erase(userId);
   }
+}
+
+/** Users whose list grew since it was last trimmed, in the order they first grew, with when. */
+class Waiting {
+  private readonly since = new Map<Snowflake, number>();
+
+  add(userId: Snowflake, now: number): void {
+    if (!this.since.has(userId)) this.since.set(userId, now);
+  }
+
+  /** Those that grew at `grewBefore` or earlier, and the longest waiting beyond the `keep` others. */
+  due(grewBefore: number, keep: number): Snowflake[] {
+    const due: Snowflake[] = [];
+    let excess = this.since.size - keep;
+    for (const [userId, since] of this.since) {
+      if (excess <= 0 && since > grewBefore) break;
+      due.push(userId);
+      excess--;
+    }
+    return due;
+  }
+
+  all(): Snowflake[] {
+    return [...this.since.keys()];
+  }
+
+  remove(userIds: readonly Snowflake[]): void {
+    for (const userId of userIds) this.since.delete(userId);
+  }
+
+  clear(): void {
+    this.since.clear();
+  }
+}
+
+/**
+ * The JSON of a play: the entry's without `ts`, cut from the entry's JSON when `ts` is its last key (the
+ * recorder adds it last) rather than serializing the track twice.
+ */
+function withoutTs(entry: string, track: TrackEntry): string {
+  const tail = `,"ts":${track.ts}}`;
+  if (entry.endsWith(tail)) return `${entry.slice(0, -tail.length)}}`;
+  const { ts: _ts, ...played } = track;
+  return JSON.stringify(played);
 }

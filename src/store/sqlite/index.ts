@@ -50,6 +50,8 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.history.trimWaitingLists();
+    this.db.close();
   }
 }
