@@ -32,6 +32,8 @@ interface Loading {
   observations: Observation[];
   /** The status last seen live meanwhile (what the memory's `live` says for the others). */
   live: DiscordStatus | null;
+  /** The observations before this one came before a `forget`: they move the memory on, none is written. */
+  forgotten: number;
 }
 
 /**
@@ -104,12 +106,13 @@ export class HistoryRecorder {
 
   /**
    * `?forget confirm`: drops what waits to be written for the user, then erases what is stored, after any
-   * batch already on its way. What the rules remember stays, so the current track is not recorded again.
+   * batch already on its way. What the rules remember stays, so the current track is not recorded again;
+   * for a user whose stored history is still being read, the changes seen so far still move it on.
    */
   forget(userId: Snowflake): Promise<ForgetResult> {
     this.pending = this.pending.filter((write) => write.userId !== userId);
     const loading = this.loading.get(userId);
-    if (loading) loading.observations = [];
+    if (loading) loading.forgotten = loading.observations.length;
     return this.serialize(() => {
       this.pending = this.pending.filter((write) => write.userId !== userId);
       return this.options.store.forget(userId);
@@ -167,7 +170,7 @@ export class HistoryRecorder {
       queued.live = observation.status;
       return;
     }
-    this.loading.set(userId, { observations: [observation], live: observation.status });
+    this.loading.set(userId, { observations: [observation], live: observation.status, forgotten: 0 });
     this.toLoad.push(userId);
     // Everyone first seen in this turn (a whole member chunk) is read at the end of it, in one go.
     if (this.toLoad.length === 1) queueMicrotask(() => this.loadSeen());
@@ -193,8 +196,10 @@ export class HistoryRecorder {
           const loading = this.loading.get(userId);
           this.loading.delete(userId);
           let current = this.remembered(userId, found.get(userId));
-          for (const observation of loading?.observations ?? [])
-            current = this.apply(userId, current, observation);
+          const { observations = [], forgotten = 0 } = loading ?? {};
+          for (const [index, observation] of observations.entries()) {
+            current = this.apply(userId, current, observation, index >= forgotten);
+          }
           // Gone (or handed to another node) since their last change: not live any more.
           if (loading?.live === null) this.memory.set(userId, notLive(current));
         }
@@ -218,10 +223,16 @@ export class HistoryRecorder {
     }
   }
 
-  private apply(userId: Snowflake, memory: HistoryMemory, observation: Observation): HistoryMemory {
+  /** `record`: write what the rules decide; without it the observation only moves the memory on. */
+  private apply(
+    userId: Snowflake,
+    memory: HistoryMemory,
+    observation: Observation,
+    record = true,
+  ): HistoryMemory {
     const decision = recordObservation(memory, observation);
     this.memory.set(userId, decision.memory);
-    if (decision.status || decision.track || decision.lastSeen !== null) {
+    if (record && (decision.status || decision.track || decision.lastSeen !== null)) {
       this.enqueue({
         userId,
         status: decision.status,

@@ -91,6 +91,23 @@ describe('HistoryRecorder', () => {
     expect((await store.history.stats(USER.id)).plays).toBe(0);
   });
 
+  it('forget while the stored history is still being read: nothing before it is written, the user stays live', async () => {
+    const { store, registry, recorder, advance } = setup();
+    registry.memberSeen(GUILD_A, USER, listening('t1', T0));
+    const forgotten = recorder.forget(USER.id);
+    await new Promise((resolve) => setImmediate(resolve));
+    await forgotten;
+    advance(10_000);
+    registry.memberSeen(GUILD_A, USER, { ...listening('t1', T0), status: 'offline', client_status: {} });
+    await new Promise((resolve) => setImmediate(resolve));
+    await recorder.flush();
+    const { status, tracks } = await store.history.history(USER.id, 100);
+    expect(status.map((entry) => entry.status)).toEqual(['offline']);
+    expect(tracks).toEqual([]);
+    // Seen online before the forget and offline after it: that is going offline now.
+    expect((await store.history.stats(USER.id)).lastSeen).toBe(T0 + 10_000);
+  });
+
   it('after forget, records new changes but not the track already playing', async () => {
     const { store, registry, recorder, advance } = setup();
     registry.memberSeen(GUILD_A, USER, listening('t1', T0));
