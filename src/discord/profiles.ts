@@ -55,8 +55,8 @@ export class ProfileFetcher {
   /**
    * Who was fetched when, by the minute (PROFILE_AGE_STEP_MS): what the sweep ages. A list per minute,
    * not a time per user: a map entry for each of a million users cost more than the rest of what is held
-   * for them beside their presence. A user who left, or was fetched again since, stays listed until their
-   * minute is swept, and is skipped or fetched once more then.
+   * for them beside their presence. A user fetched again since (USER_UPDATE) stays listed under the old
+   * minute too, and is fetched once more when it is due.
    */
   private readonly fetchedIn = new Map<number, Snowflake[]>();
   private retryTimer: NodeJS.Timeout | undefined;
@@ -78,22 +78,31 @@ export class ProfileFetcher {
   async userMonitored(userId: Snowflake): Promise<void> {
     // Fetched before but not written yet: the user left and came back within the second.
     const stored = this.unwritten.get(userId) ?? (await this.options.store.getProfile(userId));
-    if (stored) {
-      this.options.registry.profileFetched(userId, stored.profile);
-      this.fetched(userId, stored.fetchedAt);
-    }
-    if (!stored || this.now() - stored.fetchedAt > PROFILE_TTL_MS) this.enqueue(userId);
+    const fresh = stored !== undefined && this.now() - stored.fetchedAt <= PROFILE_TTL_MS;
+    if (stored) this.options.registry.profileFetched(userId, stored.profile);
+    // A stale one is listed by the fetch about to replace it: listed now too, it would be fetched twice.
+    if (fresh) this.fetched(userId, stored.fetchedAt);
+    else this.enqueue(userId);
   }
 
   /** Fetches again the profiles of monitored users that are older than PROFILE_TTL_MS. */
   sweep(): void {
+    const { registry } = this.options;
     const due = Math.floor((this.now() - PROFILE_TTL_MS) / PROFILE_AGE_STEP_MS);
     for (const [minute, userIds] of this.fetchedIn) {
-      if (minute >= due) continue;
-      this.fetchedIn.delete(minute);
-      for (const userId of userIds) {
-        if (this.options.registry.isMonitored(userId)) this.enqueue(userId);
+      if (minute < due) {
+        this.fetchedIn.delete(minute);
+        for (const userId of userIds) {
+          if (registry.isMonitored(userId)) this.enqueue(userId);
+        }
+        continue;
       }
+      // Users who left, and those listed again as they came back (a guild lost and found again lists all
+      // its members once more), go now rather than when their minute is due: the lists grow with the
+      // users monitored, not with how often they come and go.
+      const kept = [...new Set(userIds)].filter((userId) => registry.isMonitored(userId));
+      if (kept.length === 0) this.fetchedIn.delete(minute);
+      else if (kept.length < userIds.length) this.fetchedIn.set(minute, kept);
     }
   }
 

@@ -102,6 +102,41 @@ describe('profile refresh', () => {
     expect(simulator.requestCount(`GET /users/${USER}`)).toBeLessThanOrEqual(5);
   });
 
+  it('uses a fresh stored profile as it is, and fetches a stale one once', async () => {
+    const { simulator, registry, fetcher, store } = await setup();
+    await fetcher.stop();
+    let now = Date.UTC(2026, 10, 22, 12);
+    const others = { fresh: '80351110224678913', stale: '80351110224678914' };
+    await store.profiles.putProfiles(
+      new Map([
+        [others.fresh, { profile: { banner: 'kept', accent_color: 5 }, fetchedAt: now - 1_000 }],
+        [others.stale, { profile: { banner: 'old', accent_color: 6 }, fetchedAt: now - 2 * PROFILE_TTL_MS }],
+      ]),
+    );
+    const second = new ProfileFetcher({
+      rest: new REST({ api: simulator.apiUrl, version: '10' }).setToken(simulator.token),
+      store: store.profiles,
+      registry,
+      logger: pino({ level: 'silent' }),
+      now: () => now,
+      sweepMs: 60 * 60 * 1000,
+    });
+    closers.push(() => second.stop());
+    for (const id of Object.values(others)) {
+      simulator.setProfile(id, { banner: `new${id}`, accent_color: 7 });
+      registry.memberSeen(GUILD, { id, username: id });
+      await second.userMonitored(id);
+    }
+    expect(registry.get(others.fresh)?.presence.banner).toBe('kept');
+    await eventually(() => expect(registry.get(others.stale)?.presence.banner).toBe(`new${others.stale}`));
+    await eventually(() => expect(second.pending).toBe(0));
+    now += 10 * 60 * 1000;
+    second.sweep();
+    expect(second.pending).toBe(0);
+    expect(simulator.requestCount(`GET /users/${others.stale}`)).toBe(1);
+    expect(simulator.requestCount(`GET /users/${others.fresh}`)).toBe(0);
+  });
+
   it('forgets users who are no longer monitored', async () => {
     const { simulator, registry, fetcher, advance } = await setup();
     registry.memberRemoved(GUILD, USER);
