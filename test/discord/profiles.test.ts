@@ -5,7 +5,7 @@ import { PROFILE_AGE_STEP_MS, PROFILE_TTL_MS, ProfileFetcher } from '../../src/d
 import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { PresenceRegistry } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
-import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { eventually } from '../support/eventually.js';
 
 /** Banners change without Discord telling bots: the fetcher refreshes profiles by age. */
@@ -18,12 +18,30 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
+/** A fetcher on its own clock, whose sweeps the test runs (the timer's are an hour apart). */
+function fetcherOf(
+  simulator: DiscordSimulator,
+  registry: PresenceRegistry,
+  store: SqliteStore,
+  now: () => number,
+): ProfileFetcher {
+  const fetcher = new ProfileFetcher({
+    rest: new REST({ api: simulator.apiUrl, version: '10' }).setToken(simulator.token),
+    store: store.profiles,
+    registry,
+    logger: pino({ level: 'silent' }),
+    now,
+    sweepMs: 60 * 60 * 1000,
+  });
+  closers.push(() => fetcher.stop());
+  return fetcher;
+}
+
 async function setup() {
   const simulator = new DiscordSimulator();
   await simulator.start();
   closers.push(() => simulator.stop());
   simulator.setProfile(USER, { banner: 'first', accent_color: 1 });
-  const rest = new REST({ api: simulator.apiUrl, version: '10' }).setToken(simulator.token);
   const registry = new PresenceRegistry({
     cdnUrl: simulator.cdnUrl,
     youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
@@ -31,15 +49,7 @@ async function setup() {
   const store = openSqliteStore({ kind: 'sqlite-memory' });
   closers.push(() => store.close());
   let now = Date.UTC(2026, 10, 22, 12);
-  const fetcher = new ProfileFetcher({
-    rest,
-    store: store.profiles,
-    registry,
-    logger: pino({ level: 'silent' }),
-    now: () => now,
-    sweepMs: 60 * 60 * 1000,
-  });
-  closers.push(() => fetcher.stop());
+  const fetcher = fetcherOf(simulator, registry, store, () => now);
   registry.memberSeen(GUILD, {
     id: USER,
     username: 'user',
@@ -113,15 +123,7 @@ describe('profile refresh', () => {
         [others.stale, { profile: { banner: 'old', accent_color: 6 }, fetchedAt: now - 2 * PROFILE_TTL_MS }],
       ]),
     );
-    const second = new ProfileFetcher({
-      rest: new REST({ api: simulator.apiUrl, version: '10' }).setToken(simulator.token),
-      store: store.profiles,
-      registry,
-      logger: pino({ level: 'silent' }),
-      now: () => now,
-      sweepMs: 60 * 60 * 1000,
-    });
-    closers.push(() => second.stop());
+    const second = fetcherOf(simulator, registry, store, () => now);
     for (const id of Object.values(others)) {
       simulator.setProfile(id, { banner: `new${id}`, accent_color: 7 });
       registry.memberSeen(GUILD, { id, username: id });
