@@ -54,6 +54,9 @@ interface Run {
   all: Side;
   /** The full process, reads spread over its first FEW users only. */
   hot: Side;
+  /** Bare node:http holding USERS bodies in a Map, reads spread over all, and the same holding FEW. */
+  bareAll: Side;
+  bareFew: Side;
   fewBody: number;
   fullBody: number;
   fill: Filled;
@@ -85,6 +88,23 @@ async function cpuProfiled<T>(child: BenchChild, name: string, work: () => Promi
   child.send({ type: 'cpu-profile-stop', name });
   await child.next('cpu-profile');
   return result;
+}
+
+/** Bare node:http holding `users` bodies of `bodyBytes` in a Map (bare-map-http). */
+async function startBare(
+  children: BenchChild[],
+  users: number,
+  bodyBytes: number,
+): Promise<{ child: BenchChild; url: string }> {
+  const child = startChild(
+    'bare-map-http',
+    [],
+    { USERS: String(users), BODY_BYTES: String(Math.round(bodyBytes)) },
+    FLAGS,
+  );
+  children.push(child);
+  const { url } = await child.next<Message & { url: string }>('ready', FILL_TIMEOUT_MS);
+  return { child, url };
 }
 
 /** A service (populated-service) with a simulated Discord of its own, in another process. */
@@ -140,6 +160,9 @@ async function once(profile: boolean): Promise<Run> {
     if (rest.size < USERS) throw new Error(`memory: only ${rest.size} users are monitored`);
     const small = await start(children);
     await fill(small.child, 0, FEW);
+    const fullBody = (fewFill.bodyBytes + rest.bodyBytes) / USERS;
+    const bareAll = await startBare(children, USERS, fullBody);
+    const bareFew = await startBare(children, FEW, fullBody);
 
     const run: Run = {
       before,
@@ -148,11 +171,13 @@ async function once(profile: boolean): Promise<Run> {
       small: side(small.child, small.url, FEW),
       all: side(full.child, full.url, USERS),
       hot: side(full.child, full.url, FEW),
+      bareAll: side(bareAll.child, bareAll.url, USERS),
+      bareFew: side(bareFew.child, bareFew.url, FEW),
       fewBody: fewFill.bodyBytes / FEW,
-      fullBody: (fewFill.bodyBytes + rest.bodyBytes) / USERS,
+      fullBody,
       fill: rest,
     };
-    sides.push(run.small, run.all, run.hot);
+    sides.push(run.small, run.all, run.hot, run.bareAll, run.bareFew);
     for (const each of sides) await wrk(each.url, WARMUP, each.script);
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < sides.length; i++) await measure(sides[(round + i) % sides.length] as Side);
@@ -193,6 +218,9 @@ export async function memory(): Promise<Row[]> {
   const rate = median(all((run) => run.all, 'rates'));
   const smallRate = median(all((run) => run.small, 'rates'));
   const ratios = runs.map((run) => median(run.all.rates) / median(run.small.rates));
+  const bareRate = median(all((run) => run.bareAll, 'rates'));
+  const bareFewRate = median(all((run) => run.bareFew, 'rates'));
+  const bareRatios = runs.map((run) => median(run.bareAll.rates) / median(run.bareFew.rates));
   const rounds = (pick: (run: Run) => Side) => spread(all(pick, 'rates'), formatNumber);
   const ms = (pick: (run: Run) => Side, field: 'p50' | 'p99') =>
     `${formatNumber(median(all(pick, field)))} ms`;
@@ -260,6 +288,20 @@ export async function memory(): Promise<Row[]> {
         `${formatNumber(body)} B vs ${formatNumber(median(runs.map((run) => run.fewBody)))} B on average. The ` +
         `full process keeps fetching its new users' profiles in the background (GET /users/:id to the ` +
         `simulator, at its rate limit), as a service does for hours after a million users arrive`,
+    },
+    {
+      scenario: 'memory',
+      figure: `bare node:http holding ${formatNumber(USERS)} bodies in a Map, ids spread over all, wrk ${LOAD.connections} connections`,
+      value: bareRate,
+      unit: 'req/s',
+      baseline: { label: `the same holding ${formatNumber(FEW)}`, value: bareFewRate },
+      target: null,
+      notes:
+        `what a heap of ${formatNumber(USERS)} held bodies costs node itself, in the same turns as the service ` +
+        `(bench/processes/bare-map-http.ts: a Map of one ${formatNumber(body)}-byte string per user, node:http ` +
+        `answering from it, nothing else); ratio per run ${spread(bareRatios, (ratio) => `${ratio.toFixed(2)}×`)}; ` +
+        `rounds ${rounds((run) => run.bareAll)} vs ${rounds((run) => run.bareFew)} req/s; server CPU per ` +
+        `request ${cpu((run) => run.bareAll)} vs ${cpu((run) => run.bareFew)}`,
     },
   ];
 }
