@@ -61,6 +61,12 @@ class Entry {
 /** What a presence is built from besides the user. */
 type Sources = Pick<Entry, 'raw' | 'profile' | 'kv'>;
 
+/** A partial user merged into the held one. */
+interface Merged {
+  user: DiscordUser;
+  changed: boolean;
+}
+
 /** A rendered presence: the object for the listeners, and its envelope. */
 interface Rendered {
   presence: Presence;
@@ -144,11 +150,11 @@ export class PresenceRegistry implements PresenceSource {
       return;
     }
     entry.guilds = withGuild(entry.guilds, guildId);
-    const changedUser = this.mergedUser(entry, user);
+    const merged = this.merged(entry, user);
     const presenceChanged = raw !== undefined && raw !== entry.raw && !isGuildCopy(entry.raw, raw);
-    if (changedUser === null && !presenceChanged) return;
+    if (!merged?.changed && !presenceChanged) return;
     if (presenceChanged) entry.raw = raw;
-    this.refresh(user.id, entry, changedUser);
+    this.refresh(user.id, entry, merged);
   }
 
   /** A user object from outside any guild context (USER_UPDATE, member updates): merged if monitored. */
@@ -156,8 +162,8 @@ export class PresenceRegistry implements PresenceSource {
     if (!hasUserId(user)) return;
     const entry = this.entries.get(user.id);
     if (!entry) return;
-    const changedUser = this.mergedUser(entry, user);
-    if (changedUser !== null) this.refresh(user.id, entry, changedUser);
+    const merged = this.merged(entry, user);
+    if (merged?.changed) this.refresh(user.id, entry, merged);
   }
 
   profileFetched(userId: Snowflake, profile: Profile): void {
@@ -224,19 +230,22 @@ export class PresenceRegistry implements PresenceSource {
     this.emit({ kind: 'unmonitored', userId, previous: entry.snapshot });
   }
 
-  /** The user merged with a partial user object, or null when that changes nothing. */
-  private mergedUser(entry: Entry, partial: DiscordUser): DiscordUser | null {
+  /**
+   * The user merged with a partial user object; null when the partial names only the id, so nothing was
+   * read back (a merge that changes nothing still hands over the user it read, for `refresh` to reuse).
+   */
+  private merged(entry: Entry, partial: DiscordUser): Merged | null {
     if (namesOnlyId(partial)) return null;
     const known = userOf(entry);
-    const merged = mergeUser(known, partial);
-    return merged === known ? null : merged;
+    const user = mergeUser(known, partial);
+    return { user, changed: user !== known };
   }
 
-  /** Renders the entry again; `changedUser` when the user changed, else the held one is used. */
-  private refresh(userId: Snowflake, entry: Entry, changedUser: DiscordUser | null): void {
+  /** Renders the entry again, with the user of `merged` when there is one, else the one held as text. */
+  private refresh(userId: Snowflake, entry: Entry, merged: Merged | null): void {
     const previous = entry.snapshot;
-    const userJson = changedUser === null ? userJsonIn(previous.body, entry.userLength) : null;
-    const user = changedUser ?? (JSON.parse(userJson as string) as DiscordUser);
+    const userJson = merged?.changed ? null : userJsonIn(previous.body, entry.userLength);
+    const user = merged?.user ?? (JSON.parse(userJson as string) as DiscordUser);
     const { presence, body, userLength } = this.render(userId, user, userJson, entry);
     entry.raw = heldAs(entry.raw, presence);
     if (body === previous.body) return;
