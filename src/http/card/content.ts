@@ -1,7 +1,7 @@
+import { avatarHash, avatarUrl, defaultAvatarIndex, defaultAvatarUrl } from '../../presence/avatar.js';
 import { activityImageUrl } from '../../presence/images.js';
 import type { DiscordStatus, DiscordUser, MusicSource, Presence } from '../../presence/model.js';
 import { cdnBase, field, isRecord, textOrNull, timestampOrNull } from '../../presence/values.js';
-import { defaultAvatarIndex, defaultAvatarUrl } from './default-avatar.js';
 import { cleanText } from './escape.js';
 import { type CardOptions, DEFAULT_IDLE_MESSAGE } from './options.js';
 
@@ -67,17 +67,13 @@ const ACTIVITY_TYPE_LISTENING = 2;
 /** Which activity the card shows when there are several: a game before a stream before a show… */
 const ACTIVITY_PRIORITY: Record<number, number> = { 0: 0, 1: 1, 3: 2, 5: 3, 2: 4 };
 
-/** An avatar hash as Discord makes them (`a_` first when animated): safe to put in a CDN path as it is. */
-export const AVATAR_HASH = /^(a_)?[A-Za-z0-9_]{1,64}$/;
-
 /**
  * The user's own avatar as a PNG at a small size (an animated one's first frame: a GIF of every frame
  * would outweigh the rest of the card), or null without one.
  */
-export function avatarUrl(cdnUrl: string, user: DiscordUser): string | null {
-  const hash = typeof user.avatar === 'string' ? user.avatar : null;
-  if (hash === null || !AVATAR_HASH.test(hash)) return null;
-  return `${cdnBase(cdnUrl)}/avatars/${user.id}/${hash}.png?size=${AVATAR_IMAGE_SIZE}`;
+function ownAvatarUrl(cdnUrl: string, user: DiscordUser): string | null {
+  const hash = avatarHash(user);
+  return hash === null ? null : avatarUrl(cdnUrl, user.id, hash, 'png', AVATAR_IMAGE_SIZE);
 }
 
 /** A custom emoji's image; an animated one as a GIF when the card animates. */
@@ -98,7 +94,7 @@ export function cardContent(presence: Presence, options: CardOptions, cdnUrl: st
   const user = presence.discord_user;
   const username = text(user.username);
   const discriminator = typeof user.discriminator === 'string' ? user.discriminator : null;
-  const ownAvatar = avatarUrl(cdnUrl, user);
+  const ownAvatar = ownAvatarUrl(cdnUrl, user);
   const fallback = defaultAvatarUrl(cdnUrl, user.id, discriminator);
   return {
     userId: user.id,

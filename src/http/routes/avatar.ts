@@ -1,9 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { avatarHash, avatarUrl, defaultAvatarUrl } from '../../presence/avatar.js';
 import { ANIMATED_HASH_PREFIX } from '../../presence/profile.js';
 import type { PresenceView } from '../../presence/registry.js';
-import { cdnBase } from '../../presence/values.js';
-import { AVATAR_HASH } from '../card/content.js';
-import { defaultAvatarUrl } from '../card/default-avatar.js';
 import { ApiError } from '../errors.js';
 import { TAGS } from '../openapi.js';
 import { errorResponses, redirectResponse } from '../schemas/envelope.js';
@@ -38,11 +36,11 @@ export function avatarTarget(
   format: AvatarFormat,
   size: number,
 ): string {
-  const hash = typeof user.avatar === 'string' && AVATAR_HASH.test(user.avatar) ? user.avatar : null;
+  const hash = avatarHash(user);
   // Default avatars exist as PNG only, in one size.
   if (hash === null) return defaultAvatarUrl(cdnUrl, user.id, user.discriminator);
   const still = format === 'gif' && !hash.startsWith(ANIMATED_HASH_PREFIX);
-  return `${cdnBase(cdnUrl)}/avatars/${user.id}/${hash}.${still ? STILL_FORMAT_FOR_GIF : format}?size=${size}`;
+  return avatarUrl(cdnUrl, user.id, hash, still ? STILL_FORMAT_FOR_GIF : format, size);
 }
 
 /**

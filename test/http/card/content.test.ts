@@ -7,8 +7,8 @@ import {
   youtubeMusicActivity,
 } from '../../../src/discord/simulator/activities.js';
 import { cardContent, unmonitoredContent } from '../../../src/http/card/content.js';
-import { defaultAvatarIndex, defaultAvatarUrl } from '../../../src/http/card/default-avatar.js';
 import { DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
+import { defaultAvatarIndex, defaultAvatarUrl } from '../../../src/presence/avatar.js';
 import { CDN, presenceOf, USER_ID } from './support.js';
 
 const content = (activities: GatewayActivity[] = [], user = {}, options = {}) =>

@@ -8,10 +8,10 @@ import {
 } from '../../../src/discord/simulator/activities.js';
 import { DEFAULT_AVATAR_COLOURS as SIMULATOR_DEFAULT_AVATAR_COLOURS } from '../../../src/discord/simulator/cdn.js';
 import { colourFor, solidPng } from '../../../src/discord/simulator/png.js';
-import { defaultAvatarIndex } from '../../../src/http/card/default-avatar.js';
 import { IMAGE_FETCH_TIMEOUT_MS } from '../../../src/http/card/images.js';
 import { THEMES } from '../../../src/http/card/theme.js';
 import { CARD_CONTENT_SECURITY_POLICY } from '../../../src/http/routes/card.js';
+import { defaultAvatarIndex } from '../../../src/presence/avatar.js';
 import { eventually } from '../../support/eventually.js';
 import { type Harness, startHarness } from '../../support/harness.js';
 import { byClass, type ParsedElement, parseCard, visible, walk } from './support.js';
