@@ -8,6 +8,7 @@ import { GatewayIngest } from '../../src/discord/ingest.js';
 import { HistoryRecorder } from '../../src/history/recorder.js';
 import { PresenceRegistry } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import type { HistoryStore } from '../../src/store/ports.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { report, serveBenchProcess } from '../lib/child.js';
 import { BENCH_GUILD, benchUserId, realisticPresence, SECOND_GUILD } from '../lib/workload.js';
@@ -17,7 +18,8 @@ import { BENCH_GUILD, benchUserId, realisticPresence, SECOND_GUILD } from '../li
  * normalization, the registry and, with HISTORY=on, the history recorder writing batches to a SQLite
  * file (WAL, synchronous=FULL: the production settings). The pieces are the ones startApp wires, built
  * here so history can be left out for the baseline. One process, one thread: the figure is one core's.
- * HISTORY=floor measures the JSON work alone (see `floor`).
+ * HISTORY=floor measures the JSON work alone (see `floor`), HISTORY=store the history writes alone (see
+ * `storeOnly`).
  *
  * USERS users, each update of a user in turn; a user's updates cycle through a new Spotify track, the
  * same update again from a second guild (Discord's per-guild copy, start times 400 ms off: no change),
@@ -28,6 +30,12 @@ const UPDATES = Number(process.env.UPDATES ?? 120_000);
 const history = process.env.HISTORY === 'on';
 /** HISTORY=floor: each dispatch only parsed and its data written back as JSON, what no ingest can skip. */
 const floor = process.env.HISTORY === 'floor';
+/**
+ * HISTORY=store: the ingest and the recorder run unclocked, their batches kept instead of written; then the
+ * same batches are written to a fresh SQLite file inside the clock, as the recorder would. What SQLite
+ * alone takes of each dispatch, on the same core.
+ */
+const storeOnly = process.env.HISTORY === 'store';
 const STATUSES = ['online', 'idle', 'dnd'] as const;
 const TRACK_MS = 300_000;
 const T0 = Date.UTC(2026, 10, 22, 12);
@@ -59,13 +67,28 @@ function dispatch(n: number, r: number, sequence: number): Buffer {
 
 const dir = mkdtempSync(join(tmpdir(), 'presently-bench-'));
 const store = openSqliteStore({ kind: 'sqlite', path: join(dir, 'bench.db') });
+type Batch = Parameters<HistoryStore['appendHistory']>;
+const kept: Batch[] = [];
+/** Unclocked, before the rounds; then in the rounds. */
+let keptBefore = 0;
+const keeping: HistoryStore = {
+  appendHistory: async (...batch) => {
+    kept.push(batch);
+  },
+  history: (...args) => store.history.history(...args),
+  latest: (...args) => store.history.latest(...args),
+  stats: (...args) => store.history.stats(...args),
+  topTracks: (...args) => store.history.topTracks(...args),
+  forget: (...args) => store.history.forget(...args),
+};
 serveBenchProcess(() => rmSync(dir, { recursive: true, force: true }));
 const logger = pino({ level: 'warn' });
 const registry = new PresenceRegistry({
   cdnUrl: 'https://cdn.discordapp.com',
   youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
 });
-const recorder = history ? new HistoryRecorder({ store: store.history, logger }) : null;
+const recorder =
+  history || storeOnly ? new HistoryRecorder({ store: storeOnly ? keeping : store.history, logger }) : null;
 if (recorder) registry.onChange(recorder.observe);
 let changes = 0;
 registry.onChange(() => changes++);
@@ -79,9 +102,9 @@ const handle = floor
       floorBytes += JSON.stringify((JSON.parse(frame.toString()) as { d: unknown }).d).length;
     }
   : (frame: Buffer) => ingest.handle(JSON.parse(frame.toString()) as GatewayDispatchPayload, 0);
-const historyRows = () =>
+const historyRows = (db = store.db) =>
   (
-    store.db
+    db
       .prepare('SELECT (SELECT count(*) FROM track_history) + (SELECT count(*) FROM status_history) AS n')
       .get() as { n: number }
   ).n;
@@ -91,6 +114,7 @@ for (let n = 0; n < USERS; n++) handle(dispatch(n, -1, 0));
 await setImmediate();
 await recorder?.flush();
 changes = 0;
+keptBefore = kept.length;
 const rowsBefore = historyRows();
 
 // A round's payloads are made before its clock starts: making them is the simulated Discord's work, and
@@ -116,7 +140,8 @@ for (let k = 0; k < UPDATES; ) {
   cpuMicros += cpu.user + cpu.system;
 }
 
-const rows = historyRows() - rowsBefore;
+let rows = historyRows() - rowsBefore;
+if (storeOnly) ({ seconds, cpuMicros, rows } = await writeKept());
 await recorder?.close();
 await store.close();
 rmSync(dir, { recursive: true, force: true });
@@ -130,3 +155,29 @@ report({
   rows,
   floorBytes,
 });
+
+/**
+ * The kept batches written to a fresh SQLite file: those from before the rounds unclocked, then the rounds'
+ * in the clock, a turn of the event loop each, as the recorder writes them.
+ */
+async function writeKept(): Promise<{ seconds: number; cpuMicros: number; rows: number }> {
+  const fresh = openSqliteStore({ kind: 'sqlite', path: join(dir, 'store-only.db') });
+  try {
+    for (const batch of kept.slice(0, keptBefore)) await fresh.history.appendHistory(...batch);
+    const rowsBefore = historyRows(fresh.db);
+    const cpuBefore = process.cpuUsage();
+    const started = process.hrtime.bigint();
+    for (const batch of kept.slice(keptBefore)) {
+      await fresh.history.appendHistory(...batch);
+      await setImmediate();
+    }
+    const cpu = process.cpuUsage(cpuBefore);
+    return {
+      seconds: Number(process.hrtime.bigint() - started) / 1e9,
+      cpuMicros: cpu.user + cpu.system,
+      rows: historyRows(fresh.db) - rowsBefore,
+    };
+  } finally {
+    await fresh.close();
+  }
+}

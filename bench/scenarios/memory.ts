@@ -57,6 +57,9 @@ interface Run {
   /** Bare node:http holding USERS bodies in a Map, reads spread over all, and the same holding FEW. */
   bareAll: Side;
   bareFew: Side;
+  /** The same with the bodies off the JS heap (bare-arena-http). */
+  arenaAll: Side;
+  arenaFew: Side;
   fewBody: number;
   fullBody: number;
   fill: Filled;
@@ -90,14 +93,15 @@ async function cpuProfiled<T>(child: BenchChild, name: string, work: () => Promi
   return result;
 }
 
-/** Bare node:http holding `users` bodies of `bodyBytes` in a Map (bare-map-http). */
+/** Bare node:http holding `users` bodies of `bodyBytes`: in a Map (bare-map-http) or off the heap. */
 async function startBare(
   children: BenchChild[],
+  server: 'bare-map-http' | 'bare-arena-http',
   users: number,
   bodyBytes: number,
 ): Promise<{ child: BenchChild; url: string }> {
   const child = startChild(
-    'bare-map-http',
+    server,
     [],
     { USERS: String(users), BODY_BYTES: String(Math.round(bodyBytes)) },
     FLAGS,
@@ -161,8 +165,10 @@ async function once(profile: boolean): Promise<Run> {
     const small = await start(children);
     await fill(small.child, 0, FEW);
     const fullBody = (fewFill.bodyBytes + rest.bodyBytes) / USERS;
-    const bareAll = await startBare(children, USERS, fullBody);
-    const bareFew = await startBare(children, FEW, fullBody);
+    const bareAll = await startBare(children, 'bare-map-http', USERS, fullBody);
+    const bareFew = await startBare(children, 'bare-map-http', FEW, fullBody);
+    const arenaAll = await startBare(children, 'bare-arena-http', USERS, fullBody);
+    const arenaFew = await startBare(children, 'bare-arena-http', FEW, fullBody);
 
     const run: Run = {
       before,
@@ -173,11 +179,13 @@ async function once(profile: boolean): Promise<Run> {
       hot: side(full.child, full.url, FEW),
       bareAll: side(bareAll.child, bareAll.url, USERS),
       bareFew: side(bareFew.child, bareFew.url, FEW),
+      arenaAll: side(arenaAll.child, arenaAll.url, USERS),
+      arenaFew: side(arenaFew.child, arenaFew.url, FEW),
       fewBody: fewFill.bodyBytes / FEW,
       fullBody,
       fill: rest,
     };
-    sides.push(run.small, run.all, run.hot, run.bareAll, run.bareFew);
+    sides.push(run.small, run.all, run.hot, run.bareAll, run.bareFew, run.arenaAll, run.arenaFew);
     for (const each of sides) await wrk(each.url, WARMUP, each.script);
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < sides.length; i++) await measure(sides[(round + i) % sides.length] as Side);
@@ -221,6 +229,9 @@ export async function memory(): Promise<Row[]> {
   const bareRate = median(all((run) => run.bareAll, 'rates'));
   const bareFewRate = median(all((run) => run.bareFew, 'rates'));
   const bareRatios = runs.map((run) => median(run.bareAll.rates) / median(run.bareFew.rates));
+  const arenaRate = median(all((run) => run.arenaAll, 'rates'));
+  const arenaFewRate = median(all((run) => run.arenaFew, 'rates'));
+  const arenaRatios = runs.map((run) => median(run.arenaAll.rates) / median(run.arenaFew.rates));
   const rounds = (pick: (run: Run) => Side) => spread(all(pick, 'rates'), formatNumber);
   const ms = (pick: (run: Run) => Side, field: 'p50' | 'p99') =>
     `${formatNumber(median(all(pick, field)))} ms`;
@@ -302,6 +313,22 @@ export async function memory(): Promise<Row[]> {
         `answering from it, nothing else); ratio per run ${spread(bareRatios, (ratio) => `${ratio.toFixed(2)}×`)}; ` +
         `rounds ${rounds((run) => run.bareAll)} vs ${rounds((run) => run.bareFew)} req/s; server CPU per ` +
         `request ${cpu((run) => run.bareAll)} vs ${cpu((run) => run.bareFew)}`,
+    },
+    {
+      scenario: 'memory',
+      figure: `bare node:http holding ${formatNumber(USERS)} bodies off the JS heap, ids spread over all, wrk ${LOAD.connections} connections`,
+      value: arenaRate,
+      unit: 'req/s',
+      baseline: { label: `the same holding ${formatNumber(FEW)}`, value: arenaFewRate },
+      target: null,
+      notes:
+        `the bare server above with nothing per user on the JS heap (bench/processes/bare-arena-http.ts: the ` +
+        `bodies in one Buffer, an open-addressing index in typed arrays), in the same turns: what reading ` +
+        `among ${formatNumber(USERS)} bodies costs for the bytes alone, without ${formatNumber(USERS)} objects on ` +
+        `the heap; ` +
+        `ratio per run ${spread(arenaRatios, (ratio) => `${ratio.toFixed(2)}×`)}; rounds ` +
+        `${rounds((run) => run.arenaAll)} vs ${rounds((run) => run.arenaFew)} req/s; server CPU per request ` +
+        `${cpu((run) => run.arenaAll)} vs ${cpu((run) => run.arenaFew)}`,
     },
   ];
 }
