@@ -1,3 +1,4 @@
+import { takeBenchLock } from './lib/lock.js';
 import { waitForQuiet } from './lib/machine.js';
 import { type Row, saveResults } from './lib/results.js';
 import { apiNodes } from './scenarios/api-nodes.js';
@@ -33,6 +34,12 @@ const asked = process.argv.slice(2);
 const unknown = asked.filter((name) => !(name in SCENARIOS));
 if (unknown.length > 0) {
   console.error(`unknown scenario: ${unknown.join(', ')}; known: ${names.join(', ')}`);
+  process.exit(2);
+}
+
+const lock = takeBenchLock();
+if (!lock.held) {
+  console.error(`bench: another run (pid ${lock.by}) is measuring this machine; wait for it to finish`);
   process.exit(2);
 }
 
