@@ -10,6 +10,11 @@ export interface StoredProfile {
 
 export interface ProfileStore {
   getProfile(userId: Snowflake): Promise<StoredProfile | undefined>;
+  /**
+   * The stored profiles of several users in one round trip (those with none are left out): a member
+   * listing brings users by the thousand, and a look-up each cost more than the rest of their start-up.
+   */
+  getProfiles(userIds: readonly Snowflake[]): Promise<Map<Snowflake, StoredProfile>>;
   /** Stores several at once: profiles arrive one by one, and are written a second's worth at a time. */
   putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void>;
 }
@@ -23,6 +28,11 @@ export interface KvLimitRefusal {
 
 export interface KvStore {
   getKv(userId: Snowflake): Promise<KvState>;
+  /**
+   * The KV of several users in one round trip, as `getKv` would give each; users who never wrote KV (no
+   * keys and revision 0) are left out. What start-up reads for each member listing's users.
+   */
+  getKvs(userIds: readonly Snowflake[]): Promise<Map<Snowflake, KvState>>;
   /**
    * Applies a change atomically: all of it, or nothing when the result would hold more than `maxKeys`
    * keys. A key listed in both `set` and `delete` is set; one deleted twice counts once. Resolves once the

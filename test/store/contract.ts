@@ -77,6 +77,25 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
       });
     });
 
+    it('reads the profiles of many users in one call, leaving out those without one', async () => {
+      const store = await open();
+      expect(await store.profiles.getProfiles([])).toEqual(new Map());
+      const stored = new Map(
+        Array.from({ length: 1_500 }, (_, i) => [
+          String(80_000_000_000_000_000n + BigInt(i * 2)),
+          {
+            profile: { banner: i % 3 === 0 ? null : `b${i}`, accent_color: i % 5 === 0 ? null : i },
+            fetchedAt: T0 + i,
+          },
+        ]),
+      );
+      await store.profiles.putProfiles(stored);
+      const asked = Array.from({ length: 3_000 }, (_, i) => String(80_000_000_000_000_000n + BigInt(i)));
+      const found = await store.profiles.getProfiles(asked);
+      expect(found).toEqual(stored);
+      for (const [userId, profile] of found) expect(await store.profiles.getProfile(userId)).toEqual(profile);
+    });
+
     it('keeps one live key per user: a new one revokes the previous at once', async () => {
       const store = await open();
       const first = Buffer.alloc(32, 1);
@@ -117,6 +136,34 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
           kv: { a: '2' },
           revision: 2,
         });
+      });
+
+      it('reads the KV of many users in one call as each alone, leaving out those who never wrote', async () => {
+        const store = await open();
+        expect(await store.kv.getKvs([])).toEqual(new Map());
+        await store.kv.writeKv(
+          '1',
+          write(
+            Object.fromEntries([
+              ['b', '2'],
+              ['a', '1'],
+              ['__proto__', 'data'],
+              ['é🎧', 'ünï'],
+            ]),
+          ),
+          512,
+        );
+        await store.kv.writeKv('2', write({ only: 'one' }), 512);
+        await store.kv.writeKv('3', write({ gone: 'soon' }), 512);
+        await store.kv.writeKv('3', write({}, ['gone']), 512);
+        const found = await store.kv.getKvs(['1', '2', '3', '4', '1']);
+        expect([...found.keys()].sort()).toEqual(['1', '2', '3']);
+        for (const userId of ['1', '2', '3']) {
+          const alone = await store.kv.getKv(userId);
+          expect(found.get(userId)).toEqual(alone);
+          expect(Object.keys(found.get(userId)?.kv ?? {})).toEqual(Object.keys(alone.kv));
+        }
+        expect(found.get('3')).toEqual({ kv: {}, revision: 2 });
       });
 
       it('merges, deletes and counts revisions', async () => {

@@ -56,6 +56,22 @@ export class RedisKvStore implements KvStore {
     return { kv: sorted(Object.entries(kv)), revision: Number(revision ?? 0) };
   }
 
+  async getKvs(userIds: readonly Snowflake[]): Promise<Map<Snowflake, KvState>> {
+    const found = new Map<Snowflake, KvState>();
+    if (userIds.length === 0) return found;
+    // One MULTI: every user's keys and revision from the same moment, in one round trip.
+    const multi = this.redis.multi();
+    for (const userId of userIds) multi.hgetall(this.keys.kv(userId)).get(this.keys.kvRevision(userId));
+    const replies = await execAll(multi);
+    for (const [index, userId] of userIds.entries()) {
+      const kv = replies[index * 2] as Record<string, string>;
+      const revision = Number((replies[index * 2 + 1] as string | null) ?? 0);
+      const entries = Object.entries(kv);
+      if (entries.length > 0 || revision > 0) found.set(userId, { kv: sorted(entries), revision });
+    }
+    return found;
+  }
+
   async writeKv(userId: Snowflake, change: KvChange, maxKeys: number): Promise<KvState | KvLimitRefusal> {
     const sets = [...change.set].flat();
     const reply = await this.redis.kvWrite(

@@ -14,6 +14,17 @@ export class RedisProfileStore implements ProfileStore {
     return stored === null ? undefined : (JSON.parse(stored) as StoredProfile);
   }
 
+  async getProfiles(userIds: readonly Snowflake[]): Promise<Map<Snowflake, StoredProfile>> {
+    const found = new Map<Snowflake, StoredProfile>();
+    if (userIds.length === 0) return found;
+    const stored = await this.redis.mget(userIds.map((userId) => this.keys.profile(userId)));
+    for (const [index, userId] of userIds.entries()) {
+      const json = stored[index];
+      if (json != null) found.set(userId, JSON.parse(json) as StoredProfile);
+    }
+    return found;
+  }
+
   async putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void> {
     if (profiles.size === 0) return;
     const pairs: string[] = [];

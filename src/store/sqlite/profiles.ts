@@ -10,10 +10,16 @@ interface ProfileRow {
 
 export class SqliteProfileStore implements ProfileStore {
   private readonly select: Statement<[string], ProfileRow>;
+  private readonly selectMany: Statement<[string], ProfileRow & { user_id: string }>;
   private readonly upsertAll: (profiles: ReadonlyMap<Snowflake, StoredProfile>) => void;
 
   constructor(db: Database) {
     this.select = db.prepare('SELECT banner, accent_color, fetched_at FROM profiles WHERE user_id = ?');
+    // The users come as one JSON array: one statement for any number of them.
+    this.selectMany = db.prepare(
+      `SELECT user_id, banner, accent_color, fetched_at FROM profiles
+       WHERE user_id IN (SELECT value FROM json_each(?))`,
+    );
     const upsert = db.prepare<[string, string | null, number | null, number]>(
       `INSERT INTO profiles (user_id, banner, accent_color, fetched_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (user_id) DO UPDATE SET banner = excluded.banner, accent_color = excluded.accent_color,
@@ -29,11 +35,21 @@ export class SqliteProfileStore implements ProfileStore {
 
   async getProfile(userId: Snowflake): Promise<StoredProfile | undefined> {
     const row = this.select.get(userId);
-    if (!row) return undefined;
-    return { profile: { banner: row.banner, accent_color: row.accent_color }, fetchedAt: row.fetched_at };
+    return row ? storedOf(row) : undefined;
+  }
+
+  async getProfiles(userIds: readonly Snowflake[]): Promise<Map<Snowflake, StoredProfile>> {
+    const found = new Map<Snowflake, StoredProfile>();
+    if (userIds.length === 0) return found;
+    for (const row of this.selectMany.all(JSON.stringify(userIds))) found.set(row.user_id, storedOf(row));
+    return found;
   }
 
   async putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void> {
     if (profiles.size > 0) this.upsertAll(profiles);
   }
+}
+
+function storedOf(row: ProfileRow): StoredProfile {
+  return { profile: { banner: row.banner, accent_color: row.accent_color }, fetchedAt: row.fetched_at };
 }
