@@ -11,6 +11,7 @@ import { Bot } from './discord/commands/index.js';
 import { DiscordGateway } from './discord/gateway.js';
 import { GatewayIngest } from './discord/ingest.js';
 import { Messenger } from './discord/messenger.js';
+import { MonitoredLoader } from './discord/monitored-loader.js';
 import { ProfileFetcher } from './discord/profiles.js';
 import { type Demo, startDemo } from './discord/simulator/demo.js';
 import { HistoryRecorder } from './history/recorder.js';
@@ -314,18 +315,7 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   const profiles = new ProfileFetcher({ rest, store: store.profiles, registry, logger });
   cleanups.push(() => profiles.stop());
   bus.subscribe('kv.changed', (change) => registry.kvChanged(change.userId, change.kv, change.revision));
-  registry.onChange((change) => {
-    if (change.kind !== 'monitored') return;
-    const { userId } = change;
-    profiles.userMonitored(userId).catch((error: unknown) => {
-      logger.warn({ err: error, userId }, 'could not load the stored profile');
-    });
-    // KV outlives monitoring: a returning user gets theirs back.
-    store.kv.getKv(userId).then(
-      (state) => registry.kvChanged(userId, state.kv, state.revision),
-      (error: unknown) => logger.error({ err: error, userId }, 'could not load the stored KV'),
-    );
-  });
+  registry.onChange(new MonitoredLoader({ registry, profiles, kv: store.kv, logger }).observe);
 
   const gateway = new DiscordGateway({
     token: discord.token,

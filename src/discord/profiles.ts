@@ -74,15 +74,25 @@ export class ProfileFetcher {
     this.sweepTimer.unref();
   }
 
-  /** A user started being monitored: use the stored profile when fresh, else fetch it. */
-  async userMonitored(userId: Snowflake): Promise<void> {
+  /**
+   * Users started being monitored: use each stored profile when fresh, else fetch it. The stored ones are
+   * read in one go.
+   */
+  async usersMonitored(userIds: readonly Snowflake[]): Promise<void> {
     // Fetched before but not written yet: the user left and came back within the second.
-    const stored = this.unwritten.get(userId) ?? (await this.options.store.getProfile(userId));
-    const fresh = stored !== undefined && this.now() - stored.fetchedAt <= PROFILE_TTL_MS;
-    if (stored) this.options.registry.profileFetched(userId, stored.profile);
-    // A stale one is listed by the fetch about to replace it: listed now too, it would be fetched twice.
-    if (fresh) this.fetched(userId, stored.fetchedAt);
-    else this.enqueue(userId);
+    const unread = userIds.filter((userId) => !this.unwritten.has(userId));
+    const read =
+      unread.length === 0
+        ? new Map<Snowflake, StoredProfile>()
+        : await this.options.store.getProfiles(unread);
+    for (const userId of userIds) {
+      const stored = this.unwritten.get(userId) ?? read.get(userId);
+      const fresh = stored !== undefined && this.now() - stored.fetchedAt <= PROFILE_TTL_MS;
+      if (stored) this.options.registry.profileFetched(userId, stored.profile);
+      // A stale one is listed by the fetch about to replace it: listed now too, it would be fetched twice.
+      if (fresh) this.fetched(userId, stored.fetchedAt);
+      else this.enqueue(userId);
+    }
   }
 
   /** Fetches again the profiles of monitored users that are older than PROFILE_TTL_MS. */

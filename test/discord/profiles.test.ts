@@ -57,7 +57,7 @@ async function setup() {
     avatar: null,
     discriminator: '0',
   });
-  await fetcher.userMonitored(USER);
+  await fetcher.usersMonitored([USER]);
   await eventually(() => expect(registry.get(USER)?.presence.banner).toBe('first'));
   return {
     simulator,
@@ -112,11 +112,11 @@ describe('profile refresh', () => {
     expect(simulator.requestCount(`GET /users/${USER}`)).toBeLessThanOrEqual(5);
   });
 
-  it('uses a fresh stored profile as it is, and fetches a stale one once', async () => {
+  it('uses a fresh stored profile as it is, and fetches a stale one and a missing one once, reading the stored ones in one go', async () => {
     const { simulator, registry, fetcher, store } = await setup();
     await fetcher.stop();
     let now = Date.UTC(2026, 10, 22, 12);
-    const others = { fresh: '80351110224678913', stale: '80351110224678914' };
+    const others = { fresh: '80351110224678913', stale: '80351110224678914', none: '80351110224678915' };
     await store.profiles.putProfiles(
       new Map([
         [others.fresh, { profile: { banner: 'kept', accent_color: 5 }, fetchedAt: now - 1_000 }],
@@ -124,18 +124,29 @@ describe('profile refresh', () => {
       ]),
     );
     const second = fetcherOf(simulator, registry, store, () => now);
+    const reads: number[] = [];
+    const getProfiles = store.profiles.getProfiles.bind(store.profiles);
+    store.profiles.getProfiles = (userIds) => {
+      reads.push(userIds.length);
+      return getProfiles(userIds);
+    };
     for (const id of Object.values(others)) {
       simulator.setProfile(id, { banner: `new${id}`, accent_color: 7 });
       registry.memberSeen(GUILD, { id, username: id });
-      await second.userMonitored(id);
     }
+    await second.usersMonitored(Object.values(others));
+    expect(reads).toEqual([3]);
     expect(registry.get(others.fresh)?.presence.banner).toBe('kept');
+    // The stale profile is shown until the fetch replaces it.
+    expect(registry.get(others.stale)?.presence.banner).toBe('old');
     await eventually(() => expect(registry.get(others.stale)?.presence.banner).toBe(`new${others.stale}`));
+    await eventually(() => expect(registry.get(others.none)?.presence.banner).toBe(`new${others.none}`));
     await eventually(() => expect(second.pending).toBe(0));
     now += 10 * 60 * 1000;
     second.sweep();
     expect(second.pending).toBe(0);
     expect(simulator.requestCount(`GET /users/${others.stale}`)).toBe(1);
+    expect(simulator.requestCount(`GET /users/${others.none}`)).toBe(1);
     expect(simulator.requestCount(`GET /users/${others.fresh}`)).toBe(0);
   });
 
@@ -167,7 +178,7 @@ describe('profile refresh', () => {
         avatar: null,
         discriminator: '0',
       });
-      await fetcher.userMonitored(id);
+      await fetcher.usersMonitored([id]);
     }
     await eventually(() => expect(registry.get(others[2] as string)?.presence.banner).toBe(`b${others[2]}`));
     expect(await store.profiles.getProfile(others[0] as string)).toBeUndefined();

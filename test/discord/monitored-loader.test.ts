@@ -1,0 +1,78 @@
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MONITORED_LOAD_BATCH, MonitoredLoader } from '../../src/discord/monitored-loader.js';
+import { PresenceRegistry } from '../../src/presence/registry.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
+import { eventually } from '../support/eventually.js';
+
+const GUILD = '300000000000000001';
+const userId = (n: number) => String(80_000_000_000_000_000n + BigInt(n));
+
+describe('loading what is stored for users who start being monitored', () => {
+  const stores: SqliteStore[] = [];
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+  });
+
+  async function setup() {
+    const store = openSqliteStore({ kind: 'sqlite-memory' });
+    stores.push(store);
+    const registry = new PresenceRegistry({
+      cdnUrl: 'https://cdn.discordapp.com',
+      youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+    });
+    const profileBatches: string[][] = [];
+    const kvBatches: number[] = [];
+    const getKvs = store.kv.getKvs.bind(store.kv);
+    store.kv.getKvs = (userIds) => {
+      kvBatches.push(userIds.length);
+      return getKvs(userIds);
+    };
+    const loader = new MonitoredLoader({
+      registry,
+      profiles: {
+        usersMonitored: async (userIds) => {
+          profileBatches.push([...userIds]);
+        },
+      },
+      kv: store.kv,
+      logger: pino({ level: 'silent' }),
+    });
+    registry.onChange(loader.observe);
+    return { store, registry, profileBatches, kvBatches };
+  }
+
+  it('reads the KV and profiles of a whole member listing in batches, and gives each user theirs back', async () => {
+    const { store, registry, profileBatches, kvBatches } = await setup();
+    await store.kv.writeKv(userId(7), { set: new Map([['note', 'kept']]), delete: [] }, 512);
+    await store.kv.writeKv(
+      userId(2_400),
+      {
+        set: new Map([
+          ['a', '1'],
+          ['b', '2'],
+        ]),
+        delete: [],
+      },
+      512,
+    );
+    const users = 2_500;
+    for (let n = 0; n < users; n++) registry.memberSeen(GUILD, { id: userId(n), username: `u${n}` });
+    await eventually(() => expect(registry.get(userId(2_400))?.presence.kv).toEqual({ a: '1', b: '2' }));
+    expect(registry.get(userId(7))?.presence.kv).toEqual({ note: 'kept' });
+    expect(registry.get(userId(8))?.presence.kv).toEqual({});
+    expect(kvBatches).toEqual([MONITORED_LOAD_BATCH, MONITORED_LOAD_BATCH, users - 2 * MONITORED_LOAD_BATCH]);
+    expect(profileBatches.flat()).toEqual(Array.from({ length: users }, (_, n) => userId(n)));
+    expect(profileBatches).toHaveLength(3);
+  });
+
+  it('reads once for users already monitored: only a user who starts being monitored is loaded', async () => {
+    const { registry, profileBatches } = await setup();
+    registry.memberSeen(GUILD, { id: userId(1), username: 'one' });
+    registry.memberSeen(GUILD, { id: userId(1), username: 'one again' });
+    registry.memberSeen('300000000000000002', { id: userId(1), username: 'one again' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(profileBatches).toEqual([[userId(1)]]);
+  });
+});
