@@ -119,10 +119,8 @@ export class SharedPresencePublisher {
     const users = [...registry.snapshots()].map(([userId]) => userId);
     for (let i = 0; i < users.length; i += KV_RELOAD_BATCH) {
       const batch = users.slice(i, i + KV_RELOAD_BATCH);
-      const states = await Promise.all(batch.map((userId) => kv.getKv(userId)));
-      for (const [index, state] of states.entries()) {
-        registry.kvChanged(batch[index] as Snowflake, state.kv, state.revision);
-      }
+      for (const [userId, state] of await kv.getKvs(batch))
+        registry.kvChanged(userId, state.kv, state.revision);
     }
   }
 

@@ -340,6 +340,7 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     const api = await apiNode();
     const store = openRedisStore(zero.link.redis, prefix);
     zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
+    zero.registry.memberSeen(GUILD_ON_0, BOB, online);
     await eventually(() => expect(api.replica.get(ALICE.id)).toBeDefined());
 
     await cut(links[links.length - 1] as ClusterLink, name);
@@ -353,5 +354,8 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     });
 
     await eventually(() => expect(api.replica.get(ALICE.id)?.presence.kv).toEqual({ city: 'Oslo' }));
+    // The node's own registry has it too, though the message never reached it; the others' stay as they were.
+    await eventually(() => expect(zero.registry.get(ALICE.id)?.presence.kv).toEqual({ city: 'Oslo' }));
+    expect(zero.registry.get(BOB.id)?.presence.kv).toEqual({});
   });
 });
