@@ -79,14 +79,21 @@ export class ProfileFetcher {
    * read in one go.
    */
   async usersMonitored(userIds: readonly Snowflake[]): Promise<void> {
-    // Fetched before but not written yet: the user left and came back within the second.
-    const unread = userIds.filter((userId) => !this.unwritten.has(userId));
+    // Fetched before but not written yet: the user left and came back within the second. Taken now, for
+    // a write may run while the store is asked, and empty `unwritten`.
+    const held = new Map<Snowflake, StoredProfile>();
+    const unread: Snowflake[] = [];
+    for (const userId of userIds) {
+      const unwritten = this.unwritten.get(userId);
+      if (unwritten) held.set(userId, unwritten);
+      else unread.push(userId);
+    }
     const read =
       unread.length === 0
         ? new Map<Snowflake, StoredProfile>()
         : await this.options.store.getProfiles(unread);
     for (const userId of userIds) {
-      const stored = this.unwritten.get(userId) ?? read.get(userId);
+      const stored = held.get(userId) ?? read.get(userId);
       const fresh = stored !== undefined && this.now() - stored.fetchedAt <= PROFILE_TTL_MS;
       if (stored) this.options.registry.profileFetched(userId, stored.profile);
       // A stale one is listed by the fetch about to replace it: listed now too, it would be fetched twice.

@@ -7,6 +7,7 @@ import { PresenceRegistry } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { eventually } from '../support/eventually.js';
+import { profileOf } from '../support/profiles.js';
 
 /** Banners change without Discord telling bots: the fetcher refreshes profiles by age. */
 
@@ -150,6 +151,28 @@ describe('profile refresh', () => {
     expect(simulator.requestCount(`GET /users/${others.fresh}`)).toBe(0);
   });
 
+  it('uses a profile fetched but not written yet for a user who came back, though the write runs meanwhile', async () => {
+    const { simulator, registry, fetcher, store } = await setup();
+    await eventually(() => expect(registry.get(USER)?.presence.banner).toBe('first'));
+    const other = '80351110224678913';
+    registry.memberRemoved(GUILD, USER);
+    registry.memberSeen(GUILD, { id: USER, username: 'user' });
+    registry.memberSeen(GUILD, { id: other, username: 'other' });
+    const getProfiles = store.profiles.getProfiles.bind(store.profiles);
+    const asked: string[][] = [];
+    store.profiles.getProfiles = async (userIds) => {
+      asked.push([...userIds]);
+      // As a timer would, while a store over the network answers.
+      await fetcher.write();
+      return getProfiles(userIds);
+    };
+    await fetcher.usersMonitored([other, USER]);
+    expect(asked).toEqual([[other]]);
+    expect(registry.get(USER)?.presence.banner).toBe('first');
+    await eventually(() => expect(fetcher.pending).toBe(0));
+    expect(simulator.requestCount(`GET /users/${USER}`)).toBe(1);
+  });
+
   it('forgets users who are no longer monitored', async () => {
     const { simulator, registry, fetcher, advance } = await setup();
     registry.memberRemoved(GUILD, USER);
@@ -161,7 +184,7 @@ describe('profile refresh', () => {
 
   it('writes what it fetched a second at a time, in one go, and what is left when it stops', async () => {
     const { simulator, registry, fetcher, store } = await setup();
-    await eventually(async () => expect(await store.profiles.getProfile(USER)).toBeDefined(), 3_000);
+    await eventually(async () => expect(await profileOf(store, USER)).toBeDefined(), 3_000);
     const writes: number[] = [];
     const putProfiles = store.profiles.putProfiles.bind(store.profiles);
     store.profiles.putProfiles = (profiles) => {
@@ -181,10 +204,10 @@ describe('profile refresh', () => {
       await fetcher.usersMonitored([id]);
     }
     await eventually(() => expect(registry.get(others[2] as string)?.presence.banner).toBe(`b${others[2]}`));
-    expect(await store.profiles.getProfile(others[0] as string)).toBeUndefined();
+    expect(await profileOf(store, others[0] as string)).toBeUndefined();
     await fetcher.stop();
     expect(writes.reduce((sum, size) => sum + size, 0)).toBe(3);
     expect(writes.length).toBeLessThanOrEqual(2);
-    for (const id of others) expect((await store.profiles.getProfile(id))?.profile.banner).toBe(`b${id}`);
+    for (const id of others) expect((await profileOf(store, id))?.profile.banner).toBe(`b${id}`);
   });
 });
