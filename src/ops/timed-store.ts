@@ -5,10 +5,7 @@ import type { Metrics, StoreBackend } from './metrics.js';
 const OPERATIONS: {
   [K in 'profiles' | 'kv' | 'apiKeys' | 'history']: Record<keyof Store[K], true>;
 } = {
-  profiles: { getProfile: true, getProfiles: true, putProfiles: true } satisfies Record<
-    keyof ProfileStore,
-    true
-  >,
+  profiles: { getProfiles: true, putProfiles: true } satisfies Record<keyof ProfileStore, true>,
   kv: { getKv: true, getKvs: true, writeKv: true } satisfies Record<keyof KvStore, true>,
   apiKeys: { replaceKey: true, findKey: true } satisfies Record<keyof ApiKeyStore, true>,
   history: {

@@ -9,9 +9,8 @@ export interface StoredProfile {
 }
 
 export interface ProfileStore {
-  getProfile(userId: Snowflake): Promise<StoredProfile | undefined>;
   /**
-   * The stored profiles of several users in one round trip (those with none are left out): a member
+   * The stored profiles of these users in one round trip (those with none are left out): a member
    * listing brings users by the thousand, and a look-up each cost more than the rest of their start-up.
    */
   getProfiles(userIds: readonly Snowflake[]): Promise<Map<Snowflake, StoredProfile>>;

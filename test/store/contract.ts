@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TrackEntry } from '../../src/presence/history.js';
 import type { HistoryWrite, Store } from '../../src/store/ports.js';
+import { profileOf } from '../support/profiles.js';
 
 /**
  * What every store adapter must do, whatever it is built on: the embedded SQLite store and the Redis
@@ -56,7 +57,7 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
 
     it('keeps profiles, replacing what was there', async () => {
       const store = await open();
-      expect(await store.profiles.getProfile('1')).toBeUndefined();
+      expect(await profileOf(store, '1')).toBeUndefined();
       await store.profiles.putProfiles(
         new Map([
           ['1', { profile: { banner: 'a_1', accent_color: 42 }, fetchedAt: T0 }],
@@ -67,11 +68,11 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
         new Map([['1', { profile: { banner: null, accent_color: null }, fetchedAt: T0 + 1 }]]),
       );
       await store.profiles.putProfiles(new Map());
-      expect(await store.profiles.getProfile('1')).toEqual({
+      expect(await profileOf(store, '1')).toEqual({
         profile: { banner: null, accent_color: null },
         fetchedAt: T0 + 1,
       });
-      expect(await store.profiles.getProfile('2')).toEqual({
+      expect(await profileOf(store, '2')).toEqual({
         profile: { banner: null, accent_color: 7 },
         fetchedAt: T0,
       });
@@ -93,7 +94,7 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
       const asked = Array.from({ length: 3_000 }, (_, i) => String(80_000_000_000_000_000n + BigInt(i)));
       const found = await store.profiles.getProfiles(asked);
       expect(found).toEqual(stored);
-      for (const [userId, profile] of found) expect(await store.profiles.getProfile(userId)).toEqual(profile);
+      for (const [userId, profile] of found) expect(await profileOf(store, userId)).toEqual(profile);
     });
 
     it('keeps one live key per user: a new one revokes the previous at once', async () => {
@@ -164,6 +165,17 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
           expect(Object.keys(found.get(userId)?.kv ?? {})).toEqual(Object.keys(alone.kv));
         }
         expect(found.get('3')).toEqual({ kv: {}, revision: 2 });
+      });
+
+      it('orders keys by code point, as UTF-8 bytes sort, in either store', async () => {
+        const store = await open();
+        const keys = ['\uff01', '🎧', 'z', 'é', 'A', '\ue000', '\ud7ff'];
+        await store.kv.writeKv('1', write(Object.fromEntries(keys.map((key) => [key, 'v']))), 512);
+        const byCodePoint = [...keys].sort(
+          (a, b) => (a.codePointAt(0) as number) - (b.codePointAt(0) as number),
+        );
+        expect(Object.keys((await store.kv.getKv('1')).kv)).toEqual(byCodePoint);
+        expect(Object.keys((await store.kv.getKvs(['1'])).get('1')?.kv ?? {})).toEqual(byCodePoint);
       });
 
       it('merges, deletes and counts revisions', async () => {

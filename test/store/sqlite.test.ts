@@ -7,6 +7,7 @@ import type { HistoryWrite } from '../../src/store/ports.js';
 import { SqliteHistoryStore } from '../../src/store/sqlite/history.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { MIGRATIONS, migrate } from '../../src/store/sqlite/migrations.js';
+import { profileOf } from '../support/profiles.js';
 import { storeContract } from './contract.js';
 
 const dirs: string[] = [];
@@ -43,11 +44,11 @@ describe('embedded SQLite store', () => {
     await first.close();
 
     const second = openSqliteStore({ kind: 'sqlite', path });
-    expect(await second.profiles.getProfile('1')).toEqual({
+    expect(await profileOf(second, '1')).toEqual({
       profile: { banner: 'a_def', accent_color: null },
       fetchedAt: 456,
     });
-    expect(await second.profiles.getProfile('2')).toBeUndefined();
+    expect(await profileOf(second, '2')).toBeUndefined();
     await second.close();
   });
 
@@ -126,7 +127,7 @@ describe('embedded SQLite store', () => {
     await store.profiles.putProfiles(
       new Map([['9', { profile: { banner: null, accent_color: 1 }, fetchedAt: 1 }]]),
     );
-    expect((await store.profiles.getProfile('9'))?.profile.accent_color).toBe(1);
+    expect((await profileOf(store, '9'))?.profile.accent_color).toBe(1);
     await store.close();
   });
 });

@@ -34,8 +34,19 @@ table.insert(reply, 1, revision)
 return reply
 `;
 
+/**
+ * A user's keys and revision from the same moment. KEYS: kv hash, revision. Returns {revision or false,
+ * field, value, …}.
+ */
+const READ = `
+local reply = redis.call('HGETALL', KEYS[1])
+table.insert(reply, 1, redis.call('GET', KEYS[2]))
+return reply
+`;
+
 interface KvScripts {
   kvWrite(...args: (string | number)[]): Promise<(string | number)[]>;
+  kvRead(kv: string, revision: string): Promise<(string | null)[]>;
 }
 
 export class RedisKvStore implements KvStore {
@@ -46,28 +57,26 @@ export class RedisKvStore implements KvStore {
     private readonly keys: RedisKeys,
   ) {
     redis.defineCommand('kvWrite', { numberOfKeys: 2, lua: WRITE });
+    redis.defineCommand('kvRead', { numberOfKeys: 2, lua: READ });
     this.redis = redis as Redis & KvScripts;
   }
 
   async getKv(userId: Snowflake): Promise<KvState> {
-    const [kv, revision] = (await execAll(
-      this.redis.multi().hgetall(this.keys.kv(userId)).get(this.keys.kvRevision(userId)),
-    )) as [Record<string, string>, string | null];
-    return { kv: sorted(Object.entries(kv)), revision: Number(revision ?? 0) };
+    return stateOf(await this.redis.kvRead(this.keys.kv(userId), this.keys.kvRevision(userId)));
   }
 
   async getKvs(userIds: readonly Snowflake[]): Promise<Map<Snowflake, KvState>> {
     const found = new Map<Snowflake, KvState>();
     if (userIds.length === 0) return found;
-    // One MULTI: every user's keys and revision from the same moment, in one round trip.
-    const multi = this.redis.multi();
-    for (const userId of userIds) multi.hgetall(this.keys.kv(userId)).get(this.keys.kvRevision(userId));
-    const replies = await execAll(multi);
+    // One round trip, a script per user: each user's keys and revision agree, and Redis serves others
+    // between users rather than waiting for all of them.
+    const pipeline = this.redis.pipeline();
+    const reading = pipeline as unknown as { kvRead(kv: string, revision: string): unknown };
+    for (const userId of userIds) reading.kvRead(this.keys.kv(userId), this.keys.kvRevision(userId));
+    const replies = (await execAll(pipeline)) as (string | null)[][];
     for (const [index, userId] of userIds.entries()) {
-      const kv = replies[index * 2] as Record<string, string>;
-      const revision = Number((replies[index * 2 + 1] as string | null) ?? 0);
-      const entries = Object.entries(kv);
-      if (entries.length > 0 || revision > 0) found.set(userId, { kv: sorted(entries), revision });
+      const state = stateOf(replies[index] as (string | null)[]);
+      if (Object.keys(state.kv).length > 0 || state.revision > 0) found.set(userId, state);
     }
     return found;
   }
@@ -84,13 +93,48 @@ export class RedisKvStore implements KvStore {
     );
     const [first, ...fields] = reply;
     if (Number(first) === -1) return { refused: 'limit', wouldHave: Number(fields[0]) };
-    const entries: [string, string][] = [];
-    for (let i = 0; i < fields.length; i += 2) entries.push([String(fields[i]), String(fields[i + 1])]);
-    return { kv: sorted(entries), revision: Number(first) };
+    return { kv: sorted(pairs(fields)), revision: Number(first) };
   }
+}
+
+/** A kvRead reply as the state it says. */
+function stateOf([revision, ...fields]: (string | null)[]): KvState {
+  return { kv: sorted(pairs(fields)), revision: Number(revision ?? 0) };
+}
+
+/** field, value, field, value… as pairs. */
+function pairs(fields: readonly (string | number | null)[]): [string, string][] {
+  const entries: [string, string][] = [];
+  for (let i = 0; i < fields.length; i += 2) entries.push([String(fields[i]), String(fields[i + 1])]);
+  return entries;
 }
 
 /** Ordered by key, as the embedded store answers; fromEntries keeps a key named __proto__ as data. */
 function sorted(entries: [string, string][]): Record<string, string> {
-  return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return Object.fromEntries(entries.sort(([a], [b]) => byCodePoint(a, b)));
+}
+
+/** First unit of a surrogate pair, and the units above the surrogates. */
+const SURROGATES = 0xd800;
+const ABOVE_SURROGATES = 0xe000;
+
+/**
+ * Code point order, which is UTF-8's byte order and so SQLite's. JavaScript's `<` compares UTF-16 units,
+ * which puts a character beyond U+FFFF (a surrogate pair) before U+E000–U+FFFF; moving the surrogates
+ * above those units gives code point order.
+ */
+function byCodePoint(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+function codePointRank(unit: number): number {
+  if (unit >= ABOVE_SURROGATES) return unit - (ABOVE_SURROGATES - SURROGATES);
+  if (unit >= SURROGATES) return unit + (0x10000 - ABOVE_SURROGATES);
+  return unit;
 }

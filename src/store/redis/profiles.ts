@@ -9,11 +9,6 @@ export class RedisProfileStore implements ProfileStore {
     private readonly keys: RedisKeys,
   ) {}
 
-  async getProfile(userId: Snowflake): Promise<StoredProfile | undefined> {
-    const stored = await this.redis.get(this.keys.profile(userId));
-    return stored === null ? undefined : (JSON.parse(stored) as StoredProfile);
-  }
-
   async getProfiles(userIds: readonly Snowflake[]): Promise<Map<Snowflake, StoredProfile>> {
     const found = new Map<Snowflake, StoredProfile>();
     if (userIds.length === 0) return found;

@@ -9,12 +9,10 @@ interface ProfileRow {
 }
 
 export class SqliteProfileStore implements ProfileStore {
-  private readonly select: Statement<[string], ProfileRow>;
   private readonly selectMany: Statement<[string], ProfileRow & { user_id: string }>;
   private readonly upsertAll: (profiles: ReadonlyMap<Snowflake, StoredProfile>) => void;
 
   constructor(db: Database) {
-    this.select = db.prepare('SELECT banner, accent_color, fetched_at FROM profiles WHERE user_id = ?');
     // The users come as one JSON array: one statement for any number of them.
     this.selectMany = db.prepare(
       `SELECT user_id, banner, accent_color, fetched_at FROM profiles
@@ -31,11 +29,6 @@ export class SqliteProfileStore implements ProfileStore {
         upsert.run(userId, stored.profile.banner, stored.profile.accent_color, stored.fetchedAt);
       }
     });
-  }
-
-  async getProfile(userId: Snowflake): Promise<StoredProfile | undefined> {
-    const row = this.select.get(userId);
-    return row ? storedOf(row) : undefined;
   }
 
   async getProfiles(userIds: readonly Snowflake[]): Promise<Map<Snowflake, StoredProfile>> {
