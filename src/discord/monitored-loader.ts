@@ -41,11 +41,12 @@ export class MonitoredLoader {
     profiles.usersMonitored(userIds).catch((error: unknown) => {
       logger.warn({ err: error, users: userIds.length }, 'could not load the stored profiles');
     });
-    kv.getKvs(userIds).then(
-      (states) => {
+    kv.getKvs(userIds)
+      .then((states) => {
         for (const [userId, state] of states) registry.kvChanged(userId, state.kv, state.revision);
-      },
-      (error: unknown) => logger.error({ err: error, users: userIds.length }, 'could not load the stored KV'),
-    );
+      })
+      .catch((error: unknown) =>
+        logger.error({ err: error, users: userIds.length }, 'could not load the stored KV'),
+      );
   }
 }

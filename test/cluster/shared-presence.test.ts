@@ -339,8 +339,11 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     const zero = await ingestNode(0, name);
     const api = await apiNode();
     const store = openRedisStore(zero.link.redis, prefix);
+    const bobs = await store.kv.writeKv(BOB.id, { set: new Map([['own', 'value']]), delete: [] }, 512);
+    if ('refused' in bobs) throw new Error('refused');
     zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
     zero.registry.memberSeen(GUILD_ON_0, BOB, online);
+    zero.registry.kvChanged(BOB.id, bobs.kv, bobs.revision);
     await eventually(() => expect(api.replica.get(ALICE.id)).toBeDefined());
 
     await cut(links[links.length - 1] as ClusterLink, name);
@@ -356,6 +359,6 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     await eventually(() => expect(api.replica.get(ALICE.id)?.presence.kv).toEqual({ city: 'Oslo' }));
     // The node's own registry has it too, though the message never reached it; the others' stay as they were.
     await eventually(() => expect(zero.registry.get(ALICE.id)?.presence.kv).toEqual({ city: 'Oslo' }));
-    expect(zero.registry.get(BOB.id)?.presence.kv).toEqual({});
+    expect(zero.registry.get(BOB.id)?.presence.kv).toEqual({ own: 'value' });
   });
 });

@@ -23,6 +23,7 @@ describe('loading what is stored for users who start being monitored', () => {
       youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
     });
     const profileBatches: string[][] = [];
+    const logged: string[] = [];
     const kvBatches: number[] = [];
     const getKvs = store.kv.getKvs.bind(store.kv);
     store.kv.getKvs = (userIds) => {
@@ -37,10 +38,17 @@ describe('loading what is stored for users who start being monitored', () => {
         },
       },
       kv: store.kv,
-      logger: pino({ level: 'silent' }),
+      logger: pino(
+        { level: 'warn' },
+        {
+          write: (line: string) => {
+            logged.push((JSON.parse(line) as { msg: string }).msg);
+          },
+        },
+      ),
     });
     registry.onChange(loader.observe);
-    return { store, registry, profileBatches, kvBatches };
+    return { store, registry, profileBatches, kvBatches, logged };
   }
 
   it('reads the KV and profiles of a whole member listing in batches, and gives each user theirs back', async () => {
@@ -65,6 +73,20 @@ describe('loading what is stored for users who start being monitored', () => {
     expect(kvBatches).toEqual([MONITORED_LOAD_BATCH, MONITORED_LOAD_BATCH, users - 2 * MONITORED_LOAD_BATCH]);
     expect(profileBatches.flat()).toEqual(Array.from({ length: users }, (_, n) => userId(n)));
     expect(profileBatches).toHaveLength(3);
+  });
+
+  it('logs a store that fails, and loads the users of the next turn as usual', async () => {
+    const { store, registry, logged } = await setup();
+    await store.kv.writeKv(userId(2), { set: new Map([['note', 'back']]), delete: [] }, 512);
+    const getKvs = store.kv.getKvs;
+    store.kv.getKvs = async () => {
+      throw new Error('store away');
+    };
+    registry.memberSeen(GUILD, { id: userId(1), username: 'one' });
+    await eventually(() => expect(logged).toContain('could not load the stored KV'));
+    store.kv.getKvs = getKvs;
+    registry.memberSeen(GUILD, { id: userId(2), username: 'two' });
+    await eventually(() => expect(registry.get(userId(2))?.presence.kv).toEqual({ note: 'back' }));
   });
 
   it('reads once for users already monitored: only a user who starts being monitored is loaded', async () => {
