@@ -39,7 +39,9 @@ if (unknown.length > 0) {
 
 const lock = takeBenchLock();
 if (!lock.held) {
-  console.error(`bench: another run (pid ${lock.by}) is measuring this machine; wait for it to finish`);
+  console.error(
+    `bench: another run (pid ${lock.by}, in bench/.running) is measuring this machine; wait for it to finish`,
+  );
   process.exit(2);
 }
 

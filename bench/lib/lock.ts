@@ -1,4 +1,5 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 /** Where a running `npm run bench` says who it is. */
 export const BENCH_LOCK = new URL('../.running', import.meta.url);
@@ -7,20 +8,37 @@ export const BENCH_LOCK = new URL('../.running', import.meta.url);
  * Takes the bench's lock for this process, or says which live process holds it. Two runs at once would
  * share the machine's cores, so each would measure the other, and both rewrite RESULTS.json from what they
  * read at the start, so the last to finish would drop the other's rows. A lock left by a process that is
- * gone is taken over. The lock goes when this process exits.
+ * gone is taken over. The lock goes when this process exits, or is stopped with SIGINT or SIGTERM.
  */
 export function takeBenchLock(path: URL | string = BENCH_LOCK): { held: true } | { held: false; by: number } {
   for (;;) {
     try {
       writeFileSync(path, `${process.pid}\n`, { flag: 'wx' });
       process.once('exit', () => releaseBenchLock(path));
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        process.once(signal, () => {
+          releaseBenchLock(path);
+          process.kill(process.pid, signal);
+        });
+      }
       return { held: true };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const by = holder(path);
     if (by !== null && by !== process.pid && alive(by)) return { held: false, by };
-    rmSync(path, { force: true });
+    // Moved aside and looked at, not removed blindly: of two runs taking over the same stale lock, the
+    // second may move the lock the first has just taken, and puts it back.
+    const aside = `${typeof path === 'string' ? path : fileURLToPath(path)}.${process.pid}`;
+    try {
+      renameSync(path, aside);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw error;
+    }
+    const moved = holder(aside);
+    if (moved !== null && moved !== by && alive(moved)) renameSync(aside, path);
+    else rmSync(aside, { force: true });
   }
 }
 

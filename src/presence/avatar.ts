@@ -3,7 +3,7 @@ import { cdnBase } from './values.js';
 /** An avatar hash as Discord makes them (`a_` first when animated): safe to put in a CDN path as it is. */
 export const AVATAR_HASH = /^(a_)?[A-Za-z0-9_]{1,64}$/;
 /** Discord has six default avatars (embed/avatars/0–5.png). */
-export const DEFAULT_AVATAR_COUNT = 6n;
+const DEFAULT_AVATAR_COUNT = 6n;
 /** Users still on a legacy discriminator get one of the first five, by discriminator. */
 const LEGACY_DEFAULT_AVATAR_COUNT = 5;
 
