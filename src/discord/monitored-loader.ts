@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceRegistry } from '../presence/registry.js';
 import type { KvStore } from '../store/ports.js';
+import { TurnBatch } from '../store/turn-batch.js';
 import type { ProfileFetcher } from './profiles.js';
 
 /** Users whose stored state is read in one go, at most. */
@@ -21,22 +22,17 @@ export interface MonitoredLoaderOptions {
  * of start-up's CPU; read together, they take a query each.
  */
 export class MonitoredLoader {
-  private waiting: Snowflake[] = [];
+  private readonly waiting = new TurnBatch<Snowflake>((userIds) => this.load(userIds), MONITORED_LOAD_BATCH);
 
   constructor(private readonly options: MonitoredLoaderOptions) {}
 
   /** The registry's listener. */
   readonly observe = (change: PresenceChange): void => {
     if (change.kind !== 'monitored') return;
-    this.waiting.push(change.userId);
-    if (this.waiting.length === 1) queueMicrotask(() => this.load());
-    else if (this.waiting.length >= MONITORED_LOAD_BATCH) this.load();
+    this.waiting.add(change.userId);
   };
 
-  private load(): void {
-    const userIds = this.waiting;
-    if (userIds.length === 0) return;
-    this.waiting = [];
+  private load(userIds: Snowflake[]): void {
     const { registry, profiles, kv, logger } = this.options;
     profiles.usersMonitored(userIds).catch((error: unknown) => {
       logger.warn({ err: error, users: userIds.length }, 'could not load the stored profiles');

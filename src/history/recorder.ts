@@ -13,6 +13,7 @@ import {
 import type { DiscordStatus, Snowflake } from '../presence/model.js';
 import type { PresenceChange } from '../presence/registry.js';
 import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../store/ports.js';
+import { TurnBatch } from '../store/turn-batch.js';
 
 /** Writes are batched: at most this long after a change, or sooner when this many are waiting. */
 export const HISTORY_FLUSH_MS = 1_000;
@@ -48,8 +49,8 @@ export class HistoryRecorder {
   private readonly memory = new Map<Snowflake, HistoryMemory>();
   private readonly loading = new Map<Snowflake, Loading>();
   private pending: HistoryWrite[] = [];
-  /** Users seen for the first time since the last read of stored history began: read together. */
-  private toLoad: Snowflake[] = [];
+  /** Users seen for the first time in this turn (a whole member chunk): their stored history is read together. */
+  private readonly toLoad = new TurnBatch<Snowflake>((userIds) => this.loadSeen(userIds), HISTORY_LOAD_BATCH);
   /** Reads of stored history under way: their users' changes wait for them. */
   private readonly loads = new Set<Promise<void>>();
   /** Flushes and erasures run one after another, so an erasure never races a batch holding the user. */
@@ -133,7 +134,7 @@ export class HistoryRecorder {
   /** Final flush, with last_seen for everyone still online: after a restart nobody else can know it. */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    this.loadSeen();
+    this.toLoad.flush();
     await Promise.all(this.loads);
     const ts = this.now();
     for (const [userId, memory] of this.memory) {
@@ -171,17 +172,11 @@ export class HistoryRecorder {
       return;
     }
     this.loading.set(userId, { observations: [observation], live: observation.status, forgotten: 0 });
-    this.toLoad.push(userId);
-    // Everyone first seen in this turn (a whole member chunk) is read at the end of it, in one go.
-    if (this.toLoad.length === 1) queueMicrotask(() => this.loadSeen());
-    else if (this.toLoad.length >= HISTORY_LOAD_BATCH) this.loadSeen();
+    this.toLoad.add(userId);
   }
 
   /** Reads what is stored for the users waiting, then applies their changes in the order they came. */
-  private loadSeen(): void {
-    const userIds = this.toLoad;
-    if (userIds.length === 0) return;
-    this.toLoad = [];
+  private loadSeen(userIds: Snowflake[]): void {
     const load = this.options.store
       .latest(userIds)
       .catch((error: unknown) => {
