@@ -4,15 +4,21 @@ import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import type { SimGuild } from '../../src/discord/simulator/state.js';
 import { onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { populationPresence, populationUser } from '../lib/population.js';
-import { BENCH_GUILD } from '../lib/workload.js';
+import { BENCH_GUILD, benchUser, realisticPresence } from '../lib/workload.js';
 
 /**
  * A simulated Discord in a process of its own, so that what it spends (making a member listing,
- * answering REST) is not counted in the process measured: one guild of MEMBERS members of the population
- * (bench/lib/population.ts), the first MEMBERS users, listed on REQUEST_GUILD_MEMBERS in
- * GUILD_MEMBERS_CHUNKs of 1,000 members, with the presences of those not offline. The startup scenario
- * lists a large guild from it; the memory scenario's services each have one with a single member, and
- * fetch their users' profiles from it (GET /users/:id, at its rate limit), as from Discord.
+ * answering REST and the CDN, its gateway's sockets) is not counted in the process measured, and the
+ * service's process holds what it holds in production: no Discord. Its one guild is either
+ *
+ * - MEMBERS members of the population (bench/lib/population.ts), the first MEMBERS users, listed on
+ *   REQUEST_GUILD_MEMBERS in GUILD_MEMBERS_CHUNKs of 1,000 members, with the presences of those not
+ *   offline. The startup scenario lists a large guild from it; the memory scenario's services each have one
+ *   with a single member, and fetch their users' profiles from it (GET /users/:id, at its rate limit), as
+ *   from Discord.
+ * - or, with `WORKLOAD=realistic`, USERS bench users (1 unless told) with the realistic presence of
+ *   bench/lib/workload.ts (tracks started at START, epoch ms), the users the service process serves
+ *   (bench/processes/service.ts); with `MARKER`, user 0's custom status is that text.
  *
  * One change to what the simulator sends, made here: Discord's GUILD_CREATE of a guild over 75,000 members
  * lists no members and no presences (besides the bot and users in voice: none here), where the simulator
@@ -31,14 +37,24 @@ const GUILD_CREATE_MEMBER_LIMIT = 75_000;
 const built = process.hrtime.bigint();
 const simulator = new DiscordSimulator();
 await simulator.start();
-const start = Date.now() - 30_000;
+const start = Number(process.env.START ?? Date.now() - 30_000);
+const marker = process.env.MARKER;
 simulator.createGuild({
   id: BENCH_GUILD,
   name: 'Bench',
-  members: Array.from({ length: MEMBERS }, (_, n) => ({
-    user: populationUser(n),
-    presence: populationPresence(n, start),
-  })),
+  members:
+    process.env.WORKLOAD === 'realistic'
+      ? Array.from({ length: Number(process.env.USERS ?? 1) }, (_, n) => ({
+          user: benchUser(n),
+          presence: realisticPresence(
+            n,
+            n === 0 && marker !== undefined ? { start, customText: marker } : { start },
+          ),
+        }))
+      : Array.from({ length: MEMBERS }, (_, n) => ({
+          user: populationUser(n),
+          presence: populationPresence(n, start),
+        })),
 });
 const buildSeconds = Number(process.hrtime.bigint() - built) / 1e9;
 

@@ -1,7 +1,6 @@
 import pino from 'pino';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { rawPresenceFrom } from '../../src/presence/raw.js';
 import { onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { markerText, nowMicros } from '../lib/fanout-marker.js';
@@ -9,34 +8,23 @@ import { serveMemoryQuestions } from '../lib/memory.js';
 import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/workload.js';
 
 /**
- * The service as production runs it (startApp, ROLE all, embedded store) behind the simulated Discord,
- * which delivers `USERS` realistic presences through the real gateway client. With `FANOUT=1`, user 0's
- * custom status carries a marker, and each `{type: 'update', seq}` changes it the way a PRESENCE_UPDATE
- * does (registry.memberSeen with the raw presence), so normalization, the one serialization and the
- * socket fan-out all run as they do for Discord's updates. It answers `memory` (started with MEMORY_FLAGS)
- * and `sockets`: how many sockets its gateway holds and how many of them are subscribed.
+ * The service as production runs it (startApp, ROLE all, embedded store) against a simulated Discord in
+ * another process (bench/processes/discord.ts with `WORKLOAD=realistic`; TOKEN, API_URL, CDN_URL), which
+ * delivers USERS bench users (1 unless told) with realistic presences through the real gateway client.
+ * START is when their tracks started (epoch ms), the same in both processes. With `FANOUT=1`, user 0's
+ * custom status carries a marker, and each `{type: 'update', seq}` changes it the way a PRESENCE_UPDATE does
+ * (registry.memberSeen with the raw presence), so normalization, the one serialization and the socket
+ * fan-out all run as they do for Discord's updates. It answers `memory` (started with MEMORY_FLAGS) and
+ * `sockets`: how many sockets its gateway holds and how many of them are subscribed.
  */
 const users = Number(process.env.USERS ?? 1);
-const fanout = process.env.FANOUT === '1';
-const start = Date.now() - 30_000;
-const presenceOf = (n: number, customText?: string) =>
-  realisticPresence(n, customText === undefined ? { start } : { start, customText });
+const start = Number(process.env.START);
 
-const simulator = new DiscordSimulator();
-await simulator.start();
-simulator.createGuild({
-  id: BENCH_GUILD,
-  name: 'Bench',
-  members: Array.from({ length: users }, (_, n) => ({
-    user: benchUser(n),
-    presence: presenceOf(n, n === 0 && fanout ? markerText(0, 0) : undefined),
-  })),
-});
 const app = await startApp(
   loadConfig({
-    DISCORD_TOKEN: simulator.token,
-    DISCORD_API_URL: simulator.apiUrl,
-    DISCORD_CDN_URL: simulator.cdnUrl,
+    DISCORD_TOKEN: process.env.TOKEN as string,
+    DISCORD_API_URL: process.env.API_URL as string,
+    DISCORD_CDN_URL: process.env.CDN_URL as string,
     DATABASE_URL: 'sqlite::memory:',
     HOST: '127.0.0.1',
     PORT: '0',
@@ -46,23 +34,20 @@ const app = await startApp(
   }),
   { logger: pino({ level: 'warn' }) },
 );
-serveBenchProcess(async () => {
-  await app.close();
-  await simulator.stop();
-});
+serveBenchProcess(() => app.close());
 
 const { registry } = app;
 if (!registry) throw new Error('the bench service runs ROLE all');
-const first = benchUserId(users - 1);
+const user = benchUser(0);
+const last = benchUserId(users - 1);
 const deadline = Date.now() + 60_000;
-while (registry.size < users || registry.get(first)?.presence.spotify == null) {
+while (registry.size < users || registry.get(last)?.presence.spotify == null) {
   if (Date.now() > deadline) throw new Error(`only ${registry.size} of ${users} users arrived`);
   await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-const user = benchUser(0);
 onMessage<{ type: string; seq: number }>('update', ({ seq }) => {
-  const raw = rawPresenceFrom(presenceOf(0, markerText(seq, nowMicros())));
+  const raw = rawPresenceFrom(realisticPresence(0, { start, customText: markerText(seq, nowMicros()) }));
   registry.memberSeen(BENCH_GUILD, user, raw);
 });
 serveMemoryQuestions();

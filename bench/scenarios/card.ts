@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BenchChild, type Message, startChild } from '../lib/child.js';
 import type { Row } from '../lib/results.js';
+import { startService } from '../lib/service.js';
 import { formatNumber } from '../lib/stats.js';
 import { type WrkLoad, type WrkResult, wrk } from '../lib/wrk.js';
 
@@ -47,9 +48,7 @@ export async function card(): Promise<Row[]> {
   const children: BenchChild[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'presently-bench-card-'));
   try {
-    const service = startChild('service');
-    children.push(service);
-    const ready = await service.next<Message & { url: string; userId: string }>('ready');
+    const { child: service, ready } = await startService(children);
     const path = `/v1/users/${ready.userId}/card.svg`;
     // The first render fetches the images (or learns they cannot be had) and caches the outcome.
     const response = await fetch(`${ready.url}${path}`);

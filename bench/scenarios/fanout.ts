@@ -1,6 +1,7 @@
 import { type BenchChild, type Message, startChild } from '../lib/child.js';
 import { markerText } from '../lib/fanout-marker.js';
 import type { Row } from '../lib/results.js';
+import { startService } from '../lib/service.js';
 import { formatNumber } from '../lib/stats.js';
 
 const SOCKETS = 2_000;
@@ -68,9 +69,7 @@ async function connect(
 export async function fanout(): Promise<Row[]> {
   const children: BenchChild[] = [];
   try {
-    const service = startChild('service', [], { FANOUT: '1' });
-    children.push(service);
-    const ready = await service.next<Message & { url: string; userId: string; json: string }>('ready');
+    const { child: service, ready } = await startService(children, { fanout: true });
     // The d of the service's PRESENCE_UPDATE, as its socket gateway builds it.
     const d = `{"user_id":${JSON.stringify(ready.userId)},${ready.json.slice(1)}`;
     if (!d.includes(markerText(0, 0))) throw new Error('fanout: the service presence carries no marker');

@@ -1,5 +1,6 @@
 import { type BenchChild, type Message, startChild } from '../lib/child.js';
 import type { Row } from '../lib/results.js';
+import { startService } from '../lib/service.js';
 import { formatNumber, median, spread } from '../lib/stats.js';
 import { type WrkLoad, wrk } from '../lib/wrk.js';
 
@@ -39,10 +40,8 @@ async function measureRound(side: Side, server: Server): Promise<void> {
 
 const sideOf = (servers: Server[]): Side => ({ servers, perRound: [], cpuPerRequest: [], p50: [], p99: [] });
 
-async function startService(children: BenchChild[]): Promise<Server> {
-  const child = startChild('service');
-  children.push(child);
-  const ready = await child.next<Message & { url: string; userId: string }>('ready');
+async function startServer(children: BenchChild[]): Promise<Server> {
+  const { child, ready } = await startService(children);
   return { child, url: `${ready.url}/v1/users/${ready.userId}` };
 }
 
@@ -59,7 +58,7 @@ async function startBare(children: BenchChild[], body: string, headers: string):
 export async function restRead(): Promise<Row[]> {
   const children: BenchChild[] = [];
   try {
-    const services = await Promise.all(Array.from({ length: PROCESSES }, () => startService(children)));
+    const services = await Promise.all(Array.from({ length: PROCESSES }, () => startServer(children)));
     const response = await fetch((services[0] as Server).url);
     const body = await response.text();
     if (response.status !== 200)

@@ -4,6 +4,7 @@ import { type BenchChild, type Message, startChild } from '../lib/child.js';
 import { openFiles, raiseFileLimit } from '../lib/fd-limit.js';
 import { MEMORY_FLAGS, type MemoryUsage, memoryOf } from '../lib/memory.js';
 import type { Row } from '../lib/results.js';
+import { startService } from '../lib/service.js';
 import { formatNumber } from '../lib/stats.js';
 
 const SOCKETS = 20_000;
@@ -121,15 +122,14 @@ const mb = (bytes: number) => `${formatNumber(bytes / 1e6)} MB`;
 export async function socketCapacity(): Promise<Row[]> {
   const { limit, shortBecause } = raiseFileLimit(process.pid, SOCKETS + 1_024);
   const sides: Side[] = [];
+  // The service and its simulated Discord.
+  const services: BenchChild[] = [];
   try {
-    for (const [name, script, env] of [
-      ['service', 'service', { USERS: String(USERS) }],
-      ['bare ws', 'idle-ws', {}],
-    ] as const) {
-      const server = startChild(script, [], env, MEMORY_FLAGS);
-      sides.push({ name, server, url: '', clients: [], connectSeconds: 0 });
-    }
-    for (const side of sides) side.url = (await side.server.next<Message & { url: string }>('ready')).url;
+    const { child: service, ready } = await startService(services, { users: USERS, nodeFlags: MEMORY_FLAGS });
+    sides.push({ name: 'service', server: service, url: ready.url, clients: [], connectSeconds: 0 });
+    const bare = startChild('idle-ws', [], {}, MEMORY_FLAGS);
+    sides.push({ name: 'bare ws', server: bare, url: '', clients: [], connectSeconds: 0 });
+    (sides[1] as Side).url = (await bare.next<Message & { url: string }>('ready')).url;
     const [served, floor] = sides as [Side, Side];
     // Start-up leaves work behind (the registry's first snapshots, lazy compilation); let it finish.
     await sleep(3_000);
@@ -191,5 +191,7 @@ export async function socketCapacity(): Promise<Row[]> {
     // Clients first: a server going away first would close its sockets at them.
     for (const side of sides) for (const client of side.clients) await client.stop();
     for (const side of sides) await side.server.stop();
+    // The service went above; its simulated Discord after it.
+    for (const child of services) await child.stop();
   }
 }
