@@ -19,6 +19,7 @@ import { buildHttpServer } from './http/server.js';
 import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
 import { Metrics } from './ops/metrics.js';
+import { keepTickShapeAlive } from './ops/tick-shape.js';
 import { gatewayCheck, type ReadinessCheck, replicaCheck, storeCheck } from './ops/readiness.js';
 import { timeStore } from './ops/timed-store.js';
 import type { PresenceSource } from './presence/registry.js';
@@ -79,6 +80,7 @@ interface DiscordSide {
  * api: REST, sockets, cards), then listens.
  */
 export async function startApp(config: Config, options: AppOptions): Promise<App> {
+  keepTickShapeAlive();
   const { logger } = options;
   const metrics = new Metrics();
   const cleanups: Array<() => Promise<void> | void> = [];
