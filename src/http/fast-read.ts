@@ -20,14 +20,22 @@ const PREFIX = '/v1/users/';
 const MAX_ID_LENGTH = 20;
 const ZERO = 48;
 const NINE = 57;
-/** The headers every answer here carries but its length (and, with read limits on, the budget's). */
+/**
+ * The headers every answer here carries, its length last (and, with read limits on, the budget's after).
+ * node:http reads the array while writeHead runs and keeps nothing of it, so one array serves every answer
+ * with the length written in: building one per request (Array.prototype.concat, a C++ builtin) was about
+ * 4% of the instructions a read took (callgrind).
+ */
 const ANSWER_HEADERS: (string | number)[] = [
   ...Object.entries(SECURITY_HEADERS).flat(),
   'access-control-allow-origin',
   '*',
   'content-type',
   'application/json; charset=utf-8',
+  'content-length',
+  0,
 ];
+const LENGTH_AT = ANSWER_HEADERS.length - 1;
 
 /**
  * `GET /v1/users/:id` of a monitored user, answered straight from node:http with the snapshot's bytes.
@@ -84,9 +92,8 @@ export class FastReads {
 
   private answer(snapshot: PresenceSnapshot, response: ServerResponse, budget: ReadBudget | null): true {
     // What hooks in server.ts set on Fastify's answers (security headers, CORS); a test compares the two.
-    const headers = ANSWER_HEADERS.concat('content-length', snapshot.body.length);
-    if (budget) headers.push(...budget.headers);
-    response.writeHead(200, headers);
+    ANSWER_HEADERS[LENGTH_AT] = snapshot.body.length;
+    response.writeHead(200, budget ? ANSWER_HEADERS.concat(budget.headers) : ANSWER_HEADERS);
     // The body is ASCII (see PresenceSnapshot): as Latin-1 it is copied out as it is, with no UTF-8 encoding.
     response.end(snapshot.body, 'latin1');
     this.metrics?.fastRead();

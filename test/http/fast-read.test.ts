@@ -67,6 +67,24 @@ describe('presence reads answered outside Fastify', () => {
     expect(body.data.discord_user.global_name).toBe('Zoë 🎧');
   });
 
+  it('give each answer its own length when reads of different presences interleave', async () => {
+    const users = [USER, ACCENTED];
+    const lengths = users.map((id) => harness.app.view.get(id)?.body.length);
+    expect(lengths[0]).not.toBe(lengths[1]);
+    const reads = await Promise.all(
+      Array.from({ length: 40 }, async (_, n) => {
+        const id = users[n % 2] as string;
+        const response = await fetch(`${harness.base}/v1/users/${id}`);
+        const text = await response.text();
+        return { id, length: Number(response.headers.get('content-length')), text };
+      }),
+    );
+    for (const { id, length, text } of reads) {
+      expect(length).toBe(Buffer.byteLength(text));
+      expect((JSON.parse(text) as { data: { discord_user: { id: string } } }).data.discord_user.id).toBe(id);
+    }
+  });
+
   it('answer the same with a query string, and for an id spelled with escapes (through Fastify)', async () => {
     const plain = await (await fetch(`${harness.base}/v1/users/${USER}`)).text();
     expect(await (await fetch(`${harness.base}/v1/users/${USER}?cache=${Date.now()}`)).text()).toBe(plain);
