@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { keepTickShapeAlive } from '../../src/ops/tick-shape.js';
 
 /** A message between the driver and a bench process (IPC). */
 export interface Message {
@@ -119,9 +120,12 @@ export function onMessage<T extends Message>(type: string, handler: (message: T)
 
 /**
  * In a bench process: answers the driver's CPU questions, and exits on SIGTERM after `cleanup`
- * (an exit rather than death by signal, so `--cpu-prof` can write its profile).
+ * (an exit rather than death by signal, so `--cpu-prof` can write its profile). Every bench process calls it.
  */
 export function serveBenchProcess(cleanup: () => Promise<void> | void = () => {}): void {
+  // As the service does at start (src/ops/tick-shape.ts): without it, a baseline could be measured in V8's
+  // slow nextTick state by chance, and the service's ratio would flatter it.
+  keepTickShapeAlive();
   onMessage('cpu', () => {
     const { user, system } = process.cpuUsage();
     report({ type: 'cpu', micros: user + system });

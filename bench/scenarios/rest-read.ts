@@ -4,7 +4,7 @@ import { startService } from '../lib/service.js';
 import { formatNumber, median, spread } from '../lib/stats.js';
 import { type WrkLoad, wrk } from '../lib/wrk.js';
 
-const LOAD: WrkLoad = { connections: 100, threads: 2, seconds: 4 };
+const LOAD: WrkLoad = { connections: 100, threads: 2, seconds: 3 };
 const WARMUP: WrkLoad = { ...LOAD, seconds: 3 };
 /**
  * Processes per side: one Node process of the same code can run a steady 20% faster or slower than the
@@ -12,7 +12,7 @@ const WARMUP: WrkLoad = { ...LOAD, seconds: 3 };
  */
 const PROCESSES = 2;
 /** Rounds per process. The rounds go round the processes of both sides in turn; each figure is the median round. */
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 interface Server {
   child: BenchChild;
