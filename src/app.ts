@@ -20,7 +20,7 @@ import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
 import { Metrics } from './ops/metrics.js';
 import { gatewayCheck, type ReadinessCheck, replicaCheck, storeCheck } from './ops/readiness.js';
-import { keepTickShapeAlive } from './ops/tick-shape.js';
+import './ops/tick-shape.js';
 import { timeStore } from './ops/timed-store.js';
 import type { PresenceSource } from './presence/registry.js';
 import { PresenceRegistry } from './presence/registry.js';
@@ -80,7 +80,6 @@ interface DiscordSide {
  * api: REST, sockets, cards), then listens.
  */
 export async function startApp(config: Config, options: AppOptions): Promise<App> {
-  keepTickShapeAlive();
   const { logger } = options;
   const metrics = new Metrics();
   const cleanups: Array<() => Promise<void> | void> = [];

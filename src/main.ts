@@ -1,3 +1,4 @@
+import './ops/tick-shape.js';
 import { type App, startApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './log.js';

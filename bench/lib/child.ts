@@ -1,7 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { keepTickShapeAlive } from '../../src/ops/tick-shape.js';
 
 /** A message between the driver and a bench process (IPC). */
 export interface Message {
@@ -123,9 +122,6 @@ export function onMessage<T extends Message>(type: string, handler: (message: T)
  * (an exit rather than death by signal, so `--cpu-prof` can write its profile). Every bench process calls it.
  */
 export function serveBenchProcess(cleanup: () => Promise<void> | void = () => {}): void {
-  // As the service does at start (src/ops/tick-shape.ts): without it, a baseline could be measured in V8's
-  // slow nextTick state by chance, and the service's ratio would flatter it.
-  keepTickShapeAlive();
   onMessage('cpu', () => {
     const { user, system } = process.cpuUsage();
     report({ type: 'cpu', micros: user + system });

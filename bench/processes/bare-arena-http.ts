@@ -1,3 +1,4 @@
+import '../../src/ops/tick-shape.js';
 import { BARE_USERS, bareBody, serveBodies } from '../lib/bare-bodies.js';
 import { benchUserId } from '../lib/workload.js';
 

@@ -1,3 +1,4 @@
+import '../../src/ops/tick-shape.js';
 import { createServer } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { onMessage, report, serveBenchProcess } from '../lib/child.js';

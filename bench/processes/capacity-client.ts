@@ -1,3 +1,4 @@
+import '../../src/ops/tick-shape.js';
 import WebSocket from 'ws';
 import { HEARTBEAT_INTERVAL_MS } from '../../src/socket/protocol.js';
 import { onMessage, report, serveBenchProcess } from '../lib/child.js';

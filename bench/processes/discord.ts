@@ -1,3 +1,4 @@
+import '../../src/ops/tick-shape.js';
 import type { GatewayGuildCreateDispatchData } from 'discord-api-types/v10';
 import type { OutgoingDispatch, SimulatedGateway } from '../../src/discord/simulator/gateway.js';
 import { DiscordSimulator } from '../../src/discord/simulator/index.js';

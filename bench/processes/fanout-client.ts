@@ -1,3 +1,4 @@
+import '../../src/ops/tick-shape.js';
 import WebSocket from 'ws';
 import { onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { nowMicros, readMarker } from '../lib/fanout-marker.js';

@@ -1,3 +1,4 @@
+import '../../src/ops/tick-shape.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

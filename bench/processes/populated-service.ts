@@ -1,3 +1,4 @@
+import '../../src/ops/tick-shape.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';

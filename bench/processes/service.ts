@@ -1,3 +1,4 @@
+import '../../src/ops/tick-shape.js';
 import pino from 'pino';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';

@@ -1,3 +1,4 @@
+import '../../src/ops/tick-shape.js';
 import { REST } from '@discordjs/rest';
 import { WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
 import { GatewayDispatchEvents, GatewayOpcodes } from 'discord-api-types/v10';

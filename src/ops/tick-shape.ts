@@ -1,7 +1,3 @@
-import { executionAsyncResource } from 'node:async_hooks';
-
-let held: object | undefined;
-
 /**
  * Keeps one of `process.nextTick`'s tick objects alive for the life of the process, so the hidden classes
  * (V8 maps) of tick objects are never collected.
@@ -10,17 +6,28 @@ let held: object | undefined;
  * map it first sees at such a key and, at the first different map, gives up on it for good: from then on
  * every tick (several per HTTP request, inside node:http and its streams) goes through a slow runtime call.
  * A different map appears when a full GC runs while no tick object is alive: the maps are collected and the
- * next tick makes new ones. That happened at start-up in about half of the service's processes (rarely in a
- * bare server's, which does less there), and cost ~250 ns per tick: measured with `callgrind`, a third of
- * the instructions a presence read took. Holding one tick object keeps its maps, and so the first ones, alive.
- * `bench/RESULTS.md` (rest-read) has the effect on reads.
+ * next tick makes new ones. Measured at start-up, that happened in about half of the service's processes and
+ * in none of four bare `node:http` servers, which do less there. It cost ~250 ns per tick: measured with
+ * `callgrind`, a presence read took ~70% more instructions (113k against 66k). Holding one tick object keeps
+ * its maps, and so the first ones, alive. Async ids outgrowing small integers (2^31) was tried too and does
+ * not bring the slow state back. `bench/RESULTS.md` (rest-read) has the effect on reads.
  *
- * Call it first thing, before the process has done enough work for a full GC.
+ * The tick object is taken from an async hook's `init`, and the hook is then disabled, rather than from
+ * `executionAsyncResource()`: calling that once makes Node route every native callback through a JS
+ * trampoline for the rest of the process.
+ *
+ * Importing this module does it. Import it first (the entry point's first import), before the process has
+ * done enough work for a full GC.
  */
-export function keepTickShapeAlive(): void {
-  if (held !== undefined) return;
-  // The resource a nextTick callback runs in is its tick object.
-  process.nextTick(() => {
-    held = executionAsyncResource();
-  });
-}
+
+import { createHook } from 'node:async_hooks';
+
+let held: object | undefined;
+const hook = createHook({
+  init(_asyncId, type, _triggerAsyncId, resource) {
+    if (type !== 'TickObject' || held !== undefined) return;
+    held = resource;
+    hook.disable();
+  },
+}).enable();
+process.nextTick(() => {});
