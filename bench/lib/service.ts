@@ -13,7 +13,7 @@ export interface ServiceReady extends Message {
 export interface ServiceOptions {
   /** Bench users the simulated Discord lists (1 unless told). */
   users?: number;
-  /** User 0's custom status carries the fan-out marker, and the service answers `update` (fanout). */
+  /** User 0's custom status carries the fan-out marker from the start (fanout). */
   fanout?: boolean;
   /** Node flags for the service's process (e.g. MEMORY_FLAGS). */
   nodeFlags?: readonly string[];
@@ -47,7 +47,6 @@ export async function startService(
       CDN_URL: endpoints.cdnUrl,
       USERS: users,
       START: start,
-      ...(options.fanout ? { FANOUT: '1' } : {}),
     },
     options.nodeFlags,
   );

@@ -12,14 +12,17 @@ import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/w
  * The service as production runs it (startApp, ROLE all, embedded store) against a simulated Discord in
  * another process (bench/processes/discord.ts with `WORKLOAD=realistic`; TOKEN, API_URL, CDN_URL), which
  * delivers USERS bench users (1 unless told) with realistic presences through the real gateway client.
- * START is when their tracks started (epoch ms), the same in both processes. With `FANOUT=1`, user 0's
- * custom status carries a marker, and each `{type: 'update', seq}` changes it the way a PRESENCE_UPDATE does
- * (registry.memberSeen with the raw presence), so normalization, the one serialization and the socket
- * fan-out all run as they do for Discord's updates. It answers `memory` (started with MEMORY_FLAGS) and
- * `sockets`: how many sockets its gateway holds and how many of them are subscribed.
+ * START is when their tracks started (epoch ms), the same in both processes. Each `{type: 'update', seq}`
+ * (fanout) sets user 0's custom status to a marker the way a PRESENCE_UPDATE does (registry.memberSeen with
+ * the raw presence), so normalization, the one serialization and the socket fan-out all run as they do for
+ * Discord's updates. It answers `memory` (started with MEMORY_FLAGS) and `sockets`: how many sockets its
+ * gateway holds and how many of them are subscribed.
  */
 const users = Number(process.env.USERS ?? 1);
 const start = Number(process.env.START);
+if (!Number.isSafeInteger(start)) {
+  throw new Error('START (epoch ms) is required: bench/lib/service.ts sets it');
+}
 
 const app = await startApp(
   loadConfig({
