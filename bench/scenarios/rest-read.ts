@@ -23,22 +23,32 @@ interface Side {
   servers: Server[];
   perRound: number[];
   cpuPerRequest: number[];
+  /** CPU per request of each process's rounds, by process: one process in a slower state shows here. */
+  cpuByProcess: number[][];
   p50: number[];
   p99: number[];
 }
 
-async function measureRound(side: Side, server: Server): Promise<void> {
+async function measureRound(side: Side, server: Server, index: number): Promise<void> {
   const cpuBefore = await server.child.cpuMicros();
   const result = await wrk(server.url, LOAD);
   const cpuMicros = (await server.child.cpuMicros()) - cpuBefore;
   if (result.errors > 0) throw new Error(`rest-read: ${result.errors} errors from ${server.child.name}`);
   side.perRound.push(result.requestsPerSecond);
   side.cpuPerRequest.push(cpuMicros / result.requests);
+  side.cpuByProcess[index]?.push(cpuMicros / result.requests);
   side.p50.push(result.p50Ms);
   side.p99.push(result.p99Ms);
 }
 
-const sideOf = (servers: Server[]): Side => ({ servers, perRound: [], cpuPerRequest: [], p50: [], p99: [] });
+const sideOf = (servers: Server[]): Side => ({
+  servers,
+  perRound: [],
+  cpuPerRequest: [],
+  cpuByProcess: servers.map(() => []),
+  p50: [],
+  p99: [],
+});
 
 async function startServer(children: BenchChild[]): Promise<Server> {
   const { child, ready } = await startService(children);
@@ -78,7 +88,7 @@ export async function restRead(): Promise<Row[]> {
           [floor, bares[i] as Server],
         ];
         if ((round + i) % 2 === 1) pair.reverse();
-        for (const [side, server] of pair) await measureRound(side, server);
+        for (const [side, server] of pair) await measureRound(side, server, i);
       }
     }
 
@@ -86,6 +96,10 @@ export async function restRead(): Promise<Row[]> {
     const cpu = (side: Side) => median(side.cpuPerRequest);
     const ratio = rate(served) / rate(floor);
     const rounds = (side: Side) => spread(side.perRound, formatNumber);
+    // Each service round next to the bare round run just before or after it: the machine's swings over a
+    // run mostly cancel in these.
+    const paired = served.perRound.map((value, k) => value / (floor.perRound[k] as number));
+    const byProcess = (side: Side) => side.cpuByProcess.map((cpus) => formatNumber(median(cpus))).join(', ');
     return [
       {
         scenario: 'rest-read',
@@ -97,7 +111,9 @@ export async function restRead(): Promise<Row[]> {
         notes:
           `median of ${ROUNDS * PROCESSES} rounds of ${LOAD.seconds} s per side (${PROCESSES} processes each, ` +
           `rounds alternating) after ${WARMUP.seconds} s of warm-up each; rounds ${rounds(served)} vs ` +
-          `${rounds(floor)} req/s; server CPU per request ${formatNumber(cpu(served))} µs vs ${formatNumber(cpu(floor))} µs`,
+          `${rounds(floor)} req/s; ratio of adjacent rounds ${formatNumber(median(paired))}× in the median ` +
+          `(${spread(paired, formatNumber)}); server CPU per request ${formatNumber(cpu(served))} µs vs ` +
+          `${formatNumber(cpu(floor))} µs (by process ${byProcess(served)} vs ${byProcess(floor)})`,
       },
       {
         scenario: 'rest-read',
