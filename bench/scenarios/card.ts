@@ -31,7 +31,8 @@ async function measure(child: BenchChild, url: string, script?: string): Promise
   const cpuBefore = await child.cpuMicros();
   const result = await wrk(url, LOAD, script);
   const cpuMicros = (await child.cpuMicros()) - cpuBefore;
-  if (result.errors > 0) throw new Error(`card: ${result.errors} errors from ${child.name}`);
+  if (result.errors > 0)
+    throw new Error(`card: ${result.errors} errors from ${child.name} (${result.errorKinds})`);
   return { ...result, cpuMicros };
 }
 

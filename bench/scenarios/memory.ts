@@ -137,7 +137,8 @@ async function measure(on: Side): Promise<void> {
   const cpuBefore = await on.child.cpuMicros();
   const load = await wrk(on.url, LOAD, on.script);
   const cpu = (await on.child.cpuMicros()) - cpuBefore;
-  if (load.errors > 0) throw new Error(`memory: ${load.errors} errors from ${on.url}`);
+  if (load.errors > 0)
+    throw new Error(`memory: ${load.errors} errors from ${on.child.name} at ${on.url} (${load.errorKinds})`);
   on.rates.push(load.requestsPerSecond);
   on.p50.push(load.p50Ms);
   on.p99.push(load.p99Ms);

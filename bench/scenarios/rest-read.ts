@@ -33,7 +33,8 @@ async function measureRound(side: Side, server: Server, index: number): Promise<
   const cpuBefore = await server.child.cpuMicros();
   const result = await wrk(server.url, LOAD);
   const cpuMicros = (await server.child.cpuMicros()) - cpuBefore;
-  if (result.errors > 0) throw new Error(`rest-read: ${result.errors} errors from ${server.child.name}`);
+  if (result.errors > 0)
+    throw new Error(`rest-read: ${result.errors} errors from ${server.child.name} (${result.errorKinds})`);
   side.perRound.push(result.requestsPerSecond);
   side.cpuPerRequest.push(cpuMicros / result.requests);
   side.cpuByProcess[index]?.push(cpuMicros / result.requests);
