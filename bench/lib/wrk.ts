@@ -56,15 +56,14 @@ export function parseWrk(output: string): WrkResult {
   if (!total || !rps) throw new Error(`could not read wrk's report:\n${output}`);
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
-  const [connect, read, write, timeout] = (socket?.slice(1) ?? ['0', '0', '0', '0']).map(Number);
-  const socketErrors = (connect ?? 0) + (read ?? 0) + (write ?? 0) + (timeout ?? 0);
+  const [connect = 0, read = 0, write = 0, timeout = 0] = socket?.slice(1).map(Number) ?? [];
   return {
     requests: Number(total[1]),
     seconds: toMs(Number(total[2]), total[3] as string) / 1000,
     requestsPerSecond: Number(rps[1]),
     p50Ms: latencyMs(output, '50%'),
     p99Ms: latencyMs(output, '99%'),
-    errors: non2xx + socketErrors,
+    errors: non2xx + connect + read + write + timeout,
     errorKinds: `non-2xx ${non2xx}, connect ${connect}, read ${read}, write ${write}, timeout ${timeout}`,
   };
 }
