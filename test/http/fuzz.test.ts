@@ -394,6 +394,11 @@ function check(r: RawRequest, response: RawResponse | null): void {
   expect(response.headers['x-content-type-options'], shown).toBe('nosniff');
   const bodyless = r.method === 'HEAD' || response.status === 204 || response.status === 304;
   if (bodyless) return;
+  if (response.status >= 300 && response.status < 400) {
+    // The avatar quick links (/:id.png of a monitored user) and /discord: only where to go.
+    expect(response.headers.location, shown).toMatch(/^https?:\/\//);
+    return;
+  }
   const type = response.headers['content-type'];
   if (response.status >= 400 || type?.startsWith('application/json')) {
     expect(type, shown).toBe('application/json; charset=utf-8');
