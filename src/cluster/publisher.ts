@@ -197,7 +197,7 @@ export class SharedPresencePublisher {
     const version = await presences.put(
       node,
       change.userId,
-      change.current.json,
+      change.current,
       registry.kvRevisionOf(change.userId),
     );
     if (version > 0) this.emit(change);

@@ -75,7 +75,7 @@ export class HistoryRecorder {
       }
       return;
     }
-    const { presence } = change.current;
+    const presence = change.current.summary();
     this.consider(change.userId, {
       status: presence.discord_status,
       nowPlaying: presence.now_playing,

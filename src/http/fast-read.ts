@@ -92,10 +92,13 @@ export class FastReads {
 
   private answer(snapshot: PresenceSnapshot, response: ServerResponse, budget: ReadBudget | null): true {
     // What hooks in server.ts set on Fastify's answers (security headers, CORS); a test compares the two.
-    ANSWER_HEADERS[LENGTH_AT] = snapshot.body.length;
+    const { body } = snapshot;
+    ANSWER_HEADERS[LENGTH_AT] = body.length;
     response.writeHead(200, budget ? ANSWER_HEADERS.concat(budget.headers) : ANSWER_HEADERS);
-    // The body is ASCII (see PresenceSnapshot): as Latin-1 it is copied out as it is, with no UTF-8 encoding.
-    response.end(snapshot.body, 'latin1');
+    // An ASCII body as Latin-1 is copied out as it is, with no UTF-8 encoding; a large one is bytes already,
+    // written from the one buffer every reader shares.
+    if (typeof body === 'string') response.end(body, 'latin1');
+    else response.end(body);
     this.metrics?.fastRead();
     return true;
   }

@@ -109,3 +109,6 @@ export interface Presence {
   member_since: number;
   kv: Kv;
 }
+
+/** The presence without its `kv`: what a card, an avatar link or a history rule reads of it. */
+export type PresenceSummary = Omit<Presence, 'kv'>;

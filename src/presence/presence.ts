@@ -22,8 +22,8 @@ export interface PresenceInput {
   kv: Kv;
 }
 
-/** Every field of the presence but the user, in the order of `Presence`. */
-export type PresenceFields = Omit<Presence, 'discord_user'>;
+/** Every field of the presence but the user and the KV, in the order of `Presence`. */
+export type PresenceFields = Omit<Presence, 'discord_user' | 'kv'>;
 
 /**
  * The presence object of the API, composed from one builder per field. Fields are written in the order of
@@ -31,18 +31,18 @@ export type PresenceFields = Omit<Presence, 'discord_user'>;
  */
 export function buildPresence(input: PresenceInput, options: NormalizeOptions): Presence {
   const { user, raw, profile, kv } = input;
-  return { discord_user: user, ...presenceFields({ userId: user?.id, raw, profile, kv }, options) };
+  return { discord_user: user, ...presenceFields({ userId: user?.id, raw, profile }, options), kv };
 }
 
 /**
- * The fields after `discord_user`. Apart, because the registry serializes them apart: it holds each user
- * as the JSON text inside their presence, not as an object (see registry.ts).
+ * The fields between `discord_user` and `kv`. Apart, because the registry serializes the three apart: it
+ * holds each user and each KV as the JSON text inside their presence, not as objects (see registry.ts).
  */
 export function presenceFields(
-  input: Omit<PresenceInput, 'user'> & { userId: Snowflake },
+  input: Omit<PresenceInput, 'user' | 'kv'> & { userId: Snowflake },
   options: NormalizeOptions,
 ): PresenceFields {
-  const { userId, raw, profile, kv } = input;
+  const { userId, raw, profile } = input;
   const activities = activitiesFrom(raw?.activities);
   const spotify = spotifyFrom(activities);
   const youtubeMusic = youtubeMusicFrom(activities, options.youtubeMusic, options.cdnUrl);
@@ -66,6 +66,5 @@ export function presenceFields(
     banner_url: profileData.banner_url,
     accent_color: profileData.accent_color,
     member_since: profileData.member_since,
-    kv,
   };
 }

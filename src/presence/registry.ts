@@ -1,8 +1,8 @@
 import { isGuildCopy } from './guild-copy.js';
-import type { DiscordUser, Kv, Presence, Profile, RawPresence, Snowflake } from './model.js';
+import type { DiscordUser, Kv, PresenceSummary, Profile, RawPresence, Snowflake } from './model.js';
 import { type NormalizeOptions, presenceFields } from './presence.js';
 import { OFFLINE_PRESENCE } from './raw.js';
-import { envelopeOfParts, PresenceSnapshot, userJsonIn } from './snapshot.js';
+import { assembleBody, PresenceSnapshot, sameBody, userJsonIn } from './snapshot.js';
 import { isSnowflake } from './snowflake.js';
 import { mergeUser } from './user.js';
 
@@ -29,8 +29,8 @@ export interface PresenceSource extends PresenceView {
   snapshots(): Iterable<[Snowflake, PresenceSnapshot]>;
 }
 
-/** The KV of every user who has none: one object, never written to (a new KV replaces it). */
-const NO_KV: Kv = Object.freeze({});
+/** The KV of every user who has none. */
+const NO_KV_JSON = '{}';
 
 /**
  * What the registry holds per user. A class, not an object literal: a million entries built by spreading
@@ -40,13 +40,13 @@ const NO_KV: Kv = Object.freeze({});
  * The user is held only as the JSON text at the start of the snapshot's presence: as an object, with its
  * strings, it was about 220 bytes a user beside the text that holds it already. Presence updates name the
  * user by id alone, so reading it back (a JSON.parse of its few hundred bytes) is needed only to merge a
- * user object that says more, and to hand the changed presence to the listeners.
+ * user object that says more, and to hand the changed presence to the listeners. The KV likewise is held
+ * only as its JSON in the body, and goes into the next body as it is when something else changes.
  */
 class Entry {
-  /** The store's revision of `kv`: an older KV arriving late is ignored. */
+  /** The store's revision of the KV: an older KV arriving late is ignored. */
   kvRevision = 0;
   profile: Profile | null = null;
-  kv: Kv = NO_KV;
 
   constructor(
     /** The length of the user's JSON in the snapshot's body (`userJsonIn`). */
@@ -59,7 +59,7 @@ class Entry {
 }
 
 /** What a presence is built from besides the user. */
-type Sources = Pick<Entry, 'raw' | 'profile' | 'kv'>;
+type Sources = Pick<Entry, 'raw' | 'profile'> & { kvJson: string | Buffer };
 
 /** A partial user merged into the held one. */
 interface Merged {
@@ -67,11 +67,12 @@ interface Merged {
   changed: boolean;
 }
 
-/** A rendered presence: the object for the listeners, and its envelope. */
+/** A rendered presence: the object for the listeners (all but the KV), and its envelope. */
 interface Rendered {
-  presence: Presence;
-  body: string;
+  presence: PresenceSummary;
+  body: string | Buffer;
   userLength: number;
+  kvAt: number;
 }
 
 /**
@@ -140,9 +141,9 @@ export class PresenceRegistry implements PresenceSource {
     const entry = this.entries.get(user.id);
     if (!entry) {
       const known = mergeUser(undefined, user);
-      const sources: Sources = { raw: raw ?? OFFLINE_PRESENCE, profile: null, kv: NO_KV };
+      const sources: Sources = { raw: raw ?? OFFLINE_PRESENCE, profile: null, kvJson: NO_KV_JSON };
       const rendered = this.render(user.id, known, null, sources);
-      const snapshot = new PresenceSnapshot(rendered.presence, rendered.body, 1);
+      const snapshot = snapshotOfRendered(rendered, 1);
       const held = heldAs(sources.raw, rendered.presence);
       this.entries.set(user.id, new Entry(rendered.userLength, held, guildId, snapshot));
       this.emit({ kind: 'monitored', userId: user.id, current: snapshot });
@@ -178,9 +179,8 @@ export class PresenceRegistry implements PresenceSource {
   kvChanged(userId: Snowflake, kv: Kv, revision: number): void {
     const entry = this.entries.get(userId);
     if (!entry || revision <= entry.kvRevision) return;
-    entry.kv = kv;
     entry.kvRevision = revision;
-    this.refresh(userId, entry, null);
+    this.refresh(userId, entry, null, JSON.stringify(kv));
   }
 
   memberRemoved(guildId: Snowflake, userId: Snowflake): void {
@@ -241,29 +241,34 @@ export class PresenceRegistry implements PresenceSource {
     return { user, changed: user !== known };
   }
 
-  /** Renders the entry again, with the user of `merged` when there is one, else the one held as text. */
-  private refresh(userId: Snowflake, entry: Entry, merged: Merged | null): void {
+  /**
+   * Renders the entry again, with the user of `merged` when there is one, else the one held as text, and
+   * the KV of `kvJson` when it changed, else the one held as text.
+   */
+  private refresh(userId: Snowflake, entry: Entry, merged: Merged | null, kvJson?: string): void {
     const previous = entry.snapshot;
     const userJson = merged?.changed ? null : userJsonIn(previous.body, entry.userLength);
     const user = merged?.user ?? (JSON.parse(userJson as string) as DiscordUser);
-    const { presence, body, userLength } = this.render(userId, user, userJson, entry);
-    entry.raw = heldAs(entry.raw, presence);
-    if (body === previous.body) return;
-    const next = new PresenceSnapshot(presence, body, previous.version + 1);
+    const sources = { raw: entry.raw, profile: entry.profile, kvJson: kvJson ?? previous.kvJson() };
+    const rendered = this.render(userId, user, userJson, sources);
+    entry.raw = heldAs(entry.raw, rendered.presence);
+    if (sameBody(rendered.body, previous.body)) return;
+    const next = snapshotOfRendered(rendered, previous.version + 1);
     entry.snapshot = next;
-    entry.userLength = userLength;
+    entry.userLength = rendered.userLength;
     this.emit({ kind: 'updated', userId, previous, current: next });
     next.release();
   }
 
   /** `userJson`: the user's JSON when it is held already, so it is not serialized again. */
   private render(userId: Snowflake, user: DiscordUser, userJson: string | null, sources: Sources): Rendered {
-    const fields = presenceFields(
-      { userId, raw: sources.raw, profile: sources.profile, kv: sources.kv },
-      this.options,
-    );
-    const { body, userLength } = envelopeOfParts(userJson ?? JSON.stringify(user), JSON.stringify(fields));
-    return { presence: { discord_user: user, ...fields }, body, userLength };
+    const fields = presenceFields({ userId, raw: sources.raw, profile: sources.profile }, this.options);
+    const { body, userLength, kvAt } = assembleBody({
+      userJson: userJson ?? JSON.stringify(user),
+      fieldsJson: JSON.stringify(fields),
+      kvJson: sources.kvJson,
+    });
+    return { presence: { discord_user: user, ...fields }, body, userLength, kvAt };
   }
 
   private emit(change: PresenceChange): void {
@@ -274,6 +279,11 @@ export class PresenceRegistry implements PresenceSource {
 /** The held user, read back from the text of their presence. */
 function userOf(entry: Entry): DiscordUser {
   return JSON.parse(userJsonIn(entry.snapshot.body, entry.userLength)) as DiscordUser;
+}
+
+function snapshotOfRendered(rendered: Rendered, version: number): PresenceSnapshot {
+  const { presence, body, kvAt } = rendered;
+  return new PresenceSnapshot(presence, body, version, presence.discord_status, kvAt);
 }
 
 /** A partial user saying nothing but who it is, as presence updates do: nothing to merge. */
@@ -301,7 +311,7 @@ function hasUserId(user: unknown): user is DiscordUser {
  * compared with them is still a copy (one that differs only in what normalizing changes is re-rendered
  * and found equal).
  */
-function heldAs(raw: RawPresence, presence: Presence): RawPresence {
+function heldAs(raw: RawPresence, presence: PresenceSummary): RawPresence {
   if (raw.activities === presence.activities) return raw;
   return { status: raw.status, client_status: raw.client_status, activities: presence.activities };
 }

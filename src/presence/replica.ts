@@ -1,6 +1,6 @@
-import type { Presence, Snowflake } from './model.js';
+import type { DiscordStatus, Presence, Snowflake } from './model.js';
 import type { PresenceChange, PresenceListener, PresenceSource } from './registry.js';
-import { type PresenceSnapshot, snapshotOf } from './snapshot.js';
+import { kvAtOf, type PresenceSnapshot, snapshotOfJson } from './snapshot.js';
 
 /** A user's shared presence as an ingest node published it: `json` null once nobody monitors them. */
 export interface PublishedPresence {
@@ -10,6 +10,12 @@ export interface PublishedPresence {
   /** The store revision of the KV inside `json`. */
   kvRevision: number;
   json: string | null;
+  /**
+   * The presence's `discord_status`, and where its KV's JSON starts in `json` (UTF-8 bytes), so neither
+   * needs the JSON parsed; absent from what older nodes published.
+   */
+  status?: DiscordStatus;
+  kvAt?: number;
 }
 
 interface Entry {
@@ -70,7 +76,7 @@ export class PresenceReplica implements PresenceSource {
       listed.add(published.userId);
       const held = this.entries.get(published.userId);
       // Not by version: a user removed and monitored again while we were away restarts at a lower one.
-      if (held?.snapshot.json === published.json && held.snapshot.version === published.version) continue;
+      if (held?.snapshot.version === published.version && held.snapshot.json === published.json) continue;
       this.replace(published, held);
     }
     for (const [userId, held] of [...this.entries]) {
@@ -86,19 +92,25 @@ export class PresenceReplica implements PresenceSource {
       this.emit({ kind: 'unmonitored', userId, previous: held.snapshot });
       return true;
     }
-    const presence = JSON.parse(published.json) as Presence;
-    const current = snapshotOf(presence, published.json, published.version);
+    const current = snapshotOfPublished(published.json, published);
     this.entries.set(userId, { snapshot: current, kvRevision: published.kvRevision });
     this.emit(
       held
         ? { kind: 'updated', userId, previous: held.snapshot, current }
         : { kind: 'monitored', userId, current },
     );
-    current.release();
     return true;
   }
 
   private emit(change: PresenceChange): void {
     for (const listener of this.listeners) listener(change);
   }
+}
+
+/** The snapshot of a publication; one from an older node, which did not say its status or KV offset, is parsed. */
+function snapshotOfPublished(json: string, published: PublishedPresence): PresenceSnapshot {
+  const { version, status, kvAt } = published;
+  if (status !== undefined && kvAt !== undefined) return snapshotOfJson(json, version, status, kvAt);
+  const presence = JSON.parse(json) as Presence;
+  return snapshotOfJson(json, version, presence.discord_status, kvAtOf(json, presence));
 }

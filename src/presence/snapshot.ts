@@ -1,49 +1,110 @@
-import type { Presence } from './model.js';
+import type { DiscordStatus, Presence, PresenceSummary } from './model.js';
 
 /** The REST envelope around a presence's JSON: `{"success":true,"data":…}`. */
 const ENVELOPE_HEAD = '{"success":true,"data":';
 const ENVELOPE_TAIL = '}';
+/** Where the user's JSON begins in an envelope: `discord_user` is a presence's first field. */
+const USER_HEAD = `${ENVELOPE_HEAD}{"discord_user":`;
+/** `kv` is a presence's last field: its JSON is the body's end but for these. */
+const KV_KEY = ',"kv":';
+const BODY_TAIL = `}${ENVELOPE_TAIL}`;
+const BODY_TAIL_BYTES = Buffer.from(BODY_TAIL);
 
 /**
- * A presence serialized once, when it changed. REST answers with `body` as is and the socket builds its
- * frames around `json`, so no reader serializes a presence again.
+ * A body at least this long is held as UTF-8 bytes rather than as an ASCII string: every reader then gets
+ * the same bytes (a REST answer, a socket frame) with no copy of its own, and a KV past this size is kept
+ * as the bytes it is, not six times over as `\uXXXX` escapes.
+ */
+export const LARGE_BODY_BYTES = 32 * 1024;
+
+/**
+ * A presence serialized once, when it changed. REST answers with `body` as is, the socket builds its
+ * frames around the JSON inside it, so no reader serializes a presence again.
  *
- * The text is held once, as the envelope, in a string of ASCII only: characters beyond ASCII are written
- * as JSON's `\uXXXX` escapes, which every JSON parser reads back as the same text. V8 keeps such a string
- * at one byte per character behind a 16-byte header; a buffer of UTF-8 bytes would cost about 350 bytes of
- * objects and allocator bookkeeping around them, and a string with one emoji in it two bytes per
- * character — a third of a typical presence again, for every monitored user. Being ASCII, `body.length`
- * is also its length in bytes. `json` is a slice of it. The presence as an object is held only while its
- * change is handed out (`release`): after that, the few readers that want the object (a card, a stats
- * read) parse it from the text.
+ * Most bodies are a string of ASCII only: characters beyond ASCII are written as JSON's `\uXXXX`
+ * escapes, which every JSON parser reads back as the same text. V8 keeps such a string at one byte per
+ * character behind a 16-byte header; a buffer of UTF-8 bytes would cost about 350 bytes of objects and
+ * allocator bookkeeping around them, and a string with one emoji in it two bytes per character — a third
+ * of a typical presence again, for every monitored user. Being ASCII, its length is its length in bytes.
+ * A body of LARGE_BODY_BYTES or more is a Buffer of UTF-8 instead (see there).
+ *
+ * `kv` is the last field, and `kvAt` says where its JSON starts: it is taken back out as it is when the
+ * rest of the presence changes, and readers of the other fields parse them without it. The presence as an
+ * object is held only while its change is handed out (`release`).
  */
 export class PresenceSnapshot {
-  #presence: Presence | null;
+  #summary: PresenceSummary | null;
 
   constructor(
-    presence: Presence,
-    /** The REST envelope `{"success":true,"data":…}`, ASCII only. */
-    readonly body: string,
+    summary: PresenceSummary | null,
+    /** The REST envelope `{"success":true,"data":…}`: ASCII text, or UTF-8 bytes when large. */
+    readonly body: string | Buffer,
     /** Grows by one with every change of this user's presence. */
     readonly version: number,
+    readonly status: DiscordStatus,
+    /** Where the KV's JSON starts in `body`, in bytes. */
+    readonly kvAt: number,
   ) {
-    this.#presence = presence;
+    this.#summary = summary;
   }
 
-  /** The presence object as JSON (ASCII only, like the envelope). */
+  /** The presence object as JSON text. A copy for large bodies: hot paths take `jsonData()`. */
   get json(): string {
-    return this.body.slice(ENVELOPE_HEAD.length, this.body.length - ENVELOPE_TAIL.length);
+    return typeof this.body === 'string'
+      ? this.body.slice(ENVELOPE_HEAD.length, this.body.length - ENVELOPE_TAIL.length)
+      : this.body.toString('utf8', ENVELOPE_HEAD.length, this.body.length - ENVELOPE_TAIL.length);
   }
 
-  /** The presence as an object; parsed from the text once the snapshot is released. */
+  /** The presence's JSON as held: ASCII text, or a view of the large body's bytes (no copy). */
+  jsonData(): string | Buffer {
+    return typeof this.body === 'string'
+      ? this.json
+      : this.body.subarray(ENVELOPE_HEAD.length, this.body.length - ENVELOPE_TAIL.length);
+  }
+
+  /** Where the KV's JSON starts in `jsonData()`. */
+  get jsonKvAt(): number {
+    return this.kvAt - ENVELOPE_HEAD.length;
+  }
+
+  /** The KV's JSON as held (a view of the body's bytes when large), to go into the next body unchanged. */
+  kvJson(): string | Buffer {
+    const end = this.body.length - BODY_TAIL.length;
+    return typeof this.body === 'string'
+      ? this.body.slice(this.kvAt, end)
+      : this.body.subarray(this.kvAt, end);
+  }
+
+  /** The whole presence, parsed from the text, KV included: readers of other fields take `summary()`. */
   get presence(): Presence {
-    return this.#presence ?? (JSON.parse(this.json) as Presence);
+    return JSON.parse(this.json) as Presence;
+  }
+
+  /** Every field but `kv`: held while the change is handed out, then parsed without the KV. */
+  summary(): PresenceSummary {
+    if (this.#summary) return this.#summary;
+    const end = this.kvAt - KV_KEY.length;
+    const head =
+      typeof this.body === 'string'
+        ? this.body.slice(ENVELOPE_HEAD.length, end)
+        : this.body.toString('utf8', ENVELOPE_HEAD.length, end);
+    return JSON.parse(`${head}}`) as PresenceSummary;
+  }
+
+  /** Whether the two hold the same bytes. */
+  sameBody(other: PresenceSnapshot): boolean {
+    return sameBody(this.body, other.body);
   }
 
   /** Lets the object go: from now on the text is all this snapshot holds. */
   release(): void {
-    this.#presence = null;
+    this.#summary = null;
   }
+}
+
+export function sameBody(a: string | Buffer, b: string | Buffer): boolean {
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  return a.equals(b);
 }
 
 /** Any UTF-16 code unit beyond ASCII: in JSON text, these occur only inside strings. */
@@ -118,26 +179,92 @@ export function envelopeOf(json: string): string {
   return asciiJoin([ENVELOPE_HEAD, json, ENVELOPE_TAIL]);
 }
 
-/** Where the user's JSON begins in an envelope: `discord_user` is a presence's first field. */
-const USER_HEAD = `${ENVELOPE_HEAD}{"discord_user":`;
+/** A presence's JSON in the parts the registry keeps apart. */
+export interface PresenceParts {
+  /** The user's JSON. */
+  userJson: string;
+  /** Every other field but `kv`, as an object's JSON: `{"discord_status":…,"member_since":…}`. */
+  fieldsJson: string;
+  /** The KV's JSON: fresh text, or taken out of the previous body as it was held. */
+  kvJson: string | Buffer;
+}
+
+/** A body put together from its parts, with where the user's and the KV's JSON are in it. */
+export interface PresenceBody {
+  body: string | Buffer;
+  /** The length of the user's JSON in `body`, in bytes (`userJsonIn`). */
+  userLength: number;
+  /** Where the KV's JSON starts in `body`, in bytes. */
+  kvAt: number;
+}
 
 /**
- * The envelope of a presence serialized in two parts: its user's JSON, and the JSON of the other fields
- * (`{"discord_status":…}`). `userLength` is the length of the user's JSON inside `body`, which `userJsonIn`
- * takes back out: held that way, a user costs no objects of its own beside the text.
+ * The envelope of a presence serialized in parts: ASCII text in one flat string while it is smaller
+ * than LARGE_BODY_BYTES, UTF-8 bytes past that. A KV held as bytes goes into the new body as it is.
  */
-export function envelopeOfParts(userJson: string, fieldsJson: string): { body: string; userLength: number } {
+export function assembleBody({ userJson, fieldsJson, kvJson }: PresenceParts): PresenceBody {
+  const fields = fieldsJson.slice(1, -1);
+  if (typeof kvJson === 'string') {
+    const userLength = asciiLength(userJson);
+    const kvLength = asciiLength(kvJson);
+    const length =
+      USER_HEAD.length + userLength + 1 + asciiLength(fields) + KV_KEY.length + kvLength + BODY_TAIL.length;
+    if (length < LARGE_BODY_BYTES) {
+      const body = asciiJoin([USER_HEAD, userJson, ',', fields, KV_KEY, kvJson, BODY_TAIL]);
+      return { body, userLength, kvAt: body.length - BODY_TAIL.length - kvLength };
+    }
+  }
+  const head = Buffer.from(`${USER_HEAD}${userJson},${fields}${KV_KEY}`);
+  const kv = typeof kvJson === 'string' ? Buffer.from(kvJson) : kvJson;
   return {
-    body: asciiJoin([USER_HEAD, userJson, ',', fieldsJson.slice(1), ENVELOPE_TAIL]),
-    userLength: asciiLength(userJson),
+    body: Buffer.concat([head, kv, BODY_TAIL_BYTES]),
+    userLength: Buffer.byteLength(userJson),
+    kvAt: head.length,
   };
 }
 
-/** The user's JSON in a body made by `envelopeOfParts`: already ASCII, so it goes back in as it is. */
-export function userJsonIn(body: string, userLength: number): string {
-  return body.slice(USER_HEAD.length, USER_HEAD.length + userLength);
+/** The user's JSON in a body made by `assembleBody`, to go back in as it is. */
+export function userJsonIn(body: string | Buffer, userLength: number): string {
+  return typeof body === 'string'
+    ? body.slice(USER_HEAD.length, USER_HEAD.length + userLength)
+    : body.toString('utf8', USER_HEAD.length, USER_HEAD.length + userLength);
 }
 
+/**
+ * A snapshot of a presence's JSON as another node serialized it. `kvAt` is where the KV's JSON starts in
+ * `json`, in UTF-8 bytes. Small ASCII JSON is held as text, anything else as bytes.
+ */
+export function snapshotOfJson(
+  json: string,
+  version: number,
+  status: DiscordStatus,
+  kvAt: number,
+): PresenceSnapshot {
+  const at = kvAt + ENVELOPE_HEAD.length;
+  if (json.length < LARGE_BODY_BYTES && !HAS_BEYOND_ASCII.test(json)) {
+    return new PresenceSnapshot(null, envelopeOf(json), version, status, at);
+  }
+  return new PresenceSnapshot(
+    null,
+    Buffer.from(`${ENVELOPE_HEAD}${json}${ENVELOPE_TAIL}`),
+    version,
+    status,
+    at,
+  );
+}
+
+/**
+ * Where the KV's JSON starts in `json`, the JSON of `presence` with its `kv` last (as every presence here
+ * is written): for JSON from an older node that did not say.
+ */
+export function kvAtOf(json: string, presence: Presence): number {
+  const kv = JSON.stringify(presence.kv);
+  // Escaped JSON has its KV escaped too; the presence's closing brace follows the KV.
+  const kvBytes = HAS_BEYOND_ASCII.test(json) ? Buffer.byteLength(kv) : asciiLength(kv);
+  return Buffer.byteLength(json) - 1 - kvBytes;
+}
+
+/** A snapshot of a presence object, serialized here (tests, and JSON that did not say where its KV is). */
 export function snapshotOf(presence: Presence, json: string, version: number): PresenceSnapshot {
-  return new PresenceSnapshot(presence, envelopeOf(json), version);
+  return snapshotOfJson(json, version, presence.discord_status, kvAtOf(json, presence));
 }

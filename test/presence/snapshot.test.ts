@@ -3,14 +3,17 @@ import { describe, expect, it } from 'vitest';
 import type { Presence } from '../../src/presence/model.js';
 import {
   asciiJson,
+  assembleBody,
   envelopeOf,
-  envelopeOfParts,
+  LARGE_BODY_BYTES,
+  PresenceSnapshot,
   snapshotOf,
+  snapshotOfJson,
   userJsonIn,
 } from '../../src/presence/snapshot.js';
 
 const presence = (name: string) =>
-  ({ discord_status: 'online', discord_user: { username: name } }) as unknown as Presence;
+  ({ discord_user: { username: name }, discord_status: 'online', kv: {} }) as unknown as Presence;
 
 const NAMES = [
   'nova',
@@ -48,16 +51,29 @@ describe('a snapshot holds its envelope once, as ASCII', () => {
     }
   });
 
-  it('writes a presence serialized in two parts as the same bytes, and gives the user back out', () => {
+  it('writes a presence serialized in parts as the same bytes, and gives the user and the KV back out', () => {
     for (const name of NAMES) {
       for (const status of ['online', 'dnd ✨']) {
-        const { discord_user: user, ...fields } = { ...presence(name), discord_status: status };
-        const whole = envelopeOf(JSON.stringify({ discord_user: user, ...fields }));
-        const { body, userLength } = envelopeOfParts(JSON.stringify(user), JSON.stringify(fields));
+        const kv = { note: name };
+        const { discord_user: user, kv: _none, ...fields } = { ...presence(name), discord_status: status };
+        const whole = envelopeOf(JSON.stringify({ discord_user: user, ...fields, kv }));
+        const parts = {
+          userJson: JSON.stringify(user),
+          fieldsJson: JSON.stringify(fields),
+          kvJson: JSON.stringify(kv),
+        };
+        const { body, userLength, kvAt } = assembleBody(parts);
         expect(body).toBe(whole);
         expect(JSON.parse(userJsonIn(body, userLength))).toEqual(user);
+        const snapshot = new PresenceSnapshot(null, body, 1, 'online', kvAt);
+        expect(JSON.parse(snapshot.kvJson() as string)).toEqual(kv);
         // What comes back out goes back in as it is.
-        expect(envelopeOfParts(userJsonIn(body, userLength), JSON.stringify(fields)).body).toBe(whole);
+        const again = assembleBody({
+          ...parts,
+          userJson: userJsonIn(body, userLength),
+          kvJson: snapshot.kvJson(),
+        });
+        expect(again.body).toBe(whole);
       }
     }
   });
@@ -72,18 +88,93 @@ describe('a snapshot holds its envelope once, as ASCII', () => {
     }
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' }), (user, status) => {
-        const fields = { discord_status: status, kv: { [status]: user } };
-        const { body, userLength } = envelopeOfParts(
-          JSON.stringify({ username: user }),
-          JSON.stringify(fields),
-        );
+        const fields = { discord_status: status };
+        const kv = { [status]: user };
+        const { body, userLength } = assembleBody({
+          userJson: JSON.stringify({ username: user }),
+          fieldsJson: JSON.stringify(fields),
+          kvJson: JSON.stringify(kv),
+        });
         expect(body).toMatch(/^[\x20-\x7e]*$/);
-        expect(JSON.parse(body)).toEqual({
+        expect(JSON.parse(body as string)).toEqual({
           success: true,
-          data: { discord_user: { username: user }, ...fields },
+          data: { discord_user: { username: user }, ...fields, kv },
         });
         expect(JSON.parse(userJsonIn(body, userLength))).toEqual({ username: user });
       }),
     );
+  });
+});
+
+describe('a large presence is held as UTF-8 bytes, its KV apart', () => {
+  const user = { id: '94490510688792576', username: 'Zoë 🎧' };
+  const fields = { discord_status: 'dnd', activities: [] };
+  const bigKv = { a: '🎵'.repeat(LARGE_BODY_BYTES), b: 'plain' };
+
+  it('past LARGE_BODY_BYTES the body is a Buffer of the same JSON, not escaped', () => {
+    const { body, userLength, kvAt } = assembleBody({
+      userJson: JSON.stringify(user),
+      fieldsJson: JSON.stringify(fields),
+      kvJson: JSON.stringify(bigKv),
+    });
+    expect(Buffer.isBuffer(body)).toBe(true);
+    const data = { discord_user: user, ...fields, kv: bigKv };
+    expect(JSON.parse(body.toString())).toEqual({ success: true, data });
+    // Four bytes an emoji, not the twelve of two escapes.
+    expect(body.length).toBeLessThan(JSON.stringify(bigKv).length * 2 + 1000);
+    expect(JSON.parse(userJsonIn(body, userLength))).toEqual(user);
+
+    const snapshot = new PresenceSnapshot(null, body, 3, 'dnd', kvAt);
+    expect(snapshot.summary()).toEqual({ discord_user: user, ...fields });
+    expect(snapshot.presence).toEqual(data);
+    expect(JSON.parse(snapshot.json)).toEqual(data);
+    const json = snapshot.jsonData();
+    expect(Buffer.isBuffer(json) && json.buffer === (body as Buffer).buffer).toBe(true);
+  });
+
+  it('a KV taken out of a large body goes into the next one without a copy of its own', () => {
+    const first = assembleBody({
+      userJson: JSON.stringify(user),
+      fieldsJson: JSON.stringify(fields),
+      kvJson: JSON.stringify(bigKv),
+    });
+    const held = new PresenceSnapshot(null, first.body, 1, 'dnd', first.kvAt).kvJson();
+    expect(Buffer.isBuffer(held)).toBe(true);
+    const next = assembleBody({
+      userJson: userJsonIn(first.body, first.userLength),
+      fieldsJson: JSON.stringify({ ...fields, discord_status: 'online' }),
+      kvJson: held,
+    });
+    expect(JSON.parse(next.body.toString()).data.kv).toEqual(bigKv);
+    expect(JSON.parse(next.body.toString()).data.discord_status).toBe('online');
+  });
+
+  it('a KV that shrinks brings the body back to ASCII text', () => {
+    const small = assembleBody({
+      userJson: JSON.stringify(user),
+      fieldsJson: JSON.stringify(fields),
+      kvJson: JSON.stringify({ b: 'plain é' }),
+    });
+    expect(typeof small.body).toBe('string');
+    expect(small.body).toMatch(/^[\x20-\x7e]*$/);
+  });
+
+  it("another node's JSON, small or large, gives the same presence and summary", () => {
+    for (const kv of [{}, { note: 'é' }, bigKv]) {
+      const data = { discord_user: user, ...fields, kv } as unknown as Presence;
+      const json = JSON.stringify(data);
+      const snapshot = snapshotOf(data, json, 2);
+      expect(snapshot.presence).toEqual(data);
+      expect(snapshot.summary()).toEqual({ discord_user: user, ...fields });
+      expect(JSON.parse(snapshot.kvJson().toString())).toEqual(kv);
+      const ascii = asciiJson(json);
+      const escaped = snapshotOfJson(
+        ascii,
+        2,
+        'dnd',
+        snapshotOf(data, ascii, 2).kvAt - '{"success":true,"data":'.length,
+      );
+      expect(escaped.summary()).toEqual({ discord_user: user, ...fields });
+    }
   });
 });

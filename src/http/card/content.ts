@@ -1,6 +1,6 @@
 import { avatarHash, avatarUrl, defaultAvatarIndex, defaultAvatarUrl } from '../../presence/avatar.js';
 import { activityImageUrl } from '../../presence/images.js';
-import type { DiscordStatus, DiscordUser, MusicSource, Presence } from '../../presence/model.js';
+import type { DiscordStatus, DiscordUser, MusicSource, PresenceSummary } from '../../presence/model.js';
 import { cdnBase, field, isRecord, textOrNull, timestampOrNull } from '../../presence/values.js';
 import { cleanText } from './escape.js';
 import { type CardOptions, DEFAULT_IDLE_MESSAGE } from './options.js';
@@ -90,7 +90,7 @@ const text = (value: unknown): string | null => {
 };
 
 /** What the card of a monitored user shows. */
-export function cardContent(presence: Presence, options: CardOptions, cdnUrl: string): CardContent {
+export function cardContent(presence: PresenceSummary, options: CardOptions, cdnUrl: string): CardContent {
   const user = presence.discord_user;
   const username = text(user.username);
   const discriminator = typeof user.discriminator === 'string' ? user.discriminator : null;
@@ -132,7 +132,11 @@ function idle(options: CardOptions): CardIdle {
   return { kind: 'idle', message: cleanText(options.idleMessage) || DEFAULT_IDLE_MESSAGE };
 }
 
-function customStatusOf(presence: Presence, options: CardOptions, cdnUrl: string): CardCustomStatus | null {
+function customStatusOf(
+  presence: PresenceSummary,
+  options: CardOptions,
+  cdnUrl: string,
+): CardCustomStatus | null {
   const status = presence.custom_status;
   if (!status) return null;
   const statusText = text(status.text);
@@ -149,7 +153,7 @@ function customStatusOf(presence: Presence, options: CardOptions, cdnUrl: string
   return { text: statusText, emoji };
 }
 
-function musicOf(presence: Presence, options: CardOptions): CardMusic | null {
+function musicOf(presence: PresenceSummary, options: CardOptions): CardMusic | null {
   const playing = presence.now_playing;
   if (!playing || options.hideMusic) return null;
   const song = text(playing.song);
@@ -168,7 +172,7 @@ function musicOf(presence: Presence, options: CardOptions): CardMusic | null {
   };
 }
 
-function activityOf(presence: Presence, options: CardOptions, cdnUrl: string): CardActivity | null {
+function activityOf(presence: PresenceSummary, options: CardOptions, cdnUrl: string): CardActivity | null {
   if (options.hideActivity) return null;
   let best: CardActivity | null = null;
   let bestRank = Number.POSITIVE_INFINITY;

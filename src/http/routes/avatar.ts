@@ -105,7 +105,7 @@ export const avatarRoutes =
         }
         return reply
           .header('cache-control', AVATAR_CACHE_CONTROL)
-          .redirect(avatarTarget(deps.cdnUrl, snapshot.presence.discord_user, format, size), 302);
+          .redirect(avatarTarget(deps.cdnUrl, snapshot.summary().discord_user, format, size), 302);
       },
     );
   };

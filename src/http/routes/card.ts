@@ -103,7 +103,7 @@ export const cardRoutes =
         let card = rendered.get(at, key, snapshot);
         if (!card) {
           const content = snapshot
-            ? cardContent(snapshot.presence, options, deps.cdnUrl)
+            ? cardContent(snapshot.summary(), options, deps.cdnUrl)
             : unmonitoredContent(id, deps.cdnUrl);
           const resolved = await imagesFor(content);
           const body = Buffer.from(renderCard(content, options, resolved, at));

@@ -71,7 +71,7 @@ export const historyRoutes =
       },
       async (request, reply) => {
         const id = userIdFrom(request.params);
-        const live = deps.view.get(id)?.presence.discord_status;
+        const live = deps.view.get(id)?.status;
         return send(reply, statsFrom(live, await deps.history.stats(id), now()));
       },
     );

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
-import type { Snowflake } from '../../presence/model.js';
+import type { DiscordStatus, Snowflake } from '../../presence/model.js';
 import type { PublishedPresence } from '../../presence/replica.js';
+import type { PresenceSnapshot } from '../../presence/snapshot.js';
 
 /**
  * Ingest nodes are numbered by their lowest shard id. A user seen on several nodes (guilds on several
@@ -27,7 +28,7 @@ return 1
 
 /**
  * KEYS: presence hash, user's nodes, node's users, monitored set.
- * ARGV: user id, node, presence JSON, KV revision, channel, liveness prefix.
+ * ARGV: user id, node, presence JSON, KV revision, channel, liveness prefix, status, KV offset.
  * Returns the new version, 0 when nothing changed, -1 when another node owns the user.
  */
 const PUT = `
@@ -38,10 +39,10 @@ ${MIN_NODE}
 if owner ~= tonumber(ARGV[2]) then return -1 end
 if redis.call('HGET', KEYS[1], 'json') == ARGV[3] then return 0 end
 local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
-redis.call('HSET', KEYS[1], 'json', ARGV[3], 'kv', ARGV[4])
+redis.call('HSET', KEYS[1], 'json', ARGV[3], 'kv', ARGV[4], 'status', ARGV[7], 'kvAt', ARGV[8])
 redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('PUBLISH', ARGV[5], cjson.encode({userId = ARGV[1], version = version,
-  kvRevision = tonumber(ARGV[4]), json = ARGV[3]}))
+  kvRevision = tonumber(ARGV[4]), json = ARGV[3], status = ARGV[7], kvAt = tonumber(ARGV[8])}))
 return version
 `;
 
@@ -79,7 +80,7 @@ const LEAVE_OUTCOMES: readonly LeaveOutcome[] = ['not-here', 'unmonitored', 'han
 const LISTING_BATCH = 1_000;
 
 interface PresenceScripts {
-  presencePut(...args: string[]): Promise<number>;
+  presencePut(...args: (string | Buffer)[]): Promise<number>;
   presenceLeave(...args: string[]): Promise<number>;
   presenceClaim(...args: string[]): Promise<number>;
 }
@@ -112,15 +113,17 @@ export class RedisPresences {
    * This node sees the user with this presence. Returns the published version, 0 when the shared
    * presence is already this one, NOT_OWNER when another node owns the user.
    */
-  put(node: number, userId: Snowflake, json: string, kvRevision: number): Promise<number> {
+  put(node: number, userId: Snowflake, snapshot: PresenceSnapshot, kvRevision: number): Promise<number> {
     return this.redis.presencePut(
       ...this.keys(node, userId),
       userId,
       String(node),
-      json,
+      snapshot.jsonData(),
       String(kvRevision),
       this.channel,
       this.alivePrefix(),
+      snapshot.status,
+      String(snapshot.jsonKvAt),
     );
   }
 
@@ -188,14 +191,21 @@ export class RedisPresences {
     for await (const batch of stream) {
       const ids = [...new Set(batch as string[])];
       const pipeline = this.redis.pipeline();
-      for (const id of ids) pipeline.hmget(this.presenceKey(id), 'json', 'version', 'kv');
+      for (const id of ids) pipeline.hmget(this.presenceKey(id), 'json', 'version', 'kv', 'status', 'kvAt');
       const replies = (await pipeline.exec()) ?? [];
       for (const [index, [error, reply]] of replies.entries()) {
         if (error) throw error;
-        const [json, version, kv] = reply as (string | null)[];
+        const [json, version, kv, status, kvAt] = reply as (string | null)[];
         // Removed between the scan and the read: its removal was published, or will be listed next time.
         if (json === null || json === undefined) continue;
-        yield { userId: ids[index] as Snowflake, version: Number(version), kvRevision: Number(kv), json };
+        yield {
+          userId: ids[index] as Snowflake,
+          version: Number(version),
+          kvRevision: Number(kv),
+          json,
+          // Written by an older node: the replica reads them from the JSON.
+          ...(status && kvAt ? { status: status as DiscordStatus, kvAt: Number(kvAt) } : {}),
+        };
       }
     }
   }
