@@ -216,7 +216,10 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             source: view,
             logger,
             socketsPerIp: config.socketsPerIp,
+            maxSockets: config.maxSockets,
             maxIdsPerSocket: config.subscriptionsPerSocket,
+            commandsPerMinute: config.socketCommandsPerMinute,
+            subscribeToAll: config.subscribeToAll,
             metrics,
             ...options.socket,
           });

@@ -35,8 +35,14 @@ export interface Config {
   rateLimitRead: number;
   rateLimitWrite: number;
   socketsPerIp: number;
+  /** Sockets one process holds at most; 0: no cap. */
+  maxSockets: number;
   /** Ids one socket may subscribe to (subscribe_to_all counts none). */
   subscriptionsPerSocket: number;
+  /** Op 2 / op 4 frames per socket per minute, after a burst; 0: no limit. */
+  socketCommandsPerMinute: number;
+  /** Whether a socket may `subscribe_to_all`. */
+  subscribeToAll: boolean;
   /** Slow clients: how long a request's headers, and the whole request, may take to arrive. */
   httpHeadersTimeoutMs: number;
   httpRequestTimeoutMs: number;
@@ -117,6 +123,14 @@ export function loadConfig(env: Env): Config {
       throw new ConfigError(name, `must be one of ${allowed.join(', ')}`, value);
     }
     return value as T;
+  };
+
+  const flag = (name: string, fallback: boolean): boolean => {
+    const value = read(name);
+    if (value === undefined) return fallback;
+    if (value === 'true') return true;
+    if (value === 'false') return false;
+    throw new ConfigError(name, 'must be true or false', value);
   };
 
   const list = (name: string, fallback: readonly string[]): string[] => {
@@ -257,7 +271,10 @@ export function loadConfig(env: Env): Config {
     rateLimitRead: integer('RATE_LIMIT_READ', 1200, 0, 1_000_000),
     rateLimitWrite: integer('RATE_LIMIT_WRITE', 120, 0, 1_000_000),
     socketsPerIp: integer('SOCKETS_PER_IP', 100, 0, 1_000_000),
+    maxSockets: integer('MAX_SOCKETS', 50_000, 0, 10_000_000),
     subscriptionsPerSocket: integer('SUBSCRIPTIONS_PER_SOCKET', 1000, 1, 1_000_000),
+    socketCommandsPerMinute: integer('SOCKET_COMMANDS_PER_MINUTE', 60, 0, 1_000_000),
+    subscribeToAll: flag('SUBSCRIBE_TO_ALL', true),
     httpHeadersTimeoutMs,
     httpRequestTimeoutMs,
     httpKeepAliveTimeoutMs: integer(

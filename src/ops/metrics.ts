@@ -5,8 +5,17 @@ import type { PresenceChange } from '../presence/registry.js';
 /** Where a subscribed socket's presences come from: one id, a list, or everyone (Lanyard's op 2). */
 export type SubscriptionKind = 'id' | 'ids' | 'all';
 export type StoreBackend = 'sqlite' | 'redis';
-/** Which budget refused: per-IP reads, per-key KV writes, sockets per IP, a user's bot commands. */
-export type RateLimit = 'read' | 'write' | 'sockets_per_ip' | 'bot_commands';
+/**
+ * Which budget refused: per-IP reads, per-key KV writes, sockets per IP, sockets of the process, a
+ * socket's commands, a user's bot commands.
+ */
+export type RateLimit =
+  | 'read'
+  | 'write'
+  | 'sockets_per_ip'
+  | 'max_sockets'
+  | 'socket_commands'
+  | 'bot_commands';
 /** `new`: READY after IDENTIFY (the first session included); `resumed`: RESUMED, nothing lost. */
 export type GatewaySessionKind = 'new' | 'resumed';
 

@@ -1,5 +1,29 @@
 import { deflateRawSync, deflateSync } from 'node:zlib';
+import type { Snowflake } from '../presence/model.js';
+import type { PresenceSnapshot } from '../presence/snapshot.js';
 import { Op } from './protocol.js';
+import {
+  ADLER_START,
+  adler32,
+  adler32Combine,
+  type DeflatedPiece,
+  deflatePiece,
+  storedBlock,
+  streamEnd,
+  ZLIB_HEADER,
+} from './zlib-pieces.js';
+
+/**
+ * One WebSocket message: a buffer or text sent whole, or fragments of one message sent one after the other
+ * (the shared bytes of a large presence go out as they are held, never copied per socket), or a stream of
+ * fragments produced as the socket drains (see outbound.ts).
+ */
+export type Message = Buffer | string | Fragments | MessageStream;
+export type Fragments = readonly Buffer[];
+export type MessageStream = (seq: number) => AsyncIterable<Buffer>;
+
+/** A presence whose JSON is at least this long is sent in fragments around its shared bytes. */
+export const FRAGMENT_AT_BYTES = 16 * 1024;
 
 /**
  * Event frames are built once per change and shared by every subscriber. Only `seq` differs per socket,
@@ -39,7 +63,67 @@ export class SharedEvent {
   }
 }
 
-/** A frame sent to one socket only (Hello, INIT_STATE): serialized for it alone. */
+/**
+ * A PRESENCE_UPDATE of a large presence: the frame is the per-socket head, the presence's JSON as the
+ * snapshot holds it, and a closing brace, sent as fragments of one message. zlib subscribers get the JSON
+ * deflated once per snapshot (off the event loop), spliced between stored blocks of their own bytes.
+ */
+export class LargePresenceEvent {
+  private readonly prefix: Buffer;
+
+  constructor(
+    userId: Snowflake,
+    private readonly snapshot: PresenceSnapshot,
+  ) {
+    this.prefix = Buffer.from(`"t":"PRESENCE_UPDATE","d":{"user_id":${JSON.stringify(userId)},`);
+  }
+
+  text(seq: number): Fragments {
+    return [Buffer.concat([eventHead(seq), this.prefix]), presenceTail(this.snapshot), CLOSE_BRACE];
+  }
+
+  zlib(): MessageStream {
+    const { prefix, snapshot } = this;
+    return async function* (seq) {
+      const piece = await deflatedTail(snapshot);
+      yield* splicedZlib(Buffer.concat([eventHead(seq), prefix]), piece, CLOSE_BRACE);
+    };
+  }
+}
+
+/** The shared bytes of a large presence's frames: its JSON without the opening brace (a view, no copy). */
+export function presenceTail(snapshot: PresenceSnapshot): Buffer {
+  const json = snapshot.jsonData();
+  return typeof json === 'string' ? Buffer.from(json.slice(1), 'latin1') : json.subarray(1);
+}
+
+/** Each large snapshot's tail deflated once, for every message and socket that sends it. */
+const deflatedTails = new WeakMap<PresenceSnapshot, Promise<DeflatedPiece>>();
+
+export function deflatedTail(snapshot: PresenceSnapshot): Promise<DeflatedPiece> {
+  let piece = deflatedTails.get(snapshot);
+  if (!piece) {
+    piece = deflatePiece(presenceTail(snapshot));
+    deflatedTails.set(snapshot, piece);
+  }
+  return piece;
+}
+
+/** A zlib message of `head`, a piece deflated once, and `tail`, as three fragments. */
+function splicedZlib(head: Buffer, piece: DeflatedPiece, tail: Buffer): Buffer[] {
+  let adler = adler32Combine(ADLER_START, adler32(head), head.length);
+  adler = adler32Combine(adler, piece.adler, piece.length);
+  adler = adler32Combine(adler, adler32(tail), tail.length);
+  return [
+    Buffer.concat([ZLIB_HEADER, storedBlock(head)]),
+    piece.deflated,
+    Buffer.concat([storedBlock(tail), streamEnd(adler)]),
+  ];
+}
+
+const CLOSE_BRACE = Buffer.from('}');
+
+/** A frame sent to one socket only (Hello, a small INIT_STATE): serialized for it alone. */
 export function singleFrame(json: string, compressed: boolean): Buffer | string {
   return compressed ? deflateSync(json) : json;
 }
@@ -56,41 +140,6 @@ function eventHeadText(seq: number): string {
   return `{"op":${Op.Event},"seq":${seq},`;
 }
 
-function eventHead(seq: number): Buffer {
+export function eventHead(seq: number): Buffer {
   return Buffer.from(eventHeadText(seq));
-}
-
-/** CMF 0x78 (deflate, 32 KiB window), FLG 0x01: a valid header with no preset dictionary. */
-const ZLIB_HEADER = Buffer.from([0x78, 0x01]);
-const ADLER_MOD = 65521;
-
-/** A non-final stored deflate block: BFINAL 0, BTYPE 00, then LEN and its complement. */
-function storedBlock(data: Buffer): Buffer {
-  const block = Buffer.alloc(5 + data.length);
-  block[0] = 0;
-  block.writeUInt16LE(data.length, 1);
-  block.writeUInt16LE(~data.length & 0xffff, 3);
-  data.copy(block, 5);
-  return block;
-}
-
-export function adler32(data: Buffer): number {
-  let a = 1;
-  let b = 0;
-  for (let i = 0; i < data.length; i++) {
-    a = (a + (data[i] as number)) % ADLER_MOD;
-    b = (b + a) % ADLER_MOD;
-  }
-  return ((b << 16) | a) >>> 0;
-}
-
-/** The Adler-32 of `first ‖ second` from the two checksums and the second part's length. */
-export function adler32Combine(first: number, second: number, secondLength: number): number {
-  const a1 = first & 0xffff;
-  const b1 = first >>> 16;
-  const a2 = second & 0xffff;
-  const b2 = second >>> 16;
-  const a = (a1 + a2 - 1 + ADLER_MOD) % ADLER_MOD;
-  const b = (b1 + b2 + (secondLength % ADLER_MOD) * ((a1 - 1 + ADLER_MOD) % ADLER_MOD)) % ADLER_MOD;
-  return ((b << 16) | a) >>> 0;
 }

@@ -6,7 +6,18 @@ import { SECURITY_HEADER_LINES } from '../http/security-headers.js';
 import type { Metrics, SubscriptionKind } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceSource } from '../presence/registry.js';
-import { eventJson, helloJson, SharedEvent, singleFrame } from './frames.js';
+import type { PresenceSnapshot } from '../presence/snapshot.js';
+import { CommandBudget } from './command-budget.js';
+import {
+  FRAGMENT_AT_BYTES,
+  type Fragments,
+  helloJson,
+  LargePresenceEvent,
+  SharedEvent,
+  singleFrame,
+} from './frames.js';
+import { type InitState, initStateJson, initStateStream, mapOf, monitoredAmong } from './init-state.js';
+import { Outbound, type OutboundHooks } from './outbound.js';
 import {
   Close,
   type CloseReason,
@@ -20,6 +31,8 @@ import { Subscriptions } from './subscriptions.js';
 export const SOCKET_PATH = '/socket';
 /** A closing socket that does not finish its close handshake in this long is cut. */
 const CLOSE_GRACE_MS = 5_000;
+/** Users a socket may have waiting for an update while a stream is under way; past it, a slow consumer. */
+export const MAX_WAITING_UPDATES = 10_000;
 
 export interface SocketGatewayOptions {
   server: Server;
@@ -27,8 +40,14 @@ export interface SocketGatewayOptions {
   logger: Logger;
   /** Concurrent sockets per client IP; 0 switches the cap off. */
   socketsPerIp: number;
+  /** Sockets this process holds at most; 0 switches the cap off. */
+  maxSockets: number;
   /** Ids one socket may subscribe to. */
   maxIdsPerSocket: number;
+  /** Op 2 and op 4 frames per socket per minute (after a burst); 0 switches the limit off. */
+  commandsPerMinute: number;
+  /** `subscribe_to_all` is allowed. */
+  subscribeToAll: boolean;
   heartbeatIntervalMs?: number;
   sendBufferCapBytes?: number;
   /** Counts frames, fan-out time and sockets refused over the per-IP cap. */
@@ -39,12 +58,20 @@ class Client {
   seq = 0;
   lastFrameAt = Date.now();
   closing = false;
+  /** Users whose update came while a stream was under way: sent after it, as they are then. */
+  waiting: Set<Snowflake> | null = null;
+  budget: CommandBudget | null = null;
+  readonly out: Outbound;
 
   constructor(
     readonly ws: WebSocket,
+    socket: Duplex,
     readonly ip: string,
     readonly compressed: boolean,
-  ) {}
+    hooks: (client: Client) => OutboundHooks,
+  ) {
+    this.out = new Outbound(ws, socket, compressed, hooks(this));
+  }
 }
 
 /** Lanyard's socket protocol at `/socket`, on the HTTP server's port. */
@@ -52,6 +79,8 @@ export class SocketGateway {
   private readonly wss: WebSocketServer;
   private readonly clients = new Set<Client>();
   private readonly perIp = new Map<string, number>();
+  /** Upgrades under way: they count against MAX_SOCKETS already. */
+  private upgrading = 0;
   readonly subscriptions = new Subscriptions<Client>();
   private readonly heartbeatIntervalMs: number;
   private readonly sendBufferCap: number;
@@ -145,15 +174,31 @@ export class SocketGateway {
       refuseUpgrade(socket, 429, 'rate_limited', `at most ${this.options.socketsPerIp} sockets per IP`);
       return;
     }
+    const full = this.options.maxSockets > 0 && this.clients.size + this.upgrading >= this.options.maxSockets;
     // The slot is taken now, so concurrent upgrades cannot pass the cap; an upgrade ws refuses gives it back.
     this.perIp.set(ip, open + 1);
+    this.upgrading++;
+    let settled = false;
+    const settle = (): void => {
+      if (settled) return;
+      settled = true;
+      this.upgrading--;
+    };
     let accepted = false;
     socket.once('close', () => {
+      settle();
       if (!accepted) this.releaseSlot(ip);
     });
     this.wss.handleUpgrade(request, socket, head, (ws) => {
+      settle();
+      if (full) {
+        // A socket client understands a close code; an HTTP refusal most of them only see as a failure.
+        this.options.metrics?.rateLimited('max_sockets');
+        ws.close(Close.TryAgainLater.code, Close.TryAgainLater.reason);
+        return;
+      }
       accepted = true;
-      this.connected(new Client(ws, ip, query.get('compression') === 'zlib_json'));
+      this.connected(ws, socket, ip, query.get('compression') === 'zlib_json');
     });
   }
 
@@ -163,13 +208,34 @@ export class SocketGateway {
     else this.perIp.delete(ip);
   }
 
-  private connected(client: Client): void {
+  private connected(ws: WebSocket, socket: Duplex, ip: string, compressed: boolean): void {
+    const client = new Client(ws, socket, ip, compressed, (self) => ({
+      nextSeq: () => ++self.seq,
+      idle: () => this.sendWaiting(self),
+      closed: () => self.closing || self.ws.readyState !== WebSocket.OPEN,
+      failed: (error) => this.failed(self, error, 'sending'),
+    }));
     this.clients.add(client);
-    const { ws } = client;
-    ws.on('message', (data, isBinary) => this.received(client, data, isBinary));
+    ws.on('message', (data) => {
+      try {
+        this.received(client, data);
+      } catch (error) {
+        this.failed(client, error, 'a frame');
+      }
+    });
     ws.on('close', () => this.released(client));
     ws.on('error', (error) => this.options.logger.debug({ err: error }, 'socket error'));
     this.sendSingle(client, helloJson(this.heartbeatIntervalMs));
+  }
+
+  /** One socket's failure is that socket's: logged once, closed with 1011, and everyone else goes on. */
+  private failed(client: Client, error: unknown, during: string): void {
+    if (client.closing) return;
+    this.options.logger.error(
+      { err: error, ip: client.ip },
+      `socket failed while handling ${during}; closed it`,
+    );
+    this.end(client, Close.InternalError);
   }
 
   private released(client: Client): void {
@@ -178,72 +244,122 @@ export class SocketGateway {
     this.releaseSlot(client.ip);
   }
 
-  private received(client: Client, data: RawData, _isBinary: boolean): void {
+  private received(client: Client, data: RawData): void {
+    // A socket on its way out has said all it will be heard for.
+    if (client.closing) return;
     client.lastFrameAt = Date.now();
     const text = Array.isArray(data)
       ? Buffer.concat(data).toString()
       : Buffer.from(data as ArrayBuffer).toString();
-    const command = parseClientFrame(text, this.options.maxIdsPerSocket);
-    switch (command.op) {
-      case 'heartbeat':
-        break;
-      case 'close':
-        this.end(client, command.close);
-        break;
-      case 'unsubscribe':
-        this.subscriptions.unsubscribe(client, command.ids, command.all);
-        break;
-      case 'subscribe': {
-        const held = this.subscriptions.subscribe(client, command.ids, command.all);
-        if (held > this.options.maxIdsPerSocket) this.end(client, Close.InvalidPayload);
-        else this.sendSingle(client, eventJson(++client.seq, 'INIT_STATE', this.initialState(command)));
-        break;
-      }
+    const command = parseClientFrame(text, {
+      maxIds: this.options.maxIdsPerSocket,
+      subscribeToAll: this.options.subscribeToAll,
+    });
+    if (command.op === 'heartbeat') return;
+    if (command.op === 'close') {
+      this.end(client, command.close);
+      return;
     }
+    client.budget ??= new CommandBudget(this.options.commandsPerMinute);
+    if (!client.budget.take()) {
+      this.options.metrics?.rateLimited('socket_commands');
+      this.end(client, Close.RateLimited);
+      return;
+    }
+    if (command.op === 'unsubscribe') {
+      this.subscriptions.unsubscribe(client, command.ids, command.all);
+      return;
+    }
+    const held = this.subscriptions.subscribe(client, command.ids, command.all);
+    if (held > this.options.maxIdsPerSocket) {
+      this.end(client, Close.InvalidPayload);
+      return;
+    }
+    this.sendInitState(client, this.initState(command, client.compressed));
   }
 
   /** One presence for `subscribe_to_id` (`{}` if unmonitored); otherwise a map of the monitored ones. */
-  private initialState(command: { ids: string[]; all: boolean; single: string | undefined }): string {
+  private initState(
+    command: { ids: string[]; all: boolean; single: string | undefined },
+    compressed: boolean,
+  ): InitState {
     const { source } = this.options;
-    if (command.single !== undefined) return source.get(command.single)?.json ?? '{}';
-    const parts: string[] = [];
-    const add = (id: Snowflake, json: string) => parts.push(`${JSON.stringify(id)}:${json}`);
-    if (command.all) {
-      for (const [id, snapshot] of source.snapshots()) add(id, snapshot.json);
-    } else {
-      for (const id of new Set(command.ids)) {
-        const snapshot = source.get(id);
-        if (snapshot) add(id, snapshot.json);
+    if (command.single !== undefined) return { kind: 'single', snapshot: source.get(command.single) };
+    if (command.all) return mapOf(() => source.snapshots(), compressed);
+    const ids = [...new Set(command.ids)];
+    return mapOf(() => monitoredAmong(ids, (id) => source.get(id)), compressed);
+  }
+
+  private sendInitState(client: Client, state: InitState): void {
+    if (!client.out.busy) {
+      const json = initStateJson(client.seq + 1, state, client.compressed);
+      if (json !== null) {
+        client.seq++;
+        this.sendSingle(client, json);
+        return;
       }
     }
-    return `{${parts.join(',')}}`;
+    client.out.stream(initStateStream(state, client.compressed));
   }
 
   private fanOut(change: PresenceChange): void {
     if (change.kind === 'unmonitored') return;
     const started = performance.now();
-    let event: SharedEvent | undefined;
-    for (const client of this.subscriptions.subscribersOf(change.userId)) {
-      event ??= new SharedEvent('PRESENCE_UPDATE', withUserId(change.userId, change.current.json));
-      client.seq++;
-      this.send(client, client.compressed ? event.zlib(client.seq) : event.text(client.seq));
+    const { userId, current } = change;
+    let event: SharedEvent | LargePresenceEvent | undefined;
+    for (const client of this.subscriptions.subscribersOf(userId)) {
+      event ??= eventOf(userId, current);
+      this.sendEvent(client, userId, event);
     }
     // A change nobody listens to is no fan-out: timing it would only pull the histogram towards zero.
     if (event) this.options.metrics?.fannedOut((performance.now() - started) / 1000);
+  }
+
+  private sendEvent(client: Client, userId: Snowflake, event: SharedEvent | LargePresenceEvent): void {
+    if (client.closing) return;
+    if (client.out.busy) {
+      // Nothing may come between a stream's fragments: the update goes out after it, as it is then.
+      client.waiting ??= new Set();
+      client.waiting.add(userId);
+      if (client.waiting.size > MAX_WAITING_UPDATES) this.end(client, Close.SlowConsumer);
+      return;
+    }
+    if (event instanceof SharedEvent) {
+      client.seq++;
+      this.send(client, client.compressed ? event.zlib(client.seq) : event.text(client.seq));
+    } else if (client.compressed) {
+      client.out.stream(event.zlib());
+    } else {
+      client.seq++;
+      this.send(client, event.text(client.seq));
+    }
+  }
+
+  /** The updates that waited for a stream, each as the presence is now. */
+  private sendWaiting(client: Client): void {
+    const waiting = client.waiting;
+    client.waiting = null;
+    if (!waiting) return;
+    for (const userId of waiting) {
+      const snapshot = this.options.source.get(userId);
+      if (snapshot && this.subscriptions.isSubscribed(client, userId)) {
+        this.sendEvent(client, userId, eventOf(userId, snapshot));
+      }
+    }
   }
 
   private sendSingle(client: Client, json: string): void {
     this.send(client, singleFrame(json, client.compressed));
   }
 
-  private send(client: Client, frame: Buffer | string): void {
+  private send(client: Client, message: Buffer | string | Fragments): void {
     if (client.closing || client.ws.readyState !== WebSocket.OPEN) return;
     // Judged on what was already waiting, so one large presence never condemns a socket that reads.
     if (client.ws.bufferedAmount > this.sendBufferCap) {
       this.end(client, Close.SlowConsumer);
       return;
     }
-    client.ws.send(frame, { binary: client.compressed });
+    client.out.send(message);
     this.options.metrics?.frameSent();
   }
 
@@ -251,15 +367,26 @@ export class SocketGateway {
     const silentSince = Date.now() - 2 * this.heartbeatIntervalMs;
     for (const client of this.clients) {
       if (client.lastFrameAt < silentSince) this.end(client, Close.HeartbeatTimeout);
+      // A stream the socket has not read for as long is held for a client that is not reading.
+      else if (client.out.waitingSince !== null && client.out.waitingSince < silentSince) {
+        this.end(client, Close.SlowConsumer);
+      }
     }
   }
 
   private end(client: Client, close: CloseReason): void {
     if (client.closing) return;
     client.closing = true;
+    client.waiting = null;
     client.ws.close(close.code, close.reason);
     setTimeout(() => client.ws.terminate(), CLOSE_GRACE_MS).unref();
   }
+}
+
+/** The event of a change, shared by every subscriber: small ones copied per socket, large ones not. */
+function eventOf(userId: Snowflake, snapshot: PresenceSnapshot): SharedEvent | LargePresenceEvent {
+  if (snapshot.body.length >= FRAGMENT_AT_BYTES) return new LargePresenceEvent(userId, snapshot);
+  return new SharedEvent('PRESENCE_UPDATE', withUserId(userId, snapshot.json));
 }
 
 /** PRESENCE_UPDATE names the user inside `d`, as Lanyard documents, so multi-user subscribers can tell. */

@@ -12,11 +12,17 @@ export const SEND_BUFFER_CAP_BYTES = 4 * 1024 * 1024;
 
 export const Close = {
   GoingAway: { code: 1001, reason: 'going_away' },
+  /** Something failed on our side while handling the socket's frame. */
+  InternalError: { code: 1011, reason: 'internal_error' },
+  /** The process holds MAX_SOCKETS already. */
+  TryAgainLater: { code: 1013, reason: 'try_again_later' },
   UnknownOpcode: { code: 4004, reason: 'unknown_opcode' },
   RequiresDataObject: { code: 4005, reason: 'requires_data_object' },
   InvalidPayload: { code: 4006, reason: 'invalid_payload' },
+  SubscribeToAllOff: { code: 4006, reason: 'invalid_payload: subscribe_to_all is turned off on this server' },
   HeartbeatTimeout: { code: 4007, reason: 'heartbeat_timeout' },
   SlowConsumer: { code: 4008, reason: 'slow_consumer' },
+  RateLimited: { code: 4009, reason: 'rate_limited' },
 } as const;
 
 export type CloseReason = (typeof Close)[keyof typeof Close];
@@ -30,8 +36,17 @@ export type ClientCommand =
 
 const fail = (close: CloseReason): ClientCommand => ({ op: 'close', close });
 
+/** What a server allows of op 2. */
+export interface FrameRules {
+  /** Ids one frame may name. */
+  maxIds: number;
+  /** `subscribe_to_all` is on (SUBSCRIBE_TO_ALL). */
+  subscribeToAll: boolean;
+}
+
 /** Parses one client frame. Every malformed frame maps to the close code the contract names for it. */
-export function parseClientFrame(text: string, maxIds: number): ClientCommand {
+export function parseClientFrame(text: string, rules: FrameRules): ClientCommand {
+  const { maxIds } = rules;
   let frame: unknown;
   try {
     frame = JSON.parse(text);
@@ -44,9 +59,16 @@ export function parseClientFrame(text: string, maxIds: number): ClientCommand {
   if (op !== Op.Initialize && op !== Op.Unsubscribe) return fail(Close.UnknownOpcode);
   if (typeof d !== 'object' || d === null || Array.isArray(d)) return fail(Close.RequiresDataObject);
   const data = d as Record<string, unknown>;
-  return op === Op.Initialize
-    ? subscription(data.subscribe_to_id, data.subscribe_to_ids, data.subscribe_to_all, maxIds)
-    : unsubscription(data.unsubscribe_from_id, data.unsubscribe_from_ids, data.unsubscribe_from_all, maxIds);
+  if (op === Op.Unsubscribe) {
+    return unsubscription(
+      data.unsubscribe_from_id,
+      data.unsubscribe_from_ids,
+      data.unsubscribe_from_all,
+      maxIds,
+    );
+  }
+  if (data.subscribe_to_all === true && !rules.subscribeToAll) return fail(Close.SubscribeToAllOff);
+  return subscription(data.subscribe_to_id, data.subscribe_to_ids, data.subscribe_to_all, maxIds);
 }
 
 function subscription(single: unknown, many: unknown, all: unknown, maxIds: number): ClientCommand {

@@ -52,6 +52,11 @@ export class Subscriptions<S> {
     return this.toAll.has(subscriber);
   }
 
+  /** Whether the subscriber hears of this user's changes. */
+  isSubscribed(subscriber: S, userId: Snowflake): boolean {
+    return this.toAll.has(subscriber) || this.byUser.get(userId)?.has(subscriber) === true;
+  }
+
   holds(subscriber: S): number {
     return this.bySubscriber.get(subscriber)?.size ?? 0;
   }

@@ -1,13 +1,7 @@
 import * as zlib from 'node:zlib';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  adler32,
-  adler32Combine,
-  eventJson,
-  helloJson,
-  SharedEvent,
-  singleFrame,
-} from '../../src/socket/frames.js';
+import { eventJson, helloJson, SharedEvent, singleFrame } from '../../src/socket/frames.js';
+import { adler32, adler32Combine } from '../../src/socket/zlib-pieces.js';
 
 // The real zlib, with deflateRawSync counted: the shared tail must be deflated once per event.
 vi.mock('node:zlib', async (importOriginal) => {

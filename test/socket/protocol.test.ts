@@ -6,8 +6,11 @@ const ID2 = '218486934151479296';
 const MAX_SNOWFLAKE = '18446744073709551615';
 const CAP = 5;
 
-const parse = (frame: unknown, cap = CAP): ClientCommand =>
-  parseClientFrame(typeof frame === 'string' ? frame : JSON.stringify(frame), cap);
+const parse = (frame: unknown, cap = CAP, subscribeToAll = true): ClientCommand =>
+  parseClientFrame(typeof frame === 'string' ? frame : JSON.stringify(frame), {
+    maxIds: cap,
+    subscribeToAll,
+  });
 
 const closes = (close: (typeof Close)[keyof typeof Close]): ClientCommand => ({ op: 'close', close });
 
@@ -280,5 +283,26 @@ describe('parseClientFrame: 4006 invalid_payload', () => {
     expect(parse({ op: 2, d: { subscribe_to_ids: [ID], subscribe_to_all: 'yes' } })).toEqual(
       closes(Close.InvalidPayload),
     );
+  });
+});
+
+describe('parseClientFrame: subscribe_to_all turned off', () => {
+  it('closes 4006 with a reason saying so, and leaves every other subscription alone', () => {
+    expect(parse({ op: 2, d: { subscribe_to_all: true } }, CAP, false)).toEqual(
+      closes(Close.SubscribeToAllOff),
+    );
+    expect(Close.SubscribeToAllOff.code).toBe(4006);
+    expect(Close.SubscribeToAllOff.reason).toContain('subscribe_to_all is turned off');
+    expect(parse({ op: 2, d: { subscribe_to_ids: [ID], subscribe_to_all: false } }, CAP, false)).toEqual({
+      op: 'subscribe',
+      ids: [ID],
+      all: false,
+      single: undefined,
+    });
+    expect(parse({ op: 4, d: { unsubscribe_from_all: true } }, CAP, false)).toEqual({
+      op: 'unsubscribe',
+      ids: [],
+      all: true,
+    });
   });
 });

@@ -1,0 +1,115 @@
+import type { Duplex } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { WebSocket } from 'ws';
+import type { Fragments, MessageStream } from './frames.js';
+
+/** A stream waits for the socket to drain once this much is buffered: memory per socket stays bounded. */
+export const STREAM_HIGH_WATER_BYTES = 256 * 1024;
+/** A stream lets other work run after producing this much in one go, so one socket never holds the loop. */
+const STREAM_SLICE_BYTES = 256 * 1024;
+
+export interface OutboundHooks {
+  /** The seq of the stream about to start: taken when it starts, so seqs go out in order. */
+  nextSeq(): number;
+  /** Every queued stream has been sent: what waited for them may go now. */
+  idle(): void;
+  closed(): boolean;
+  failed(error: unknown): void;
+}
+
+/**
+ * What one socket sends. Whole messages go out at once; a message of fragments goes out fragment after
+ * fragment, the shared ones as they are; a stream (a large INIT_STATE, a presence waiting to be deflated)
+ * is produced as the socket drains, one at a time, in order. While a stream is under way nothing else is
+ * sent on the socket (a fragmented message must not be interleaved): the caller holds what comes meanwhile.
+ */
+export class Outbound {
+  private readonly streams: MessageStream[] = [];
+  private running = false;
+  /** When the socket began waiting for its buffer to drain; null while it is not waiting. */
+  waitingSince: number | null = null;
+
+  constructor(
+    private readonly ws: WebSocket,
+    /** The connection under `ws`: its `drain` paces streams. */
+    private readonly socket: Duplex,
+    private readonly binary: boolean,
+    private readonly hooks: OutboundHooks,
+  ) {}
+
+  /** A stream is being sent (or waits to be). */
+  get busy(): boolean {
+    return this.running;
+  }
+
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  send(message: Buffer | string | Fragments): void {
+    if (typeof message === 'string' || Buffer.isBuffer(message)) {
+      this.ws.send(message, { binary: this.binary });
+      return;
+    }
+    const last = message.length - 1;
+    for (let i = 0; i <= last; i++) {
+      this.ws.send(message[i] as Buffer, { binary: this.binary, fin: i === last });
+    }
+  }
+
+  stream(stream: MessageStream): void {
+    this.streams.push(stream);
+    if (!this.running) void this.run();
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      for (let next = this.streams.shift(); next; next = this.streams.shift()) {
+        if (this.hooks.closed()) return;
+        await this.pump(next(this.hooks.nextSeq()));
+        if (this.streams.length === 0 && !this.hooks.closed()) this.hooks.idle();
+      }
+    } catch (error) {
+      this.hooks.failed(error);
+    } finally {
+      this.running = false;
+      this.streams.length = 0;
+    }
+  }
+
+  /** Sends the fragments one behind the other; the last one, once known, ends the message. */
+  private async pump(fragments: AsyncIterable<Buffer>): Promise<void> {
+    let held: Buffer | null = null;
+    let produced = 0;
+    for await (const fragment of fragments) {
+      if (this.hooks.closed()) return;
+      if (held) this.ws.send(held, { binary: this.binary, fin: false });
+      held = fragment;
+      produced += fragment.length;
+      if (this.ws.bufferedAmount >= STREAM_HIGH_WATER_BYTES) {
+        await this.drained();
+        produced = 0;
+      } else if (produced >= STREAM_SLICE_BYTES) {
+        await nextTurn();
+        produced = 0;
+      }
+    }
+    if (held && !this.hooks.closed()) this.ws.send(held, { binary: this.binary, fin: true });
+  }
+
+  private drained(): Promise<void> {
+    if (this.socket.destroyed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waitingSince = Date.now();
+      const done = (): void => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        this.waitingSince = null;
+        resolve();
+      };
+      this.socket.on('drain', done);
+      this.socket.on('close', done);
+    });
+  }
+}

@@ -1,0 +1,97 @@
+import { constants, deflateRaw } from 'node:zlib';
+
+/**
+ * A zlib stream made of pieces deflated apart: the 2-byte header, then each piece's deflate blocks (none
+ * final, each ending byte-aligned), then an empty final block and the Adler-32 of everything the pieces
+ * held. A piece deflated once can so be sent inside any number of messages, to any number of sockets,
+ * between bytes of their own (`storedBlock`), and nothing is deflated per socket.
+ */
+
+/** CMF 0x78 (deflate, 32 KiB window), FLG 0x01: a valid header with no preset dictionary. */
+export const ZLIB_HEADER = Buffer.from([0x78, 0x01]);
+/** An empty stored block with BFINAL set: ends the deflate data. */
+const FINAL_BLOCK = Buffer.from([0x01, 0x00, 0x00, 0xff, 0xff]);
+const ADLER_MOD = 65521;
+/** Bytes summed before the modulo must be taken (zlib's NMAX): the sums still fit in 32 bits. */
+const ADLER_RUN = 5552;
+/** A stored block holds at most this many bytes. */
+const MAX_STORED = 65_535;
+
+/** Text deflated on its own, to be spliced into zlib streams. */
+export interface DeflatedPiece {
+  deflated: Buffer;
+  /** Adler-32 and length of the text, for the checksum of the stream it goes into. */
+  adler: number;
+  length: number;
+}
+
+/**
+ * Deflates `text` off the event loop (zlib's thread pool), at the fastest level: pieces are large and
+ * sent once per change or subscription; what matters is that no socket waits on the CPU for them.
+ */
+export function deflatePiece(text: Buffer): Promise<DeflatedPiece> {
+  return new Promise((resolve, reject) => {
+    deflateRaw(
+      text,
+      { level: constants.Z_BEST_SPEED, finishFlush: constants.Z_SYNC_FLUSH },
+      (error, deflated) => {
+        if (error) reject(error);
+        else resolve({ deflated, adler: adler32(text), length: text.length });
+      },
+    );
+  });
+}
+
+/** Non-final stored (uncompressed) blocks holding `data`: the few bytes of a message that are its own. */
+export function storedBlock(data: Buffer): Buffer {
+  const blocks = Math.max(1, Math.ceil(data.length / MAX_STORED));
+  const out = Buffer.allocUnsafe(data.length + blocks * 5);
+  let at = 0;
+  for (let from = 0; from < data.length || at === 0; from += MAX_STORED) {
+    const part = data.subarray(from, from + MAX_STORED);
+    out[at] = 0;
+    out.writeUInt16LE(part.length, at + 1);
+    out.writeUInt16LE(~part.length & 0xffff, at + 3);
+    part.copy(out, at + 5);
+    at += 5 + part.length;
+  }
+  return out;
+}
+
+/** The end of a stream of pieces whose text had Adler-32 `adler` altogether. */
+export function streamEnd(adler: number): Buffer {
+  const end = Buffer.allocUnsafe(FINAL_BLOCK.length + 4);
+  FINAL_BLOCK.copy(end);
+  end.writeUInt32BE(adler, FINAL_BLOCK.length);
+  return end;
+}
+
+/** The Adler-32 of an empty text: where a running checksum starts. */
+export const ADLER_START = 1;
+
+export function adler32(data: Buffer): number {
+  let a = 1;
+  let b = 0;
+  const { length } = data;
+  for (let i = 0; i < length; ) {
+    const end = Math.min(i + ADLER_RUN, length);
+    for (; i < end; i++) {
+      a += data[i] as number;
+      b += a;
+    }
+    a %= ADLER_MOD;
+    b %= ADLER_MOD;
+  }
+  return ((b << 16) | a) >>> 0;
+}
+
+/** The Adler-32 of `first ‖ second` from the two checksums and the second part's length. */
+export function adler32Combine(first: number, second: number, secondLength: number): number {
+  const a1 = first & 0xffff;
+  const b1 = first >>> 16;
+  const a2 = second & 0xffff;
+  const b2 = second >>> 16;
+  const a = (a1 + a2 - 1 + ADLER_MOD) % ADLER_MOD;
+  const b = (b1 + b2 + (secondLength % ADLER_MOD) * ((a1 - 1 + ADLER_MOD) % ADLER_MOD)) % ADLER_MOD;
+  return ((b << 16) | a) >>> 0;
+}
