@@ -14,6 +14,7 @@ import { Messenger } from './discord/messenger.js';
 import { MonitoredLoader } from './discord/monitored-loader.js';
 import { ProfileFetcher } from './discord/profiles.js';
 import { type Demo, startDemo } from './discord/simulator/demo.js';
+import { RecentStatuses } from './history/recent-status.js';
 import { HistoryRecorder } from './history/recorder.js';
 import { buildHttpServer } from './http/server.js';
 import { ApiKeyService } from './keys/service.js';
@@ -169,6 +170,8 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     const view: PresenceSource = replica ?? (discordSide?.registry as PresenceSource);
     // What this node saw change: the registry's own changes, or on an API node the replica's.
     (discordSide?.registry ?? view).onChange((change) => metrics.presenceChanged(change.kind));
+    const recent = config.role === 'ingest' ? undefined : new RecentStatuses();
+    if (recent) view.onChange(recent.observe);
     const readiness: ReadinessCheck[] = [storeCheck(store)];
     if (discordSide) readiness.push(gatewayCheck(discordSide.gateway, discordSide.listed));
     if (replicaSync) readiness.push(replicaCheck(replicaSync));
@@ -188,6 +191,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       keys,
       kv,
       history: store.history,
+      ...(recent ? { recent } : {}),
       version: readVersionInfo(),
       logger,
       cdnUrl,

@@ -189,7 +189,7 @@ export class SharedPresencePublisher {
 
   private republish(userId: Snowflake): void {
     const current = this.options.registry.get(userId);
-    if (current) this.track(this.put({ kind: 'monitored', userId, current }));
+    if (current) this.track(this.put({ kind: 'monitored', userId, current, at: Date.now() }));
   }
 
   private async put(change: Exclude<PresenceChange, { kind: 'unmonitored' }>): Promise<void> {
@@ -199,13 +199,14 @@ export class SharedPresencePublisher {
       change.userId,
       change.current,
       registry.kvRevisionOf(change.userId),
+      change.at,
     );
     if (version > 0) this.emit(change);
     else if (version === NOT_OWNER) this.released(change.userId);
   }
 
   private async leave(userId: Snowflake, change: PresenceChange | undefined): Promise<void> {
-    const outcome = await this.options.presences.leave(this.options.node, userId);
+    const outcome = await this.options.presences.leave(this.options.node, userId, change?.at);
     if (outcome === 'unmonitored' && change) this.emit(change);
     else this.released(userId);
   }

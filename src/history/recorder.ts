@@ -66,7 +66,7 @@ export class HistoryRecorder {
 
   /** The registry's listener. */
   readonly observe = (change: PresenceChange): void => {
-    const ts = this.now();
+    const ts = change.at;
     const previousLiveStatus = this.liveStatus(change.userId);
     if (change.kind === 'unmonitored') {
       this.notLive(change.userId);

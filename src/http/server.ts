@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
+import type { RecentStatuses } from '../history/recent-status.js';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
 import { countRequests } from '../ops/http-metrics.js';
@@ -33,6 +34,8 @@ export interface HttpServerOptions {
   keys: ApiKeyService;
   kv: KvService;
   history: HistoryStore;
+  /** Status changes seen that history may not have stored yet (history.ts); absent: the store alone. */
+  recent?: Pick<RecentStatuses, 'get'>;
   version: VersionInfo;
   logger: Logger;
   /** Requests per minute; absent: no limits (tests of other things). */

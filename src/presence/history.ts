@@ -208,12 +208,45 @@ export interface Stats {
   is_monitored: boolean;
 }
 
-/** Stats from the live status (if monitored) and what the store remembers, at `now`. */
-export function statsFrom(liveStatus: DiscordStatus | undefined, stored: StoredStats, now: number): Stats {
+/**
+ * What was seen live lately that the store may not hold yet (history is written in batches): status changes,
+ * newest first, stamped as the recorder stamps them, and when the user was last seen going offline.
+ */
+export interface RecentStatus {
+  entries: StatusEntry[];
+  lastSeen: number | null;
+}
+
+/**
+ * The stored status history (newest first) with what was seen since its newest entry, as the recording
+ * rules will store it: an entry only where the status changes.
+ */
+export function statusHistoryWith(stored: StatusEntry[], recent: RecentStatus | undefined): StatusEntry[] {
+  if (!recent || recent.entries.length === 0) return stored;
+  const newest = stored[0];
+  let last = newest?.status ?? null;
+  const added: StatusEntry[] = [];
+  for (let i = recent.entries.length - 1; i >= 0; i--) {
+    const entry = recent.entries[i] as StatusEntry;
+    if ((newest && entry.ts <= newest.ts) || entry.status === last) continue;
+    added.unshift(entry);
+    last = entry.status;
+  }
+  return added.length === 0 ? stored : [...added, ...stored].slice(0, HISTORY_LIMIT);
+}
+
+/** Stats from the live status (if monitored), what was seen lately and what the store remembers, at `now`. */
+export function statsFrom(
+  liveStatus: DiscordStatus | undefined,
+  stored: StoredStats,
+  now: number,
+  recent?: RecentStatus,
+): Stats {
   const online = liveStatus !== undefined && liveStatus !== 'offline';
+  const lastSeen = Math.max(stored.lastSeen ?? -1, recent?.lastSeen ?? -1);
   return {
-    current_status: liveStatus ?? stored.lastStatus ?? 'offline',
-    last_seen: online ? now : stored.lastSeen,
+    current_status: liveStatus ?? recent?.entries[0]?.status ?? stored.lastStatus ?? 'offline',
+    last_seen: online ? now : lastSeen < 0 ? null : lastSeen,
     tracks_today: stored.playsDay === utcDay(now) ? stored.plays : 0,
     track_history_count: stored.trackHistoryCount,
     is_monitored: liveStatus !== undefined,

@@ -8,12 +8,13 @@ import { mergeUser } from './user.js';
 
 /**
  * `monitored`: the user now shares a guild with the bot; `updated`: the normalized presence changed;
- * `unmonitored`: the last shared guild is gone.
+ * `unmonitored`: the last shared guild is gone. `at`: when it was seen (epoch ms), the one moment history
+ * and everything that reports it use.
  */
 export type PresenceChange =
-  | { kind: 'monitored'; userId: Snowflake; current: PresenceSnapshot }
-  | { kind: 'updated'; userId: Snowflake; previous: PresenceSnapshot; current: PresenceSnapshot }
-  | { kind: 'unmonitored'; userId: Snowflake; previous: PresenceSnapshot };
+  | { kind: 'monitored'; userId: Snowflake; current: PresenceSnapshot; at: number }
+  | { kind: 'updated'; userId: Snowflake; previous: PresenceSnapshot; current: PresenceSnapshot; at: number }
+  | { kind: 'unmonitored'; userId: Snowflake; previous: PresenceSnapshot; at: number };
 
 export type PresenceListener = (change: PresenceChange) => void;
 
@@ -87,7 +88,11 @@ export class PresenceRegistry implements PresenceSource {
   private readonly syncing = new Map<Snowflake, Set<Snowflake>>();
   private readonly listeners = new Set<PresenceListener>();
 
-  constructor(private readonly options: NormalizeOptions) {}
+  private readonly now: () => number;
+
+  constructor(private readonly options: NormalizeOptions & { now?: () => number }) {
+    this.now = options.now ?? Date.now;
+  }
 
   get size(): number {
     return this.entries.size;
@@ -146,7 +151,7 @@ export class PresenceRegistry implements PresenceSource {
       const snapshot = snapshotOfRendered(rendered, 1);
       const held = heldAs(sources.raw, rendered.presence);
       this.entries.set(user.id, new Entry(rendered.userLength, held, guildId, snapshot));
-      this.emit({ kind: 'monitored', userId: user.id, current: snapshot });
+      this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at: this.now() });
       snapshot.release();
       return;
     }
@@ -227,7 +232,7 @@ export class PresenceRegistry implements PresenceSource {
       return;
     }
     this.entries.delete(userId);
-    this.emit({ kind: 'unmonitored', userId, previous: entry.snapshot });
+    this.emit({ kind: 'unmonitored', userId, previous: entry.snapshot, at: this.now() });
   }
 
   /**
@@ -256,7 +261,7 @@ export class PresenceRegistry implements PresenceSource {
     const next = snapshotOfRendered(rendered, previous.version + 1);
     entry.snapshot = next;
     entry.userLength = rendered.userLength;
-    this.emit({ kind: 'updated', userId, previous, current: next });
+    this.emit({ kind: 'updated', userId, previous, current: next, at: this.now() });
     next.release();
   }
 

@@ -16,6 +16,8 @@ export interface PublishedPresence {
    */
   status?: DiscordStatus;
   kvAt?: number;
+  /** When the ingest node saw the change (epoch ms); absent from what older nodes published. */
+  at?: number;
 }
 
 interface Entry {
@@ -86,18 +88,20 @@ export class PresenceReplica implements PresenceSource {
 
   private replace(published: PublishedPresence, held: Entry | undefined): boolean {
     const { userId } = published;
+    // A full listing says when nothing was seen: it is seen now.
+    const at = published.at ?? Date.now();
     if (published.json === null) {
       if (!held) return false;
       this.entries.delete(userId);
-      this.emit({ kind: 'unmonitored', userId, previous: held.snapshot });
+      this.emit({ kind: 'unmonitored', userId, previous: held.snapshot, at });
       return true;
     }
     const current = snapshotOfPublished(published.json, published);
     this.entries.set(userId, { snapshot: current, kvRevision: published.kvRevision });
     this.emit(
       held
-        ? { kind: 'updated', userId, previous: held.snapshot, current }
-        : { kind: 'monitored', userId, current },
+        ? { kind: 'updated', userId, previous: held.snapshot, current, at }
+        : { kind: 'monitored', userId, current, at },
     );
     return true;
   }

@@ -417,6 +417,38 @@ describe('GET /v1/users/:id/stats', () => {
   });
 });
 
+describe('history and stats agree with the live presence', () => {
+  it('at every moment: before the batch holding the change is written, and after', async () => {
+    const h = await start();
+    await h.app.history.flush();
+    // The store takes the next batches only when told: until then they are on their way, not stored.
+    let release = (): void => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const store = h.app.store.history;
+    const append = store.appendHistory.bind(store);
+    vi.spyOn(store, 'appendHistory').mockImplementation(async (...args) => {
+      await gate;
+      return append(...args);
+    });
+
+    await drive(h, USER, { status: 'idle' });
+    const offline = await drive(h, USER, { status: 'offline' });
+    const early = { stats: await stats(h), history: await history(h) };
+    expect(early.stats.current_status).toBe('offline');
+    expectTs(early.stats.last_seen as number, offline);
+    expect(early.history.status_history.map((entry) => entry.status)).toEqual(['offline', 'idle', 'online']);
+    expect(early.history.status_history[0]?.ts).toBe(early.stats.last_seen);
+
+    release();
+    await h.app.history.flush();
+    expect(store.appendHistory).toHaveBeenCalled();
+    expect(await stats(h)).toEqual(early.stats);
+    expect(await history(h)).toEqual(early.history);
+  });
+});
+
 describe('GET /v1/users/:id/top-tracks', () => {
   it('lists tracks played at least twice, by play count then last played, with limit clamped', async () => {
     const h = await start({ twoGuilds: true });

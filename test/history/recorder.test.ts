@@ -24,6 +24,7 @@ function setup() {
   const registry = new PresenceRegistry({
     cdnUrl: 'https://cdn.discordapp.com',
     youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+    now: () => now,
   });
   const recorder = new HistoryRecorder({
     store: store.history,
@@ -133,6 +134,7 @@ describe('HistoryRecorder', () => {
     const restarted = new PresenceRegistry({
       cdnUrl: 'https://cdn.discordapp.com',
       youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+      now: () => now,
     });
     const second = new HistoryRecorder({
       store: store.history,
@@ -164,6 +166,7 @@ describe('HistoryRecorder', () => {
     const restarted = new PresenceRegistry({
       cdnUrl: 'https://cdn.discordapp.com',
       youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+      now: () => T0 + 10_000,
     });
     const reads: number[] = [];
     const latest = store.history.latest.bind(store.history);
@@ -218,6 +221,7 @@ describe('HistoryRecorder', () => {
     const registry = new PresenceRegistry({
       cdnUrl: 'https://cdn.discordapp.com',
       youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+      now: () => T0,
     });
     registry.onChange(recorder.observe);
     for (const user of users)

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { RecentStatuses } from '../../history/recent-status.js';
 import {
   HISTORY_LIMIT,
   statsFrom,
+  statusHistoryWith,
   TOP_TRACKS_DEFAULT_LIMIT,
   TOP_TRACKS_MAX_LIMIT,
   TOP_TRACKS_MIN_PLAYS,
@@ -20,6 +22,8 @@ const ANY_USER =
 export interface HistoryRouteDeps {
   view: PresenceView;
   history: HistoryStore;
+  /** Status changes the view saw that history may not have stored yet; absent: the store alone. */
+  recent?: Pick<RecentStatuses, 'get'>;
   now?: () => number;
 }
 
@@ -41,7 +45,7 @@ export const historyRoutes =
         schema: {
           tags: [TAGS.history],
           summary: 'Status and listening history',
-          description: `Status changes (an entry only when \`discord_status\` changes) and tracks played, newest first, the ${HISTORY_LIMIT} most recent of each. Writes are batched: a change may take up to a second to show. ${ANY_USER}`,
+          description: `Status changes (an entry only when \`discord_status\` changes) and tracks played, newest first, the ${HISTORY_LIMIT} most recent of each. The status history agrees with the live presence at every moment; a track may take up to a second to show (tracks are written in batches). ${ANY_USER}`,
           params: userIdParams,
           response: {
             200: successResponse('the history', historySchema),
@@ -50,8 +54,12 @@ export const historyRoutes =
         },
       },
       async (request, reply) => {
-        const { status, tracks } = await deps.history.history(userIdFrom(request.params), HISTORY_LIMIT);
-        return send(reply, { status_history: status, track_history: tracks });
+        const id = userIdFrom(request.params);
+        const { status, tracks } = await deps.history.history(id, HISTORY_LIMIT);
+        return send(reply, {
+          status_history: statusHistoryWith(status, deps.recent?.get(id)),
+          track_history: tracks,
+        });
       },
     );
 
@@ -71,8 +79,8 @@ export const historyRoutes =
       },
       async (request, reply) => {
         const id = userIdFrom(request.params);
-        const live = deps.view.get(id)?.status;
-        return send(reply, statsFrom(live, await deps.history.stats(id), now()));
+        const stored = await deps.history.stats(id);
+        return send(reply, statsFrom(deps.view.get(id)?.status, stored, now(), deps.recent?.get(id)));
       },
     );
 

@@ -28,7 +28,7 @@ return 1
 
 /**
  * KEYS: presence hash, user's nodes, node's users, monitored set.
- * ARGV: user id, node, presence JSON, KV revision, channel, liveness prefix, status, KV offset.
+ * ARGV: user id, node, presence JSON, KV revision, channel, liveness prefix, status, KV offset, seen at.
  * Returns the new version, 0 when nothing changed, -1 when another node owns the user.
  */
 const PUT = `
@@ -42,12 +42,13 @@ local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
 redis.call('HSET', KEYS[1], 'json', ARGV[3], 'kv', ARGV[4], 'status', ARGV[7], 'kvAt', ARGV[8])
 redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('PUBLISH', ARGV[5], cjson.encode({userId = ARGV[1], version = version,
-  kvRevision = tonumber(ARGV[4]), json = ARGV[3], status = ARGV[7], kvAt = tonumber(ARGV[8])}))
+  kvRevision = tonumber(ARGV[4]), json = ARGV[3], status = ARGV[7], kvAt = tonumber(ARGV[8]),
+  at = tonumber(ARGV[9])}))
 return version
 `;
 
 /**
- * KEYS: as PUT. ARGV: user id, node, presence channel, handover channel, liveness prefix.
+ * KEYS: as PUT. ARGV: user id, node, presence channel, handover channel, liveness prefix, seen at.
  * Returns LEFT_* below.
  */
 const LEAVE = `
@@ -60,7 +61,7 @@ if owner == nil then
   redis.call('DEL', KEYS[1])
   redis.call('SREM', KEYS[4], ARGV[1])
   redis.call('PUBLISH', ARGV[3], cjson.encode({userId = ARGV[1], version = version, kvRevision = 0,
-    json = cjson.null}))
+    json = cjson.null, at = tonumber(ARGV[6])}))
   return 1
 end
 if owner > tonumber(ARGV[2]) then
@@ -113,7 +114,13 @@ export class RedisPresences {
    * This node sees the user with this presence. Returns the published version, 0 when the shared
    * presence is already this one, NOT_OWNER when another node owns the user.
    */
-  put(node: number, userId: Snowflake, snapshot: PresenceSnapshot, kvRevision: number): Promise<number> {
+  put(
+    node: number,
+    userId: Snowflake,
+    snapshot: PresenceSnapshot,
+    kvRevision: number,
+    at: number,
+  ): Promise<number> {
     return this.redis.presencePut(
       ...this.keys(node, userId),
       userId,
@@ -124,11 +131,12 @@ export class RedisPresences {
       this.alivePrefix(),
       snapshot.status,
       String(snapshot.jsonKvAt),
+      String(at),
     );
   }
 
-  /** This node no longer sees the user. */
-  async leave(node: number, userId: Snowflake): Promise<LeaveOutcome> {
+  /** This node no longer sees the user, since `at`. */
+  async leave(node: number, userId: Snowflake, at: number = Date.now()): Promise<LeaveOutcome> {
     const outcome = await this.redis.presenceLeave(
       ...this.keys(node, userId),
       userId,
@@ -136,6 +144,7 @@ export class RedisPresences {
       this.channel,
       this.handoverChannel,
       this.alivePrefix(),
+      String(at),
     );
     return LEAVE_OUTCOMES[outcome] ?? 'not-here';
   }
