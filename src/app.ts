@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { Bot } from './discord/commands/index.js';
 import { DiscordGateway } from './discord/gateway.js';
 import { GatewayIngest } from './discord/ingest.js';
+import type { ListingWait } from './discord/member-requests.js';
 import { Messenger } from './discord/messenger.js';
 import { MonitoredLoader } from './discord/monitored-loader.js';
 import { ProfileFetcher } from './discord/profiles.js';
@@ -73,6 +74,10 @@ interface DiscordSide {
   publisher: SharedPresencePublisher | null;
   /** Every guild has been listed once since the start. */
   listed(): boolean;
+  /** Guild listings Discord deferred (RATE_LIMITED), not yet sent again. */
+  waiting(): readonly ListingWait[];
+  /** Shutdown: nothing deferred is sent again, and Discord is disconnected. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -173,7 +178,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     const recent = config.role === 'ingest' ? undefined : new RecentStatuses();
     if (recent) view.onChange(recent.observe);
     const readiness: ReadinessCheck[] = [storeCheck(store)];
-    if (discordSide) readiness.push(gatewayCheck(discordSide.gateway, discordSide.listed));
+    if (discordSide) readiness.push(gatewayCheck(discordSide.gateway, discordSide));
     if (replicaSync) readiness.push(replicaCheck(replicaSync));
 
     // Shutdown begins with everything that takes work in, all at once: the HTTP server stops accepting,
@@ -241,9 +246,9 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     const url = await http.listen({ port: config.port, host: config.host });
 
     if (discordSide) {
-      const { gateway } = discordSide;
-      intake.push(() => gateway.destroy());
-      gateway.start();
+      const side = discordSide;
+      intake.push(() => side.stop());
+      side.gateway.start();
     }
 
     return {
@@ -370,7 +375,18 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     metrics,
   });
   gateway.onDispatch((payload) => void bot.handle(payload));
-  return { registry, gateway, history, publisher, listed: () => listed };
+  return {
+    registry,
+    gateway,
+    history,
+    publisher,
+    listed: () => listed,
+    waiting: () => ingest.listingsWaiting,
+    stop: () => {
+      ingest.close();
+      return gateway.destroy();
+    },
+  };
 }
 
 /** Names this node's Redis connections, so CLIENT LIST tells the nodes apart. */

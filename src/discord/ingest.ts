@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { RawPresence, Snowflake } from '../presence/model.js';
 import { OFFLINE_PRESENCE, rawPresenceFrom } from '../presence/raw.js';
 import type { PresenceRegistry } from '../presence/registry.js';
+import { type ListingWait, MemberRequests } from './member-requests.js';
 
 type PresenceLike = { user?: { id?: string } } & Parameters<typeof rawPresenceFrom>[0];
 
@@ -32,6 +33,7 @@ export const PROGRESS_LOG_INTERVAL_MS = 5_000;
 /** A member listing of a whole guild under way. */
 interface Listing {
   guildId: Snowflake;
+  shardId: number;
   /** The guild's member count as GUILD_CREATE gave it; the listing's own total is not known ahead. */
   expected: number | undefined;
   received: number;
@@ -47,7 +49,8 @@ export class GatewayIngest {
   private readonly guildShards = new Map<Snowflake, number>();
   /** nonce → listing of a whole guild; a listing's last chunk ends its sync. */
   private readonly listings = new Map<string, Listing>();
-  private nonceCounter = 0;
+  /** What was asked of Discord and not yet answered, to ask again when Discord defers it. */
+  private readonly requests: MemberRequests;
   /** Per shard, the guilds of its last READY whose member listing has not completed yet. */
   private readonly unsynced = new Map<number, Set<Snowflake>>();
 
@@ -55,6 +58,22 @@ export class GatewayIngest {
 
   constructor(private readonly options: IngestOptions) {
     this.now = options.now ?? Date.now;
+    this.requests = new MemberRequests({
+      send: options.requestMembers,
+      onResent: (nonce) => this.restarted(nonce),
+      logger: options.logger,
+      now: this.now,
+    });
+  }
+
+  /** Guild listings Discord deferred with RATE_LIMITED: until sent again, these guilds are not listed. */
+  get listingsWaiting(): ListingWait[] {
+    return this.requests.waiting();
+  }
+
+  /** Shutdown: no deferred request is sent any more. */
+  close(): void {
+    this.requests.close();
   }
 
   handle(payload: GatewayDispatchPayload, shardId: number): void {
@@ -71,12 +90,7 @@ export class GatewayIngest {
         break;
       case GatewayDispatchEvents.GuildMemberAdd:
         registry.memberSeen(payload.d.guild_id, payload.d.user);
-        this.options.requestMembers(shardId, {
-          guild_id: payload.d.guild_id,
-          user_ids: [payload.d.user.id],
-          presences: true,
-          nonce: this.nextNonce(),
-        });
+        this.requests.requestUsers(shardId, payload.d.guild_id, [payload.d.user.id]);
         break;
       case GatewayDispatchEvents.GuildMemberUpdate:
         registry.memberSeen(payload.d.guild_id, payload.d.user);
@@ -86,6 +100,7 @@ export class GatewayIngest {
         break;
       case GatewayDispatchEvents.GuildDelete:
         this.guildShards.delete(payload.d.id);
+        this.requests.forgetGuild(payload.d.id);
         registry.guildRemoved(payload.d.id);
         // Left for good: nothing of it is coming. Merely unavailable: its listing is still awaited.
         if (!payload.d.unavailable) this.synced(shardId, payload.d.id);
@@ -96,6 +111,9 @@ export class GatewayIngest {
       case GatewayDispatchEvents.UserUpdate:
         registry.userUpdated(payload.d);
         this.options.onUserUpdated?.(payload.d.id);
+        break;
+      case GatewayDispatchEvents.RateLimited:
+        this.requests.rateLimited(payload.d);
         break;
       default:
         break;
@@ -108,6 +126,10 @@ export class GatewayIngest {
    */
   private ready(data: GatewayReadyDispatchData, shardId: number): void {
     const listed = new Set(data.guilds.map((guild) => guild.id));
+    this.requests.forgetShard(shardId);
+    for (const [nonce, listing] of this.listings) {
+      if (listing.shardId === shardId) this.listings.delete(nonce);
+    }
     this.unsynced.set(shardId, new Set(listed));
     if (listed.size === 0) this.synced(shardId, undefined);
     for (const [guildId, shard] of this.guildShards) {
@@ -125,19 +147,19 @@ export class GatewayIngest {
     registry.beginGuildSync(data.id);
     this.seeMembers(data.id, data.members ?? [], data.presences ?? []);
 
-    const nonce = this.nextNonce();
-    for (const [oldNonce, listing] of this.listings) {
-      if (listing.guildId === data.id) this.listings.delete(oldNonce);
+    for (const [nonce, listing] of this.listings) {
+      if (listing.guildId === data.id) this.listings.delete(nonce);
     }
     const startedAt = this.now();
-    this.listings.set(nonce, {
+    const listing: Listing = {
       guildId: data.id,
+      shardId,
       expected: data.member_count,
       received: data.members?.length ?? 0,
       startedAt,
       loggedAt: startedAt,
-    });
-    this.options.requestMembers(shardId, { guild_id: data.id, query: '', limit: 0, presences: true, nonce });
+    };
+    this.listings.set(this.requests.listGuild(shardId, data.id), listing);
     this.options.logger.info(
       { guildId: data.id, shardId, memberCount: data.member_count, large: data.large },
       'guild available; requesting its members',
@@ -146,11 +168,12 @@ export class GatewayIngest {
 
   private membersChunk(data: GatewayGuildMembersChunkDispatchData, shardId: number): void {
     this.seeMembers(data.guild_id, data.members, data.presences ?? []);
+    const done = data.chunk_index >= data.chunk_count - 1;
+    if (data.nonce !== undefined) this.requests.answered(data.nonce, done);
     const listing = data.nonce === undefined ? undefined : this.listings.get(data.nonce);
     if (listing?.guildId !== data.guild_id) return;
     listing.received += data.members.length;
     const now = this.now();
-    const done = data.chunk_index >= data.chunk_count - 1;
     const seconds = Math.max(now - listing.startedAt, 1) / 1000;
     const perSecond = Math.round(listing.received / seconds);
     if (done) {
@@ -210,8 +233,11 @@ export class GatewayIngest {
     this.options.onShardSynced?.(shardId);
   }
 
-  private nextNonce(): string {
-    this.nonceCounter = (this.nonceCounter + 1) % Number.MAX_SAFE_INTEGER;
-    return `p${this.nonceCounter.toString(36)}`;
+  /** A deferred listing was sent again: its pace is measured from now. */
+  private restarted(nonce: string): void {
+    const listing = this.listings.get(nonce);
+    if (!listing) return;
+    listing.startedAt = this.now();
+    listing.loggedAt = listing.startedAt;
   }
 }

@@ -1,10 +1,16 @@
+import type { ListingWait } from '../discord/member-requests.js';
+
 /** How long the store may take to answer a readiness ping before it counts as unreachable. */
 export const STORE_PING_TIMEOUT_MS = 1_000;
+
+/** Guilds named in the gateway check's problem; the rest are counted. */
+export const MAX_NAMED_WAITING_GUILDS = 5;
 
 /** One condition for taking traffic; `problem` is what `/v1/ready` says when it does not hold. */
 export interface ReadinessCheck {
   name: string;
-  problem: string;
+  /** Worded when the check fails, if it depends on what failed. */
+  problem: string | (() => string);
   check(): boolean | Promise<boolean>;
 }
 
@@ -32,7 +38,8 @@ export async function checkReadiness(checks: readonly ReadinessCheck[]): Promise
     report.checks[entry.name] = ok ? 'ok' : 'failed';
     if (!ok) {
       report.ready = false;
-      report.problems.push(`${entry.name}: ${entry.problem}`);
+      const problem = typeof entry.problem === 'string' ? entry.problem : entry.problem();
+      report.problems.push(`${entry.name}: ${problem}`);
     }
   });
   return report;
@@ -55,16 +62,40 @@ function withTimeout(answer: Promise<boolean>, ms: number): Promise<boolean> {
   return Promise.race([answer, late]).finally(() => clearTimeout(timer));
 }
 
+const SESSIONS_PROBLEM =
+  'not every shard has a live Discord session, or the first member listing is not done';
+
 /**
- * Every shard this node runs has a live Discord session, and every guild has been listed once since the
- * start. Before that listing, users of large guilds are not known yet and reads would answer 404.
+ * Every shard this node runs has a live Discord session, every guild has been listed once since the
+ * start, and no guild's listing waits on Discord's rate limit. Before a listing, offline members of a
+ * large guild are not known (reads answer 404) and members who left are still served.
  */
-export function gatewayCheck(gateway: { readonly ready: boolean }, listed: () => boolean): ReadinessCheck {
+export function gatewayCheck(
+  gateway: { readonly ready: boolean },
+  listing: { listed(): boolean; waiting(): readonly ListingWait[] },
+): ReadinessCheck {
   return {
     name: 'gateway',
-    problem: 'not every shard has a live Discord session, or the first member listing is not done',
-    check: () => gateway.ready && listed(),
+    problem: () => {
+      const waits = listing.waiting();
+      const problems = gateway.ready && listing.listed() ? [] : [SESSIONS_PROBLEM];
+      if (waits.length > 0) problems.push(waitingProblem(waits));
+      return problems.length > 0 ? problems.join('; ') : SESSIONS_PROBLEM;
+    },
+    check: () => gateway.ready && listing.listed() && listing.waiting().length === 0,
   };
+}
+
+/** Which guilds' listings Discord deferred, and when each is sent again. */
+function waitingProblem(waits: readonly ListingWait[]): string {
+  const when = (wait: ListingWait) => `${(wait.retryInMs / 1000).toFixed(1)} s`;
+  const [first] = waits;
+  if (waits.length === 1 && first) {
+    return `the member listing of guild ${first.guildId} waits on Discord's rate limit, sent again in ${when(first)}`;
+  }
+  const named = waits.slice(0, MAX_NAMED_WAITING_GUILDS).map((wait) => `${wait.guildId} (in ${when(wait)})`);
+  const more = waits.length - named.length;
+  return `the member listings of ${waits.length} guilds wait on Discord's rate limit, sent again: ${named.join(', ')}${more > 0 ? `, and ${more} more` : ''}`;
 }
 
 /** An API node serves its replica: it must hold every shared presence. */

@@ -4,7 +4,7 @@ import {
   type GatewayRequestGuildMembersData,
 } from 'discord-api-types/v10';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { GatewayIngest } from '../../src/discord/ingest.js';
 import { PresenceRegistry } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
@@ -278,6 +278,66 @@ describe('GatewayIngest', () => {
     ]);
     const loaded = lines.find((line) => line.msg === 'guild members loaded');
     expect(loaded).toMatchObject({ guildId: GUILD, members: 5000, seconds: 15, perSecond: 333 });
+  });
+
+  it('keeps a shard unsynced while Discord defers a listing (RATE_LIMITED), and syncs once it is sent again and answered', () => {
+    vi.useFakeTimers();
+    try {
+      const { registry, requests, syncedShards, dispatch } = setup();
+      const readyWith = (guilds: string[]) =>
+        dispatch(GatewayDispatchEvents.Ready, {
+          v: 10,
+          user: user('999'),
+          guilds: guilds.map((id) => ({ id, unavailable: true })),
+          session_id: 'x',
+        });
+      const chunk = (members: string[], nonce: string | undefined) =>
+        dispatch(GatewayDispatchEvents.GuildMembersChunk, {
+          guild_id: GUILD,
+          members: members.map(member),
+          presences: [],
+          chunk_index: 0,
+          chunk_count: 1,
+          nonce,
+        });
+      readyWith([GUILD]);
+      dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(GUILD, [], [], { large: true }));
+      chunk(['1', '2'], requests[0]?.data.nonce);
+      expect(syncedShards).toEqual([0]);
+
+      // A fresh session: the listing asked for again is refused for now. Member 2 has left meanwhile.
+      readyWith([GUILD]);
+      dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(GUILD, [], [], { large: true }));
+      const nonce = requests[1]?.data.nonce;
+      dispatch(GatewayDispatchEvents.RateLimited, {
+        opcode: 8,
+        retry_after: 2.5,
+        meta: { guild_id: GUILD, nonce },
+      });
+      vi.advanceTimersByTime(2_499);
+      expect(requests).toHaveLength(2);
+      expect(syncedShards).toEqual([0]);
+      expect(registry.isMonitored('2')).toBe(true);
+
+      vi.advanceTimersByTime(1);
+      expect(requests[2]).toEqual(requests[1]);
+      chunk(['1'], nonce);
+      expect(syncedShards).toEqual([0, 0]);
+      expect(registry.isMonitored('2')).toBe(false);
+
+      // Deferred, then a new session before the re-send: the old request is not sent again.
+      readyWith([GUILD]);
+      dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(GUILD, [], [], { large: true }));
+      dispatch(GatewayDispatchEvents.RateLimited, {
+        opcode: 8,
+        retry_after: 1,
+        meta: { guild_id: GUILD, nonce: requests[3]?.data.nonce },
+      });
+      readyWith([GUILD]);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('ignores an unavailable GUILD_CREATE', () => {

@@ -378,6 +378,45 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
     expect(second?.session_id).not.toBe(first?.session_id);
   });
 
+  it('lists a guild in full once per bot in 30 s, across sessions: inside it, RATE_LIMITED; by user id, always', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1), member(2, 'offline')] });
+    const bot = client(simulator);
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
+    const listAll = (nonce: string) =>
+      bot.manager.send(0, {
+        op: GatewayOpcodes.RequestGuildMembers,
+        d: { guild_id: guildId(0), query: '', limit: 0, presences: true, nonce },
+      });
+    await listAll('first');
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildMembersChunk)).toHaveLength(1));
+
+    // A new session does not escape the limit: Discord counts per bot.
+    simulator.invalidateSession(false);
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(2));
+    await listAll('second');
+    await bot.manager.send(0, {
+      op: GatewayOpcodes.RequestGuildMembers,
+      d: { guild_id: guildId(0), user_ids: [userId(2)], presences: true, nonce: 'by-id' },
+    });
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildMembersChunk)).toHaveLength(2));
+    const limited = bot.of<{ opcode: number; retry_after: number; meta: unknown }>(
+      GatewayDispatchEvents.RateLimited,
+    );
+    expect(limited).toEqual([
+      {
+        opcode: GatewayOpcodes.RequestGuildMembers,
+        retry_after: expect.any(Number),
+        meta: { guild_id: guildId(0), nonce: 'second' },
+      },
+    ]);
+    expect(limited[0]?.retry_after).toBeGreaterThan(25);
+    expect(limited[0]?.retry_after).toBeLessThanOrEqual(30);
+    const chunks = bot.of<GatewayGuildMembersChunkDispatchData>(GatewayDispatchEvents.GuildMembersChunk);
+    expect(chunks.map((chunk) => chunk.nonce)).toEqual(['first', 'by-id']);
+  });
+
   it('resumes on the same socket after a resumable op 9, and after op 7, close 4000 and missed heartbeat ACKs', async () => {
     const simulator = await startSimulator();
     simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });

@@ -33,6 +33,8 @@ export interface Harness {
 export async function startHarness(
   options: {
     simulator?: Partial<DiscordSimulatorOptions>;
+    /** A simulated Discord already started, which outlives this harness (a restart of the service). */
+    discord?: DiscordSimulator;
     env?: Record<string, string>;
     setup?: (sim: DiscordSimulator) => void;
     /** Socket gateway overrides (shorter heartbeat, smaller send buffer cap); default: production values. */
@@ -41,8 +43,9 @@ export async function startHarness(
     logger?: Logger;
   } = {},
 ): Promise<Harness> {
-  const simulator = new DiscordSimulator({ heartbeatIntervalMs: 1_000, ...options.simulator });
-  await simulator.start();
+  const simulator =
+    options.discord ?? new DiscordSimulator({ heartbeatIntervalMs: 1_000, ...options.simulator });
+  if (!options.discord) await simulator.start();
   options.setup?.(simulator);
   const config = loadConfig({
     DISCORD_TOKEN: simulator.token,
@@ -73,7 +76,7 @@ export async function startHarness(
     fatal,
     close: async () => {
       await app.close();
-      await simulator.stop();
+      if (!options.discord) await simulator.stop();
     },
   };
 }

@@ -106,7 +106,7 @@ export interface GatewayOptions {
   applicationFlags: number;
   /** Where READY tells clients to resume (this server). */
   resumeUrl(): string;
-  /** Minimum time between two all-member requests for one guild; 0: none (Discord: about 30 s). */
+  /** Minimum time between two all-member requests for one guild, across sessions; 0: none. */
   memberRequestCooldownMs: number;
   logger?: SimulatorLogger | undefined;
 }
@@ -119,7 +119,6 @@ export class Session {
   ready = false;
   ended = false;
   readonly replay: Array<{ s: number; frame: string }> = [];
-  readonly lastMemberRequest = new Map<string, number>();
 
   constructor(
     readonly id: string,
@@ -191,6 +190,8 @@ export class SimulatedGateway {
   identifyCount = 0;
   resumeCount = 0;
   readonly memberRequests: MemberRequest[] = [];
+  /** Per guild, when its members were last listed in full: Discord counts per bot, not per session. */
+  private readonly lastMemberListing = new Map<string, number>();
 
   constructor(private readonly options: GatewayOptions) {}
 
@@ -557,7 +558,7 @@ export class SimulatedGateway {
       const limit = typeof request.limit === 'number' ? request.limit : 0;
       if (query === '' && limit === 0) {
         const cooldown = this.options.memberRequestCooldownMs;
-        const last = session.lastMemberRequest.get(guild.id);
+        const last = this.lastMemberListing.get(guild.id);
         const now = Date.now();
         if (cooldown > 0 && last !== undefined && now - last < cooldown) {
           this.deliver(session, {
@@ -571,7 +572,7 @@ export class SimulatedGateway {
           });
           return;
         }
-        session.lastMemberRequest.set(guild.id, now);
+        this.lastMemberListing.set(guild.id, now);
         members = [...guild.members.values()];
       } else {
         members = [...guild.members.values()]

@@ -57,6 +57,8 @@ export const DEFAULT_BOT_USER: Readonly<APIUser> = {
 };
 /** Generous enough that a test never waits on it; @discordjs/rest still sees real headers. */
 export const DEFAULT_RATE_LIMIT: RateLimitOptions = { limit: 50, windowMs: 1000 };
+/** Discord lists a guild's members in full once per bot in this window; a request inside it gets RATE_LIMITED. */
+export const DEFAULT_MEMBER_REQUEST_COOLDOWN_MS = 30_000;
 /** How long waitForReady and waitForMessage wait unless told. */
 export const DEFAULT_WAIT_MS = 5000;
 /** Messages kept for replies and for sentMessages(). */
@@ -80,7 +82,10 @@ export interface DiscordSimulatorOptions {
   allowedIntents?: number;
   /** session_start_limit.max_concurrency. Default 1 (so @discordjs/ws waits 5 s between identifies). */
   maxConcurrency?: number;
-  /** Minimum time between two all-member requests for one guild (RATE_LIMITED dispatch). Default 0: off. */
+  /**
+   * Minimum time between two all-member requests for one guild, across sessions (RATE_LIMITED dispatch).
+   * Default 30 s, as Discord's; 0: off. Requests by user id are not limited.
+   */
   memberRequestCooldownMs?: number;
   /** REST buckets. Default 50 requests per second per route. */
   rateLimit?: RateLimitOptions;
@@ -161,7 +166,7 @@ export class DiscordSimulator {
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
       allowedIntents: options.allowedIntents ?? ALL_INTENTS,
       maxConcurrency: options.maxConcurrency ?? 1,
-      memberRequestCooldownMs: options.memberRequestCooldownMs ?? 0,
+      memberRequestCooldownMs: options.memberRequestCooldownMs ?? DEFAULT_MEMBER_REQUEST_COOLDOWN_MS,
       rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
       host: options.host ?? '127.0.0.1',
       ...(options.logger ? { logger: options.logger } : {}),

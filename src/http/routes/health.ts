@@ -23,7 +23,7 @@ const healthSchema = {
 
 /** The checks, by role (app.ts builds the list). */
 const READINESS_CHECKS =
-  'The checks: `store` (every role: SQLite or Redis answers within a second), `gateway` (roles `all` and `ingest`: every shard has a live Discord session and every member list has been loaded once), `replica` (role `api`, and `all` with Redis: every shared presence has been read from Redis).';
+  'The checks: `store` (every role: SQLite or Redis answers within a second), `gateway` (roles `all` and `ingest`: every shard has a live Discord session, every member list has been loaded once, and none waits on Discord’s rate limit for listing a guild), `replica` (role `api`, and `all` with Redis: every shared presence has been read from Redis).';
 
 const readySchema = {
   type: 'object',
