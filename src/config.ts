@@ -1,4 +1,5 @@
 import { DEFAULT_HTTP_TIMEOUTS } from './http/timeouts.js';
+import { DEFAULT_KV_MAX_BYTES, KV_MAX_BYTES_MAX, KV_MAX_BYTES_MIN } from './kv/rules.js';
 import {
   DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
   DEFAULT_YOUTUBE_MUSIC_NAMES,
@@ -37,6 +38,8 @@ export interface Config {
   socketsPerIp: number;
   /** Ids one socket may subscribe to (subscribe_to_all counts none). */
   subscriptionsPerSocket: number;
+  /** UTF-8 bytes of all of one user's KV keys and values together. */
+  kvMaxBytes: number;
   /** Slow clients: how long a request's headers, and the whole request, may take to arrive. */
   httpHeadersTimeoutMs: number;
   httpRequestTimeoutMs: number;
@@ -258,6 +261,7 @@ export function loadConfig(env: Env): Config {
     rateLimitWrite: integer('RATE_LIMIT_WRITE', 120, 0, 1_000_000),
     socketsPerIp: integer('SOCKETS_PER_IP', 100, 0, 1_000_000),
     subscriptionsPerSocket: integer('SUBSCRIPTIONS_PER_SOCKET', 1000, 1, 1_000_000),
+    kvMaxBytes: integer('KV_MAX_BYTES', DEFAULT_KV_MAX_BYTES, KV_MAX_BYTES_MIN, KV_MAX_BYTES_MAX),
     httpHeadersTimeoutMs,
     httpRequestTimeoutMs,
     httpKeepAliveTimeoutMs: integer(

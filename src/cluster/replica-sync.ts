@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { RedisBus } from '../bus/redis.js';
-import type { KvState } from '../kv/rules.js';
-import type { Kv, Snowflake } from '../presence/model.js';
+import type { Snowflake } from '../presence/model.js';
 import type { PresenceReplica, PublishedPresence } from '../presence/replica.js';
 import type { RedisPresences } from '../store/redis/presences.js';
 
@@ -76,20 +75,14 @@ export class ReplicaSync {
   }
 
   /**
-   * Resolves true once a read on this node shows the KV `state` a write left (or the user is not
-   * monitored, so there is no presence to show it in), false after `timeoutMs`. Shown means a revision at
-   * least as new, or the same values: a write that changed nothing publishes nothing new.
+   * Resolves true once a read on this node shows the KV of `revision` (or the user is not monitored, so
+   * there is no presence to show it in), false after `timeoutMs`. Only for writes that changed the KV:
+   * one that changed nothing publishes nothing to wait for.
    */
-  waitForKv(userId: Snowflake, state: KvState, timeoutMs: number): Promise<boolean> {
+  waitForKv(userId: Snowflake, revision: number, timeoutMs: number): Promise<boolean> {
     const { replica } = this.options;
-    const shown = (): boolean => {
-      const held = replica.get(userId);
-      return (
-        held === undefined ||
-        replica.kvRevisionOf(userId) >= state.revision ||
-        sameKv(held.presence.kv, state.kv)
-      );
-    };
+    const shown = (): boolean =>
+      replica.get(userId) === undefined || replica.kvRevisionOf(userId) >= revision;
     if (shown()) return Promise.resolve(true);
     return new Promise((resolve) => {
       const finish = (ok: boolean): void => {
@@ -141,11 +134,4 @@ export class ReplicaSync {
       for (const published of arrived) replica.apply(published);
     }
   }
-}
-
-function sameKv(a: Kv, b: Kv): boolean {
-  const keys = Object.keys(a);
-  return (
-    keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key])
-  );
 }
