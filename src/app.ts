@@ -128,8 +128,9 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     const kv = new KvService(
       store.kv,
       bus,
+      config.kvMaxBytes,
       replicaSync
-        ? (userId, state) => replicaSync.waitForKv(userId, state, KV_VISIBLE_TIMEOUT_MS)
+        ? (userId, revision) => replicaSync.waitForKv(userId, revision, KV_VISIBLE_TIMEOUT_MS)
         : undefined,
     );
 

@@ -1,4 +1,5 @@
 import { DEFAULT_HTTP_TIMEOUTS } from './http/timeouts.js';
+import { DEFAULT_KV_MAX_BYTES, KV_MAX_BYTES_MAX, KV_MAX_BYTES_MIN } from './kv/rules.js';
 import {
   DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
   DEFAULT_YOUTUBE_MUSIC_NAMES,
@@ -43,6 +44,8 @@ export interface Config {
   socketCommandsPerMinute: number;
   /** Whether a socket may `subscribe_to_all`. */
   subscribeToAll: boolean;
+  /** UTF-8 bytes of all of one user's KV keys and values together. */
+  kvMaxBytes: number;
   /** Slow clients: how long a request's headers, and the whole request, may take to arrive. */
   httpHeadersTimeoutMs: number;
   httpRequestTimeoutMs: number;
@@ -275,6 +278,7 @@ export function loadConfig(env: Env): Config {
     subscriptionsPerSocket: integer('SUBSCRIPTIONS_PER_SOCKET', 1000, 1, 1_000_000),
     socketCommandsPerMinute: integer('SOCKET_COMMANDS_PER_MINUTE', 60, 0, 1_000_000),
     subscribeToAll: flag('SUBSCRIBE_TO_ALL', true),
+    kvMaxBytes: integer('KV_MAX_BYTES', DEFAULT_KV_MAX_BYTES, KV_MAX_BYTES_MIN, KV_MAX_BYTES_MAX),
     httpHeadersTimeoutMs,
     httpRequestTimeoutMs,
     httpKeepAliveTimeoutMs: integer(

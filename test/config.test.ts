@@ -91,6 +91,9 @@ describe('loadConfig', () => {
     ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '-1'],
     ['BOT_COMMAND_BURST', '0'],
     ['BOT_COMMANDS_PER_MINUTE', 'many'],
+    ['KV_MAX_BYTES', '1023'],
+    ['KV_MAX_BYTES', '67108865'],
+    ['KV_MAX_BYTES', '1MiB'],
   ])('rejects %s=%s with a one-line error naming the variable', (name, value) => {
     let caught: unknown;
     try {
@@ -130,6 +133,15 @@ describe('loadConfig', () => {
       botCommandBurst: 3,
       botCommandsPerMinute: 0,
     });
+  });
+
+  it('reads KV_MAX_BYTES: 1 MiB unless set, from 1 KiB to 64 MiB', () => {
+    expect(loadConfig({}).kvMaxBytes).toBe(1_048_576);
+    expect(loadConfig({ KV_MAX_BYTES: '1024' }).kvMaxBytes).toBe(1_024);
+    expect(loadConfig({ KV_MAX_BYTES: '67108864' }).kvMaxBytes).toBe(67_108_864);
+    expect(() => loadConfig({ KV_MAX_BYTES: '0' })).toThrow(
+      /^KV_MAX_BYTES: must be a whole number from 1024 to 67108864/,
+    );
   });
 
   it('refuses a headers timeout longer than the request timeout it is part of', () => {

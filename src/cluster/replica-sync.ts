@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { RedisBus } from '../bus/redis.js';
-import type { KvState } from '../kv/rules.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceReplica, PublishedPresence } from '../presence/replica.js';
 import type { RedisPresences } from '../store/redis/presences.js';
@@ -76,13 +75,14 @@ export class ReplicaSync {
   }
 
   /**
-   * Resolves true once a read on this node shows the KV revision a write left (or the user is not
-   * monitored, so there is no presence to show it in), false after `timeoutMs`.
+   * Resolves true once a read on this node shows the KV of `revision` (or the user is not monitored, so
+   * there is no presence to show it in), false after `timeoutMs`. Only for writes that changed the KV:
+   * one that changed nothing publishes nothing to wait for.
    */
-  waitForKv(userId: Snowflake, state: Pick<KvState, 'revision'>, timeoutMs: number): Promise<boolean> {
+  waitForKv(userId: Snowflake, revision: number, timeoutMs: number): Promise<boolean> {
     const { replica } = this.options;
     const shown = (): boolean =>
-      replica.get(userId) === undefined || replica.kvRevisionOf(userId) >= state.revision;
+      replica.get(userId) === undefined || replica.kvRevisionOf(userId) >= revision;
     if (shown()) return Promise.resolve(true);
     return new Promise((resolve) => {
       const finish = (ok: boolean): void => {

@@ -7,6 +7,11 @@ export const KV_KEY_MAX_LENGTH = 255;
 export const KV_VALUE_MAX_CHARS = 30_000;
 /** Keys one user may keep. */
 export const KV_MAX_KEYS = 512;
+/** UTF-8 bytes of all of one user's keys and values together, unless KV_MAX_BYTES says otherwise. */
+export const DEFAULT_KV_MAX_BYTES = 1024 * 1024;
+/** What KV_MAX_BYTES may be set to: from room for a few short values to a KV every reader would feel. */
+export const KV_MAX_BYTES_MIN = 1024;
+export const KV_MAX_BYTES_MAX = 64 * 1024 * 1024;
 
 const KEY = new RegExp(KV_KEY_PATTERN);
 
@@ -16,10 +21,19 @@ export type KvRejection =
   | { code: 'invalid_kv_value'; message: string }
   | { code: 'kv_limit_exceeded'; message: string };
 
-/** One write: keys to set and keys to delete, applied together or not at all. */
-export interface KvChange {
-  set: ReadonlyMap<string, string>;
+/**
+ * One write: keys to set and keys to delete, applied together or not at all. As asked for, its values are
+ * unknown until `changeRejection` has checked them.
+ */
+export interface KvChange<Value = string> {
+  set: ReadonlyMap<string, Value>;
   delete: readonly string[];
+}
+
+/** What the store checks a write against, atomically with it. */
+export interface KvLimits {
+  maxKeys: number;
+  maxBytes: number;
 }
 
 export function isKvKey(key: string): boolean {
@@ -59,26 +73,53 @@ function codePoints(value: string): number {
 }
 
 /**
- * Checks a whole change before anything is written: the first problem found, or undefined. The key
- * limit is checked by the store against the stored keys, atomically with the write.
+ * Checks a whole change before anything is written: the first problem found, or undefined. Cheapest
+ * first: the number of keys (a change setting more than a user may keep can never fit), then every key
+ * name, then the values. The limits that depend on what is stored are checked by the store, atomically
+ * with the write.
  */
-export function changeRejection(change: KvChange): KvRejection | undefined {
-  for (const [key, value] of change.set) {
-    const rejection = keyRejection(key) ?? valueRejection(key, value);
+export function changeRejection(change: KvChange<unknown>): KvRejection | undefined {
+  const tooMany = keyCountRejection(change.set.size);
+  if (tooMany) return tooMany;
+  for (const key of change.set.keys()) {
+    const rejection = keyRejection(key);
     if (rejection) return rejection;
   }
   for (const key of change.delete) {
     const rejection = keyRejection(key);
     if (rejection) return rejection;
   }
+  for (const [key, value] of change.set) {
+    const rejection = valueRejection(key, value);
+    if (rejection) return rejection;
+  }
   return undefined;
 }
 
-export function limitRejection(wouldHave: number): KvRejection {
+/** A change that sets more keys than a user may keep, whatever is stored. */
+export function keyCountRejection(keys: number): KvRejection | undefined {
+  if (keys <= KV_MAX_KEYS) return undefined;
   return {
     code: 'kv_limit_exceeded',
-    message: `this write would leave ${wouldHave} keys; the limit is ${KV_MAX_KEYS}`,
+    message: `this write sets ${figure(keys)} keys; the limit is ${figure(KV_MAX_KEYS)}`,
   };
+}
+
+/** The store refused a write: it would have left `wouldHave` keys, or bytes, past `limits`. */
+export function limitRejection(
+  refusal: { refused: 'keys' | 'bytes'; wouldHave: number },
+  limits: KvLimits,
+): KvRejection {
+  const left = figure(refusal.wouldHave);
+  const message =
+    refusal.refused === 'keys'
+      ? `this write would leave ${left} keys; the limit is ${figure(limits.maxKeys)}`
+      : `this write would leave ${left} bytes of KV; the limit is ${figure(limits.maxBytes)} (KV_MAX_BYTES)`;
+  return { code: 'kv_limit_exceeded', message };
+}
+
+function figure(value: number): string {
+  return value.toLocaleString('en');
 }
 
 /** The stored KV and its revision, which grows with every accepted write. */

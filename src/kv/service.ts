@@ -5,42 +5,53 @@ import {
   changeRejection,
   KV_MAX_KEYS,
   type KvChange,
+  type KvLimits,
   type KvRejection,
   type KvState,
   limitRejection,
 } from './rules.js';
 
-export type KvWriteOutcome = { ok: true; state: KvState } | { ok: false; rejection: KvRejection };
+export type KvWriteOutcome = { ok: true } | { ok: false; rejection: KvRejection };
 
 /**
  * The one way KV changes: REST and the bot's commands both come through here, so the rules, the store
  * write and the change event are the same whichever way a user writes.
  */
 export class KvService {
+  private readonly limits: KvLimits;
+
   constructor(
     private readonly store: KvStore,
     private readonly bus: Bus,
+    /** KV_MAX_BYTES: one user's keys and values together, in UTF-8 bytes. */
+    maxBytes: number,
     /**
      * Resolves once a presence read here shows `revision`. Alone, the bus delivers before publish
      * resolves; across nodes the presence comes back through Redis, and a write answers only once it
      * is readable, as on one machine.
      */
-    private readonly visible?: (userId: Snowflake, state: KvState) => Promise<unknown>,
-  ) {}
+    private readonly visible?: (userId: Snowflake, revision: number) => Promise<unknown>,
+  ) {
+    this.limits = { maxKeys: KV_MAX_KEYS, maxBytes };
+  }
 
   read(userId: Snowflake): Promise<KvState> {
     return this.store.getKv(userId);
   }
 
-  /** Validates, writes atomically, then announces the new KV. A rejected change writes nothing. */
-  async write(userId: Snowflake, change: KvChange): Promise<KvWriteOutcome> {
+  /**
+   * Validates, writes atomically, then announces the new KV. A rejected change writes nothing; one that
+   * changes nothing announces nothing, so there is nothing for a reader to wait for.
+   */
+  async write(userId: Snowflake, change: KvChange<unknown>): Promise<KvWriteOutcome> {
     const rejection = changeRejection(change);
     if (rejection) return { ok: false, rejection };
-    const result = await this.store.writeKv(userId, change, KV_MAX_KEYS);
-    if ('refused' in result) return { ok: false, rejection: limitRejection(result.wouldHave) };
+    const result = await this.store.writeKv(userId, change as KvChange, this.limits);
+    if ('refused' in result) return { ok: false, rejection: limitRejection(result, this.limits) };
+    if (result.kv === null) return { ok: true };
     await this.bus.publish('kv.changed', { userId, kv: result.kv, revision: result.revision });
-    await this.visible?.(userId, result);
-    return { ok: true, state: result };
+    await this.visible?.(userId, result.revision);
+    return { ok: true };
   }
 
   set(userId: Snowflake, key: string, value: string): Promise<KvWriteOutcome> {

@@ -1,6 +1,6 @@
-import type { KvChange, KvState } from '../kv/rules.js';
+import type { KvChange, KvLimits, KvState } from '../kv/rules.js';
 import type { StatusEntry, StoredStats, TopTrack, TrackEntry } from '../presence/history.js';
-import type { Profile, Snowflake } from '../presence/model.js';
+import type { Kv, Profile, Snowflake } from '../presence/model.js';
 
 /** A profile as the store keeps it: what `GET /users/:id` said, and when. */
 export interface StoredProfile {
@@ -18,11 +18,17 @@ export interface ProfileStore {
   putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void>;
 }
 
-/** The limit refused the write; nothing was written. */
+/** A limit refused the write; nothing was written. */
 export interface KvLimitRefusal {
-  refused: 'limit';
-  /** How many keys the write would have left. */
+  refused: 'keys' | 'bytes';
+  /** How many keys, or bytes, the write would have left. */
   wouldHave: number;
+}
+
+/** An accepted write: the revision it left, and the KV; null when it changed nothing (nor the revision). */
+export interface KvWritten {
+  revision: number;
+  kv: Kv | null;
 }
 
 export interface KvStore {
@@ -34,10 +40,12 @@ export interface KvStore {
   getKvs(userIds: readonly Snowflake[]): Promise<Map<Snowflake, KvState>>;
   /**
    * Applies a change atomically: all of it, or nothing when the result would hold more than `maxKeys`
-   * keys. A key listed in both `set` and `delete` is set; one deleted twice counts once. Resolves once the
-   * store has acknowledged the write; how much survives a crash is the adapter's (see its index.ts).
+   * keys, or more than `maxBytes` (UTF-8 bytes of keys and values) and more than before: a user already
+   * past it keeps their data and may shrink it. Counted in the size of the change, not of the KV. A key
+   * listed in both `set` and `delete` is set; one deleted twice counts once. Resolves once the store has
+   * acknowledged the write; how much survives a crash is the adapter's (see its index.ts).
    */
-  writeKv(userId: Snowflake, change: KvChange, maxKeys: number): Promise<KvState | KvLimitRefusal>;
+  writeKv(userId: Snowflake, change: KvChange, limits: KvLimits): Promise<KvWritten | KvLimitRefusal>;
 }
 
 export interface ApiKeyStore {

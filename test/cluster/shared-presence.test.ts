@@ -10,6 +10,7 @@ import { type PresenceChange, PresenceRegistry } from '../../src/presence/regist
 import { PresenceReplica } from '../../src/presence/replica.js';
 import { openRedisStore } from '../../src/store/redis/index.js';
 import { eventually, sleep } from '../support/eventually.js';
+import { KV_LIMITS } from '../support/kv.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 
 /**
@@ -209,13 +210,12 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
     await eventually(() => expect(api.replica.get(ALICE.id)).toBeDefined());
 
-    const shown = api.sync.waitForKv(ALICE.id, { revision: 4 }, 5_000);
+    const shown = api.sync.waitForKv(ALICE.id, 4, 5_000);
     zero.registry.kvChanged(ALICE.id, { city: 'Lyon' }, 4);
     expect(await shown).toBe(true);
     expect(api.replica.get(ALICE.id)?.presence.kv).toEqual({ city: 'Lyon' });
-    // Not monitored: there is no presence to show it in.
-    expect(await api.sync.waitForKv(BOB.id, { revision: 1 }, 5_000)).toBe(true);
-    expect(await api.sync.waitForKv(ALICE.id, { revision: 5 }, 50)).toBe(false);
+    expect(await api.sync.waitForKv(BOB.id, 1, 5_000)).toBe(true);
+    expect(await api.sync.waitForKv(ALICE.id, 5, 50)).toBe(false);
   });
 
   it('after a restart, a node leaves the users it had that are gone once its guilds are loaded', async () => {
@@ -338,8 +338,8 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     const zero = await ingestNode(0, name);
     const api = await apiNode();
     const store = openRedisStore(zero.link.redis, prefix);
-    const bobs = await store.kv.writeKv(BOB.id, { set: new Map([['own', 'value']]), delete: [] }, 512);
-    if ('refused' in bobs) throw new Error('refused');
+    const bobs = await store.kv.writeKv(BOB.id, { set: new Map([['own', 'value']]), delete: [] }, KV_LIMITS);
+    if ('refused' in bobs || bobs.kv === null) throw new Error('not written');
     zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
     zero.registry.memberSeen(GUILD_ON_0, BOB, online);
     zero.registry.kvChanged(BOB.id, bobs.kv, bobs.revision);
@@ -347,8 +347,12 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
 
     await cut(links[links.length - 1] as ClusterLink, name);
     // Written and announced while node 0 could not hear it (as from an API node).
-    const written = await store.kv.writeKv(ALICE.id, { set: new Map([['city', 'Oslo']]), delete: [] }, 512);
-    if ('refused' in written) throw new Error('refused');
+    const written = await store.kv.writeKv(
+      ALICE.id,
+      { set: new Map([['city', 'Oslo']]), delete: [] },
+      KV_LIMITS,
+    );
+    if ('refused' in written || written.kv === null) throw new Error('not written');
     await links[links.length - 1]?.bus.publish('kv.changed', {
       userId: ALICE.id,
       kv: written.kv,

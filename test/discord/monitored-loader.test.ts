@@ -5,6 +5,7 @@ import { PresenceRegistry } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { eventually } from '../support/eventually.js';
+import { KV_LIMITS } from '../support/kv.js';
 
 const GUILD = '300000000000000001';
 const userId = (n: number) => String(80_000_000_000_000_000n + BigInt(n));
@@ -53,7 +54,7 @@ describe('loading what is stored for users who start being monitored', () => {
 
   it('reads the KV and profiles of a whole member listing in batches, and gives each user theirs back', async () => {
     const { store, registry, profileBatches, kvBatches } = await setup();
-    await store.kv.writeKv(userId(7), { set: new Map([['note', 'kept']]), delete: [] }, 512);
+    await store.kv.writeKv(userId(7), { set: new Map([['note', 'kept']]), delete: [] }, KV_LIMITS);
     await store.kv.writeKv(
       userId(2_400),
       {
@@ -63,7 +64,7 @@ describe('loading what is stored for users who start being monitored', () => {
         ]),
         delete: [],
       },
-      512,
+      KV_LIMITS,
     );
     const users = 2_500;
     for (let n = 0; n < users; n++) registry.memberSeen(GUILD, { id: userId(n), username: `u${n}` });
@@ -77,7 +78,7 @@ describe('loading what is stored for users who start being monitored', () => {
 
   it('logs a store that fails, and loads the users of the next turn as usual', async () => {
     const { store, registry, logged } = await setup();
-    await store.kv.writeKv(userId(2), { set: new Map([['note', 'back']]), delete: [] }, 512);
+    await store.kv.writeKv(userId(2), { set: new Map([['note', 'back']]), delete: [] }, KV_LIMITS);
     const getKvs = store.kv.getKvs;
     store.kv.getKvs = async () => {
       throw new Error('store away');

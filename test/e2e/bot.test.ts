@@ -32,8 +32,9 @@ afterEach(async () => {
 });
 
 /** USER and OTHER online in GUILD, both monitored. */
-async function start(): Promise<Harness> {
+async function start(env: Record<string, string> = {}): Promise<Harness> {
   harness = await startHarness({
+    env,
     setup: (sim) => {
       sim.createGuild({
         id: GUILD,
@@ -358,6 +359,27 @@ describe('KV commands', () => {
     expect(reply.content).toMatch(/255/);
     expect(await h.app.store.kv.getKv(USER)).toEqual(before);
     expect((await presence(h, USER)).kv).toEqual({ fine: '1' });
+  });
+
+  it('?set past KV_MAX_BYTES says why and writes nothing; a write that fits, or changes nothing, is saved', async () => {
+    const h = await start({ KV_MAX_BYTES: '1024' });
+    const value = 'x'.repeat(1_000);
+    expect((await say(h, `?set note ${value}`)).reply.content).toMatch(/Saved/);
+    const before = await h.app.store.kv.getKv(USER);
+    const { reply } = await say(h, `?set more ${'y'.repeat(20)}`);
+    expect(reply.content).toBe(
+      'Not saved: this write would leave 1,028 bytes of KV; the limit is 1,024 (KV_MAX_BYTES).',
+    );
+    expect(await h.app.store.kv.getKv(USER)).toEqual(before);
+    expect((await presence(h, USER)).kv).toEqual({ note: value });
+
+    expect((await say(h, '?set more yy')).reply.content).toMatch(/Saved/);
+    expect((await say(h, '?set more yy')).reply.content).toMatch(/Saved/);
+    expect((await say(h, '?del never_set')).reply.content).toMatch(/Deleted/);
+    expect(await h.app.store.kv.getKv(USER)).toEqual({
+      kv: { more: 'yy', note: value },
+      revision: before.revision + 1,
+    });
   });
 
   it('?set without a value answers the usage and writes nothing', async () => {

@@ -1,8 +1,14 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BusMessages } from '../../src/bus/ports.js';
 import { generateApiKey } from '../../src/keys/api-key.js';
+import { DEFAULT_KV_MAX_BYTES } from '../../src/kv/rules.js';
 import { insertApiKey } from '../support/api-key.js';
+import { startApiNode } from '../support/api-node.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
+import { KV_LIMITS } from '../support/kv.js';
+import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 
 /**
  * The KV routes against the real app (real HTTP, real store, the presence read back through
@@ -10,6 +16,7 @@ import { type Harness, startHarness } from '../support/harness.js';
  * and that a rejected write changes nothing.
  */
 
+const hasRedis = await redisAvailable('the KV routes on Redis');
 const GUILD = '500000000000000001';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const KIB = 1024;
@@ -92,14 +99,17 @@ async function stored(id: string) {
   return h.app.store.kv.getKv(id);
 }
 
-async function expectError(response: Response, status: number, code: string): Promise<void> {
+/** Checks the envelope of a refusal; resolves with its message. */
+async function expectError(response: Response, status: number, code: string): Promise<string> {
   const text = await response.text();
   expect(response.status, text).toBe(status);
   expect(response.headers.get('content-type')).toBe(JSON_TYPE);
   const body = JSON.parse(text) as unknown;
   expect(body).toEqual({ success: false, error: { code, message: expect.any(String) } });
-  expect((body as { error: { message: string } }).error.message.length).toBeGreaterThan(0);
+  const { message } = (body as { error: { message: string } }).error;
+  expect(message.length).toBeGreaterThan(0);
   expect(response.headers.get('access-control-allow-origin')).toBe('*');
+  return message;
 }
 
 async function expect204(response: Response): Promise<void> {
@@ -109,7 +119,7 @@ async function expect204(response: Response): Promise<void> {
 
 /**
  * Runs `attempt`, which must be refused with `status`/`code`, and checks that nothing changed: not in the
- * store (revision included) and not in the presence.
+ * store (revision included) and not in the presence. Resolves with the refusal's message.
  */
 async function refused(
   u: User,
@@ -117,17 +127,19 @@ async function refused(
   status: number,
   code: string,
   label?: string,
-): Promise<void> {
+): Promise<string> {
   const before = await stored(u.id);
   const shown = await presenceKv(u.id);
+  let message: string;
   try {
-    await expectError(await attempt(), status, code);
+    message = await expectError(await attempt(), status, code);
   } catch (error) {
     if (label) (error as Error).message = `${label}: ${(error as Error).message}`;
     throw error;
   }
   expect(await stored(u.id), label).toEqual(before);
   expect(await presenceKv(u.id), label).toEqual(shown);
+  return message;
 }
 
 /** Runs `attempt`, which must be accepted, and checks the next presence read shows `expected`. */
@@ -138,6 +150,17 @@ async function accepted(attempt: () => Promise<Response>, id: string, expected: 
 }
 
 const emoji = (n: number) => '😀'.repeat(n);
+
+/** What a KV weighs against KV_MAX_BYTES: the UTF-8 bytes of its names and values. */
+const kvBytes = (kv: Kv) =>
+  Object.entries(kv).reduce(
+    (sum, [key, value]) => sum + Buffer.byteLength(key) + Buffer.byteLength(value),
+    0,
+  );
+
+/** A PATCH body of `count` short valid entries (under the 1 MiB body cap), then `extra`. */
+const manyKeys = (count: number, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ ...Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, ''])), ...extra });
 const codePoints = (value: string) => [...value].length;
 
 describe('401 invalid_api_key', () => {
@@ -270,6 +293,17 @@ describe('400 invalid_kv_key', () => {
       );
     }
     expect(await stored(u.id)).toEqual({ kv: {}, revision: 0 });
+  });
+
+  it('PATCH checks every name before any value', async () => {
+    const u = await user();
+    await refused(u, () => patch(u, '{"number":5,"bad-key":"v"}'), 400, 'invalid_kv_key');
+    await refused(
+      u,
+      () => patch(u, JSON.stringify({ long: emoji(30_001), 'a.b': 'v' })),
+      400,
+      'invalid_kv_key',
+    );
   });
 
   it('PATCH takes a 255-character name', async () => {
@@ -448,6 +482,123 @@ describe('400 kv_limit_exceeded', () => {
     await refused(u, () => patch(u, JSON.stringify(many(513))), 400, 'kv_limit_exceeded');
     expect(await stored(u.id)).toEqual({ kv: {}, revision: 0 });
     await accepted(() => patch(u, JSON.stringify(many(512))), u.id, many(512));
+  });
+});
+
+describe('400 kv_limit_exceeded: KV_MAX_BYTES', () => {
+  const CAP = DEFAULT_KV_MAX_BYTES;
+  const capMessage = (wouldHave: number) =>
+    `this write would leave ${wouldHave.toLocaleString('en')} bytes of KV; the limit is 1,048,576 (KV_MAX_BYTES)`;
+
+  /** 34 values of 30,000 ASCII characters, b0 to b33: 1,020,092 bytes with their names, in one PATCH. */
+  const nearlyFull = (): Kv =>
+    Object.fromEntries(Array.from({ length: 34 }, (_, i) => [`b${i}`, 'x'.repeat(30_000)]));
+
+  it('PUT, PATCH and DELETE at the cap: past it is refused whole, naming the figures; UTF-8 bytes count', async () => {
+    const u = await user();
+    const expected = nearlyFull();
+    await accepted(() => patch(u, JSON.stringify(expected)), u.id, expected);
+    const room = CAP - kvBytes(expected);
+    expected.top = 'y'.repeat(room - 'top'.length);
+    await accepted(() => put(u, 'top', expected.top as string), u.id, expected);
+    expect(kvBytes(expected)).toBe(CAP);
+
+    expect(await refused(u, () => put(u, 'z', ''), 400, 'kv_limit_exceeded')).toBe(capMessage(CAP + 1));
+    // As many characters as the stored value, one of them two bytes long.
+    const wider = `${'y'.repeat(room - 'top'.length - 1)}é`;
+    expect(await refused(u, () => put(u, 'top', wider), 400, 'kv_limit_exceeded')).toBe(capMessage(CAP + 1));
+    const grows = JSON.stringify({ b0: 'x'.repeat(29_999), new: '' });
+    expect(await refused(u, () => patch(u, grows), 400, 'kv_limit_exceeded')).toBe(capMessage(CAP + 2));
+
+    Object.assign(expected, { b0: 'x'.repeat(29_990), n: 'v' });
+    await accepted(() => patch(u, JSON.stringify({ b0: expected.b0, n: 'v' })), u.id, expected);
+    expected.n = 'v'.repeat(9);
+    await accepted(() => put(u, 'n', 'v'.repeat(9)), u.id, expected);
+    expect(kvBytes(expected)).toBe(CAP);
+    const top = expected.top as string;
+    delete expected.top;
+    await accepted(() => del(u, 'top'), u.id, expected);
+    expected.top = top;
+    await accepted(() => put(u, 'top', top), u.id, expected);
+  });
+
+  it('a user already past the cap keeps their KV and may shrink it, never grow it', async () => {
+    const u = await user();
+    const expected = nearlyFull();
+    for (let i = 34; i < 40; i++) expected[`b${i}`] = 'x'.repeat(30_000);
+    const written = await h.app.store.kv.writeKv(
+      u.id,
+      { set: new Map(Object.entries(expected)), delete: [] },
+      { ...KV_LIMITS, maxBytes: 2 * CAP },
+    );
+    expect(written).toMatchObject({ revision: 1 });
+    const over = kvBytes(expected);
+    expect(over).toBeGreaterThan(CAP);
+
+    expect(await refused(u, () => put(u, 'more', 'v'), 400, 'kv_limit_exceeded')).toBe(capMessage(over + 5));
+    expected.b1 = 'y'.repeat(30_000);
+    await accepted(() => put(u, 'b1', 'y'.repeat(30_000)), u.id, expected);
+    expected.b2 = 'x'.repeat(100);
+    await accepted(() => patch(u, JSON.stringify({ b2: 'x'.repeat(100) })), u.id, expected);
+    delete expected.b3;
+    await accepted(() => del(u, 'b3'), u.id, expected);
+    expect(kvBytes(expected)).toBeGreaterThan(CAP);
+  });
+});
+
+describe('writes that change nothing', () => {
+  it('are answered 204 and announce nothing: a later write is the next one seen', async () => {
+    const u = await user();
+    const seen: BusMessages['kv.changed'][] = [];
+    const unsubscribe = h.app.bus.subscribe('kv.changed', (message) => {
+      if (message.userId === u.id) seen.push(message);
+    });
+    try {
+      await accepted(() => put(u, 'a', '1'), u.id, { a: '1' });
+      await accepted(() => put(u, 'a', '1'), u.id, { a: '1' });
+      await accepted(() => patch(u, '{"a":"1"}'), u.id, { a: '1' });
+      await accepted(() => del(u, 'missing'), u.id, { a: '1' });
+      expect(await stored(u.id)).toEqual({ kv: { a: '1' }, revision: 1 });
+      await accepted(() => put(u, 'b', '2'), u.id, { a: '1', b: '2' });
+      expect(seen.map(({ kv, revision }) => ({ kv, revision }))).toEqual([
+        { kv: { a: '1' }, revision: 1 },
+        { kv: { a: '1', b: '2' }, revision: 2 },
+      ]);
+    } finally {
+      unsubscribe();
+    }
+  });
+});
+
+describe('a PATCH of 80,000 keys', () => {
+  it('is refused as too many keys, before any name or value is looked at, and writes nothing', async () => {
+    const u = await user();
+    const body = manyKeys(80_000, { 'bad-key': 5 });
+    const message = await refused(u, () => patch(u, body), 400, 'kv_limit_exceeded');
+    expect(message).toBe('this write sets 80,001 keys; the limit is 512');
+    expect(await stored(u.id)).toEqual({ kv: {}, revision: 0 });
+  });
+
+  it.skipIf(!hasRedis)('is refused on Redis too (an API node), and writes nothing', async () => {
+    const prefix = uniquePrefix();
+    const app = await startApiNode(prefix, { RATE_LIMIT_WRITE: '0' });
+    const redis = new Redis(REDIS_TEST_URL);
+    try {
+      const id = String(nextUser++);
+      const response = await fetch(`${app.url}/v1/users/@me/kv`, {
+        method: 'PATCH',
+        headers: { authorization: await insertApiKey(app.store, id), 'content-type': 'application/json' },
+        body: manyKeys(80_000),
+      });
+      expect(await expectError(response, 400, 'kv_limit_exceeded')).toBe(
+        'this write sets 80,000 keys; the limit is 512',
+      );
+      expect(await app.store.kv.getKv(id)).toEqual({ kv: {}, revision: 0 });
+    } finally {
+      await app.close();
+      await dropPrefix(redis, prefix);
+      redis.disconnect();
+    }
   });
 });
 

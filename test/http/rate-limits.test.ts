@@ -1,8 +1,7 @@
-import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type App, startApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import type { App } from '../../src/app.js';
 import { insertApiKey } from '../support/api-key.js';
+import { startApiNode } from '../support/api-node.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 
@@ -109,22 +108,7 @@ describe('rate limits', () => {
 
   it.skipIf(!hasRedis)('with Redis, one budget holds across API nodes', async () => {
     const prefix = uniquePrefix();
-    const logger = pino({ level: 'silent' });
-    for (let i = 0; i < 2; i++) {
-      apps.push(
-        await startApp(
-          loadConfig({
-            ROLE: 'api',
-            REDIS_URL: REDIS_TEST_URL,
-            REDIS_PREFIX: prefix,
-            HOST: '127.0.0.1',
-            PORT: '0',
-            RATE_LIMIT_READ: '3',
-          }),
-          { logger },
-        ),
-      );
-    }
+    for (let i = 0; i < 2; i++) apps.push(await startApiNode(prefix, { RATE_LIMIT_READ: '3' }));
     const [a, b] = apps as [App, App];
     expect((await fetch(`${a.url}/v1/version`)).status).toBe(200);
     expect((await fetch(`${b.url}/v1/version`)).status).toBe(200);

@@ -6,6 +6,7 @@ import { CARD_CONTENT_SECURITY_POLICY } from '../../src/http/routes/card.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
 import { buildHttpServer } from '../../src/http/server.js';
 import { ApiKeyService } from '../../src/keys/service.js';
+import { DEFAULT_KV_MAX_BYTES } from '../../src/kv/rules.js';
 import { KvService } from '../../src/kv/service.js';
 import { PresenceRegistry } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
@@ -266,7 +267,7 @@ describe('errors with a client status from the code underneath', () => {
         youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
       }),
       keys: new ApiKeyService(store.apiKeys),
-      kv: new KvService(store.kv, new LocalBus()),
+      kv: new KvService(store.kv, new LocalBus(), DEFAULT_KV_MAX_BYTES),
       history: store.history,
       version: readVersionInfo(),
       logger: pino({ level: 'silent' }),

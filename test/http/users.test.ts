@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalBus } from '../../src/bus/local.js';
 import { buildHttpServer } from '../../src/http/server.js';
 import { ApiKeyService } from '../../src/keys/service.js';
+import { DEFAULT_KV_MAX_BYTES } from '../../src/kv/rules.js';
 import { KvService } from '../../src/kv/service.js';
 import { PresenceRegistry, type PresenceView } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
@@ -43,7 +44,7 @@ beforeAll(async () => {
   app = await buildHttpServer({
     view,
     keys: new ApiKeyService(store.apiKeys),
-    kv: new KvService(store.kv, new LocalBus()),
+    kv: new KvService(store.kv, new LocalBus(), DEFAULT_KV_MAX_BYTES),
     history: store.history,
     version: readVersionInfo(),
     logger: pino({ level: 'silent' }),

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TrackEntry } from '../../src/presence/history.js';
 import type { HistoryWrite, Store } from '../../src/store/ports.js';
+import { KV_LIMITS } from '../support/kv.js';
 import { profileOf } from '../support/profiles.js';
 
 /**
@@ -38,14 +39,26 @@ const write = (set: Record<string, string>, del: string[] = []) => ({
   set: new Map(Object.entries(set)),
   delete: del,
 });
+/** A key limit, with room for any number of bytes the tests of it write. */
+const keyLimit = (maxKeys: number) => ({ ...KV_LIMITS, maxKeys });
+/** A byte cap, with room for any number of keys the tests of it write. */
+const byteCap = (maxBytes: number) => ({ ...KV_LIMITS, maxBytes });
 
-export function storeContract(name: string, openStore: () => Promise<Store>, skip = false): void {
+/** Opens a store of its own, or, given a closed one, that store's data again. */
+export type OpenStore = (reopening?: Store) => Promise<Store>;
+
+export function storeContract(name: string, openStore: OpenStore, skip = false): void {
   describe.skipIf(skip)(`${name} store contract`, () => {
     const opened: Store[] = [];
-    const open = async (): Promise<Store> => {
-      const store = await openStore();
+    const open = async (reopening?: Store): Promise<Store> => {
+      const store = await openStore(reopening);
       opened.push(store);
       return store;
+    };
+    /** Closes `store` and opens what it holds again, as a restart does. */
+    const reopen = async (store: Store): Promise<Store> => {
+      await store.close();
+      return open(store);
     };
     afterEach(async () => {
       for (const store of opened.splice(0)) await store.close();
@@ -122,7 +135,7 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
       it('never passes the limit under concurrent writes: each is checked against what is stored', async () => {
         const store = await open();
         const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => store.kv.writeKv('1', write({ [`k${i}`]: 'v' }), 5)),
+          Array.from({ length: 20 }, (_, i) => store.kv.writeKv('1', write({ [`k${i}`]: 'v' }), keyLimit(5))),
         );
         expect(results.filter((result) => 'refused' in result)).toHaveLength(15);
         const state = await store.kv.getKv('1');
@@ -132,8 +145,8 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
 
       it('a change that sets and deletes the same key keeps the set value', async () => {
         const store = await open();
-        await store.kv.writeKv('1', write({ a: '1' }), 512);
-        expect(await store.kv.writeKv('1', write({ a: '2' }, ['a']), 512)).toEqual({
+        await store.kv.writeKv('1', write({ a: '1' }), KV_LIMITS);
+        expect(await store.kv.writeKv('1', write({ a: '2' }, ['a']), KV_LIMITS)).toEqual({
           kv: { a: '2' },
           revision: 2,
         });
@@ -152,11 +165,11 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
               ['é🎧', 'ünï'],
             ]),
           ),
-          512,
+          KV_LIMITS,
         );
-        await store.kv.writeKv('2', write({ only: 'one' }), 512);
-        await store.kv.writeKv('3', write({ gone: 'soon' }), 512);
-        await store.kv.writeKv('3', write({}, ['gone']), 512);
+        await store.kv.writeKv('2', write({ only: 'one' }), KV_LIMITS);
+        await store.kv.writeKv('3', write({ gone: 'soon' }), KV_LIMITS);
+        await store.kv.writeKv('3', write({}, ['gone']), KV_LIMITS);
         const found = await store.kv.getKvs(['1', '2', '3', '4', '1']);
         expect([...found.keys()].sort()).toEqual(['1', '2', '3']);
         for (const userId of ['1', '2', '3']) {
@@ -170,7 +183,7 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
       it('orders keys by code point, as UTF-8 bytes sort, in either store', async () => {
         const store = await open();
         const keys = ['\uff01', '🎧', 'z', 'é', 'A', '\ue000', '\ud7ff'];
-        await store.kv.writeKv('1', write(Object.fromEntries(keys.map((key) => [key, 'v']))), 512);
+        await store.kv.writeKv('1', write(Object.fromEntries(keys.map((key) => [key, 'v']))), KV_LIMITS);
         const byCodePoint = [...keys].sort(
           (a, b) => (a.codePointAt(0) as number) - (b.codePointAt(0) as number),
         );
@@ -181,11 +194,11 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
       it('merges, deletes and counts revisions', async () => {
         const store = await open();
         expect(await store.kv.getKv('1')).toEqual({ kv: {}, revision: 0 });
-        expect(await store.kv.writeKv('1', write({ a: '1', b: '2' }), 512)).toEqual({
+        expect(await store.kv.writeKv('1', write({ a: '1', b: '2' }), KV_LIMITS)).toEqual({
           kv: { a: '1', b: '2' },
           revision: 1,
         });
-        expect(await store.kv.writeKv('1', write({ b: '3' }, ['a', 'missing']), 512)).toEqual({
+        expect(await store.kv.writeKv('1', write({ b: '3' }, ['a', 'missing']), KV_LIMITS)).toEqual({
           kv: { b: '3' },
           revision: 2,
         });
@@ -194,23 +207,27 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
 
       it('refuses a write that would pass the limit and writes none of it', async () => {
         const store = await open();
-        await store.kv.writeKv('1', write({ a: '1', b: '2' }), 3);
-        expect(await store.kv.writeKv('1', write({ c: '3', d: '4' }), 3)).toEqual({
-          refused: 'limit',
+        await store.kv.writeKv('1', write({ a: '1', b: '2' }), keyLimit(3));
+        expect(await store.kv.writeKv('1', write({ c: '3', d: '4' }), keyLimit(3))).toEqual({
+          refused: 'keys',
           wouldHave: 4,
         });
         expect(await store.kv.getKv('1')).toEqual({ kv: { a: '1', b: '2' }, revision: 1 });
-        expect(await store.kv.writeKv('1', write({ a: 'x', c: '3' }), 3)).toMatchObject({ revision: 2 });
-        expect(await store.kv.writeKv('1', write({ d: '4' }, ['a']), 3)).toMatchObject({
+        expect(await store.kv.writeKv('1', write({ a: 'x', c: '3' }), keyLimit(3))).toMatchObject({
+          revision: 2,
+        });
+        expect(await store.kv.writeKv('1', write({ d: '4' }, ['a']), keyLimit(3))).toMatchObject({
           kv: { b: '2', c: '3', d: '4' },
         });
       });
 
       it('refuses a multi-key change whole: not even its updates of existing keys land', async () => {
         const store = await open();
-        await store.kv.writeKv('1', write({ a: '1', b: '2' }), 3);
-        expect(await store.kv.writeKv('1', write({ a: 'changed', c: '3', d: '4' }, ['b']), 2)).toEqual({
-          refused: 'limit',
+        await store.kv.writeKv('1', write({ a: '1', b: '2' }), keyLimit(3));
+        expect(
+          await store.kv.writeKv('1', write({ a: 'changed', c: '3', d: '4' }, ['b']), keyLimit(2)),
+        ).toEqual({
+          refused: 'keys',
           wouldHave: 3,
         });
         expect(await store.kv.getKv('1')).toEqual({ kv: { a: '1', b: '2' }, revision: 1 });
@@ -218,31 +235,134 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
 
       it('counts a key deleted twice in one change once', async () => {
         const store = await open();
-        await store.kv.writeKv('1', write({ a: '1', b: '2' }), 2);
-        expect(await store.kv.writeKv('1', write({ c: '3', d: '4' }, ['a', 'a']), 2)).toEqual({
-          refused: 'limit',
+        await store.kv.writeKv('1', write({ a: '1', b: '2' }), keyLimit(2));
+        expect(await store.kv.writeKv('1', write({ c: '3', d: '4' }, ['a', 'a']), keyLimit(2))).toEqual({
+          refused: 'keys',
           wouldHave: 3,
         });
-        expect(await store.kv.writeKv('1', write({ c: '3' }, ['a', 'a']), 2)).toEqual({
+        expect(await store.kv.writeKv('1', write({ c: '3' }, ['a', 'a']), keyLimit(2))).toEqual({
           kv: { b: '2', c: '3' },
           revision: 2,
         });
       });
 
-      it('counts a revision for every accepted write, even one that changes nothing', async () => {
+      it('a write that changes nothing keeps the revision and answers no KV', async () => {
         const store = await open();
-        await store.kv.writeKv('1', write({ a: '1' }), 512);
-        expect(await store.kv.writeKv('1', write({}, ['missing']), 512)).toEqual({
+        await store.kv.writeKv('1', write({ a: '1', b: '2' }), KV_LIMITS);
+        const unchanged = { revision: 1, kv: null };
+        expect(await store.kv.writeKv('1', write({ a: '1' }), KV_LIMITS)).toEqual(unchanged);
+        expect(await store.kv.writeKv('1', write({}, ['missing', 'missing']), KV_LIMITS)).toEqual(unchanged);
+        expect(await store.kv.writeKv('1', write({ b: '2' }, ['b', 'gone']), KV_LIMITS)).toEqual(unchanged);
+        expect(await store.kv.getKv('1')).toEqual({ kv: { a: '1', b: '2' }, revision: 1 });
+        expect(await store.kv.writeKv('2', write({}, ['missing']), KV_LIMITS)).toEqual({
+          revision: 0,
+          kv: null,
+        });
+        expect(await store.kv.getKvs(['2'])).toEqual(new Map());
+        expect(await store.kv.writeKv('1', write({ a: '1' }, ['b']), KV_LIMITS)).toEqual({
           kv: { a: '1' },
           revision: 2,
         });
-        expect(await store.kv.getKv('1')).toEqual({ kv: { a: '1' }, revision: 2 });
+      });
+
+      it('refuses a write that would leave more bytes than the cap, counted in UTF-8, and writes none of it', async () => {
+        const store = await open();
+        const cap = byteCap(100);
+        await store.kv.writeKv('1', write({ a: 'x'.repeat(50) }), cap);
+        // One byte of key and 24 two-byte characters: 100 bytes in all, exactly the cap.
+        expect(await store.kv.writeKv('1', write({ b: 'é'.repeat(24) }), cap)).toMatchObject({ revision: 2 });
+        expect(await store.kv.writeKv('1', write({ c: '' }), cap)).toEqual({
+          refused: 'bytes',
+          wouldHave: 101,
+        });
+        expect(await store.kv.writeKv('1', write({ a: 'x'.repeat(49), d: '🎧' }), cap)).toEqual({
+          refused: 'bytes',
+          wouldHave: 104,
+        });
+        expect(await store.kv.getKv('1')).toEqual({
+          kv: { a: 'x'.repeat(50), b: 'é'.repeat(24) },
+          revision: 2,
+        });
+        // What a write frees counts: a shorter value, a deleted key.
+        expect(await store.kv.writeKv('1', write({ a: 'x'.repeat(48), c: '' }), cap)).toMatchObject({
+          revision: 3,
+        });
+        expect(await store.kv.writeKv('1', write({ e: 'z'.repeat(49) }, ['a']), cap)).toMatchObject({
+          kv: { b: 'é'.repeat(24), c: '', e: 'z'.repeat(49) },
+          revision: 4,
+        });
+        expect(await store.kv.writeKv('1', write({ f: '' }), cap)).toEqual({
+          refused: 'bytes',
+          wouldHave: 101,
+        });
+      });
+
+      it('never passes the byte cap under concurrent writes', async () => {
+        const store = await open();
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            store.kv.writeKv('1', write({ [`k${String(i).padStart(2, '0')}`]: 'v'.repeat(7) }), byteCap(50)),
+          ),
+        );
+        expect(results.filter((result) => 'refused' in result)).toHaveLength(15);
+        expect(Object.keys((await store.kv.getKv('1')).kv)).toHaveLength(5);
+      });
+
+      it('lets a user past the cap (written under a higher one) keep their KV and shrink it, never grow it', async () => {
+        const store = await open();
+        await store.kv.writeKv('1', write({ a: 'x'.repeat(200) }), byteCap(1_000));
+        const cap = byteCap(100);
+        expect(await store.kv.writeKv('1', write({ a: 'x'.repeat(201) }), cap)).toEqual({
+          refused: 'bytes',
+          wouldHave: 202,
+        });
+        expect(await store.kv.writeKv('1', write({ a: 'x'.repeat(200) }), cap)).toEqual({
+          revision: 1,
+          kv: null,
+        });
+        // As large as before is not larger: accepted.
+        expect(await store.kv.writeKv('1', write({ a: 'y'.repeat(200) }), cap)).toMatchObject({
+          revision: 2,
+        });
+        expect(await store.kv.writeKv('1', write({ a: 'x'.repeat(150) }), cap)).toMatchObject({
+          revision: 3,
+        });
+        expect(await store.kv.writeKv('1', write({ b: 'v' }), cap)).toEqual({
+          refused: 'bytes',
+          wouldHave: 153,
+        });
+        expect(await store.kv.getKv('1')).toEqual({ kv: { a: 'x'.repeat(150) }, revision: 3 });
+        expect(await store.kv.writeKv('1', write({ b: 'v' }, ['a']), cap)).toEqual({
+          kv: { b: 'v' },
+          revision: 4,
+        });
+        // Back under the cap, the cap holds again.
+        expect(await store.kv.writeKv('1', write({ c: 'x'.repeat(97) }), cap)).toMatchObject({ revision: 5 });
+        expect(await store.kv.writeKv('1', write({ d: '' }), cap)).toEqual({
+          refused: 'bytes',
+          wouldHave: 101,
+        });
+      });
+
+      it('keeps the byte total across a reopen', async () => {
+        const first = await open();
+        await first.kv.writeKv('1', write({ a: 'x'.repeat(80), gone: 'soon' }), byteCap(100));
+        const store = await reopen(first);
+        expect(
+          await store.kv.writeKv('1', write({ b: 'x'.repeat(9) }, ['gone']), byteCap(100)),
+        ).toMatchObject({
+          revision: 2,
+        });
+        expect(await store.kv.writeKv('1', write({ c: 'x'.repeat(9) }), byteCap(100))).toEqual({
+          refused: 'bytes',
+          wouldHave: 101,
+        });
       });
 
       it('keeps a key named __proto__ as data', async () => {
         const store = await open();
         const set = new Map([['__proto__', 'polluted']]);
-        const result = (await store.kv.writeKv('1', { set, delete: [] }, 512)) as {
+        const result = (await store.kv.writeKv('1', { set, delete: [] }, KV_LIMITS)) as {
           kv: Record<string, string>;
         };
         expect(Object.hasOwn(result.kv, '__proto__')).toBe(true);
@@ -408,7 +528,7 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
 
       it('forgets one user entirely, and only that user', async () => {
         const store = await open();
-        await store.kv.writeKv('1', { set: new Map([['k', 'v']]), delete: [] }, 512);
+        await store.kv.writeKv('1', { set: new Map([['k', 'v']]), delete: [] }, KV_LIMITS);
         await store.history.appendHistory(
           [
             {

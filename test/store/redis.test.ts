@@ -1,8 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { NowPlaying } from '../../src/presence/model.js';
+import type { Store } from '../../src/store/ports.js';
 import { openRedisStore } from '../../src/store/redis/index.js';
 import { MIGRATIONS } from '../../src/store/redis/migrations.js';
+import { KV_LIMITS } from '../support/kv.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 import { storeContract } from './contract.js';
 
@@ -17,10 +19,15 @@ function freshPrefix(): string {
   return prefix;
 }
 
+/** The prefix each store of the contract was opened under, to open its data again. */
+const prefixOf = new WeakMap<Store, string>();
+
 storeContract(
   'Redis',
-  async () => {
-    const store = openRedisStore(redis as Redis, freshPrefix());
+  async (reopening) => {
+    const prefix = (reopening && prefixOf.get(reopening)) ?? freshPrefix();
+    const store = openRedisStore(redis as Redis, prefix);
+    prefixOf.set(store, prefix);
     // ping waits for the store's startup migration, which must not write under a prefix already dropped.
     await store.ping();
     return store;
@@ -75,6 +82,20 @@ describe.skipIf(!hasRedis)('Redis store migrations', () => {
     expect(await restarted.history.topTracks('1', 1, 10)).toEqual([
       { ...track('New'), last_played: T0 + 9, play_count: 3 },
     ]);
+  });
+
+  it('counts the KV bytes of a hash written by a build that kept no total', async () => {
+    const prefix = freshPrefix();
+    await (redis as Redis).hset(`${prefix}kv:{1}`, 'a', 'x'.repeat(50), 'b', 'é'.repeat(24));
+    await (redis as Redis).set(`${prefix}kv-revision:{1}`, 7);
+    const store = openRedisStore(redis as Redis, prefix);
+    const cap = { ...KV_LIMITS, maxBytes: 100 };
+    const write = (key: string, value: string) => ({ set: new Map([[key, value]]), delete: [] });
+    expect(await store.kv.writeKv('1', write('c', ''), cap)).toEqual({ refused: 'bytes', wouldHave: 101 });
+    expect(await store.kv.writeKv('1', write('a', 'x'.repeat(50)), cap)).toEqual({ revision: 7, kv: null });
+    expect(await store.kv.writeKv('1', write('a', 'y'.repeat(49)), cap)).toMatchObject({ revision: 8 });
+    expect(await store.kv.writeKv('1', write('c', ''), cap)).toMatchObject({ revision: 9 });
+    expect(await store.kv.writeKv('1', write('d', ''), cap)).toEqual({ refused: 'bytes', wouldHave: 101 });
   });
 
   it('refuses data from a newer build rather than corrupt it', async () => {

@@ -5,8 +5,9 @@ import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HistoryWrite } from '../../src/store/ports.js';
 import { SqliteHistoryStore } from '../../src/store/sqlite/history.js';
-import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { MIGRATIONS, migrate } from '../../src/store/sqlite/migrations.js';
+import { KV_LIMITS } from '../support/kv.js';
 import { profileOf } from '../support/profiles.js';
 import { storeContract } from './contract.js';
 
@@ -112,6 +113,34 @@ describe('embedded SQLite store', () => {
     expect((await store.history.topTracks('2', 1, 10)).map((t) => [t.play_count, t.last_played])).toEqual([
       [2, 40],
     ]);
+    await store.close();
+  });
+
+  it('counts the KV bytes of users stored before totals were kept, so the cap holds for them', async () => {
+    const path = join(tempDir(), 'presently.db');
+    const old = new BetterSqlite3(path);
+    const version = MIGRATIONS.findIndex((step) => step.includes('ADD COLUMN bytes'));
+    for (const step of MIGRATIONS.slice(0, version)) old.exec(step);
+    old.pragma(`user_version = ${version}`);
+    const insert = old.prepare('INSERT INTO kv (user_id, key, value) VALUES (?, ?, ?)');
+    insert.run('1', 'a', 'x'.repeat(50));
+    insert.run('1', 'b', 'é'.repeat(24));
+    insert.run('2', 'a', 'x'.repeat(99));
+    old.prepare('INSERT INTO kv_revisions (user_id, revision) VALUES (?, ?)').run('1', 7);
+    old.close();
+
+    const store = openSqliteStore({ kind: 'sqlite', path });
+    const cap = { ...KV_LIMITS, maxBytes: 100 };
+    const write = (key: string, value: string) => ({ set: new Map([[key, value]]), delete: [] });
+    // 51 + 49 bytes for user 1 and 100 for user 2 (who had keys but no revision): both at the cap.
+    for (const userId of ['1', '2']) {
+      expect(await store.kv.writeKv(userId, write('c', ''), cap)).toEqual({
+        refused: 'bytes',
+        wouldHave: 101,
+      });
+    }
+    expect(await store.kv.writeKv('1', write('a', 'x'.repeat(50)), cap)).toEqual({ revision: 7, kv: null });
+    expect(await store.kv.writeKv('1', write('a', 'y'.repeat(50)), cap)).toMatchObject({ revision: 8 });
     await store.close();
   });
 
@@ -265,4 +294,9 @@ describe('embedded SQLite history trimming', () => {
   });
 });
 
-storeContract('SQLite', async () => openSqliteStore({ kind: 'sqlite-memory' }));
+storeContract('SQLite', async (reopening) =>
+  openSqliteStore({
+    kind: 'sqlite',
+    path: reopening ? (reopening as SqliteStore).db.name : join(tempDir(), 'presently.db'),
+  }),
+);

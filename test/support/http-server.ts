@@ -3,6 +3,7 @@ import pino from 'pino';
 import { LocalBus } from '../../src/bus/local.js';
 import { buildHttpServer, type HttpServerOptions } from '../../src/http/server.js';
 import { ApiKeyService } from '../../src/keys/service.js';
+import { DEFAULT_KV_MAX_BYTES } from '../../src/kv/rules.js';
 import { KvService } from '../../src/kv/service.js';
 import { PresenceRegistry } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
@@ -23,7 +24,7 @@ export async function startHttpServer(
       youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
     }),
     keys: new ApiKeyService(store.apiKeys),
-    kv: new KvService(store.kv, new LocalBus()),
+    kv: new KvService(store.kv, new LocalBus(), DEFAULT_KV_MAX_BYTES),
     history: store.history,
     version: readVersionInfo(),
     logger: pino({ level: 'silent' }),

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ApiKeyService } from '../../keys/service.js';
 import {
+  DEFAULT_KV_MAX_BYTES,
   KV_KEY_PATTERN,
   KV_MAX_KEYS,
   KV_VALUE_MAX_CHARS,
-  keyRejection,
-  valueRejection,
+  keyCountRejection,
 } from '../../kv/rules.js';
 import type { KvService, KvWriteOutcome } from '../../kv/service.js';
 import type { Snowflake } from '../../presence/model.js';
@@ -43,6 +43,9 @@ const kvKeyParams = {
 
 const kvValue = { type: 'string', maxLength: KV_VALUE_MAX_CHARS } as const;
 
+/** What one user may keep, said by every write that can add to it. */
+const KEEPS = `A user keeps at most ${KV_MAX_KEYS} keys, and at most KV_MAX_BYTES (${DEFAULT_KV_MAX_BYTES / 1024 / 1024} MiB unless configured) of keys and values together, counted in UTF-8 bytes; a user already past it may only shrink their KV.`;
+
 /** What every KV write may be refused for, before and after its body is read. */
 const KV_WRITE_ERRORS: ErrorCode[] = [
   'invalid_user_id',
@@ -57,7 +60,9 @@ const kvWriteSchema = (codes: ErrorCode[]) =>
     tags: [TAGS.kv],
     security: API_KEY_SECURITY,
     response: {
-      204: emptyResponse('written: the presence shows it (sockets get a PRESENCE_UPDATE)'),
+      204: emptyResponse(
+        'written: the presence shows it (sockets get a PRESENCE_UPDATE if anything changed)',
+      ),
       ...errorResponses([...KV_WRITE_ERRORS, ...codes]),
     },
   }) as const;
@@ -132,7 +137,7 @@ const putRoute =
         schema: {
           ...kvWriteSchema(['invalid_kv_value', 'kv_limit_exceeded', 'payload_too_large']),
           summary: 'Set a key',
-          description: `The body, as UTF-8 text whatever its content type, is the value: at most ${KV_VALUE_MAX_CHARS.toLocaleString('en')} characters, and a body of at most ${PUT_BODY_LIMIT / 1024} KiB. A user keeps at most ${KV_MAX_KEYS} keys.`,
+          description: `The body, as UTF-8 text whatever its content type, is the value: at most ${KV_VALUE_MAX_CHARS.toLocaleString('en')} characters, and a body of at most ${PUT_BODY_LIMIT / 1024} KiB. ${KEEPS}`,
           params: kvKeyParams,
           requestBody: { content: { 'text/plain': { schema: { ...kvValue, description: 'the value' } } } },
         },
@@ -167,7 +172,7 @@ const patchRoute =
             'unsupported_media_type',
           ]),
           summary: 'Set several keys',
-          description: `A JSON object of string values, merged into the store: all of it is written or, if any key or value is refused, none. Sent as JSON or as text (\`text/*\`), in a body of at most ${PATCH_BODY_LIMIT / 1024 / 1024} MiB. A user keeps at most ${KV_MAX_KEYS} keys.`,
+          description: `A JSON object of string values, merged into the store: all of it is written or, if any key or value is refused, none. Sent as JSON or as text (\`text/*\`), in a body of at most ${PATCH_BODY_LIMIT / 1024 / 1024} MiB. ${KEEPS}`,
           params: kvUserParams,
           requestBody: {
             content: {
@@ -192,7 +197,11 @@ const patchRoute =
     );
   };
 
-function patchEntries(body: unknown): Map<string, string> {
+/**
+ * The body as entries to set, checked only as far as is cheap: a body naming more keys than a user may
+ * keep is refused before any key or value is looked at. The service checks the rest.
+ */
+function patchEntries(body: unknown): Map<string, unknown> {
   const text = body instanceof Buffer ? decodeUtf8(body) : '';
   if (text.trim() === '') throw new ApiError('invalid_kv_value', 'the body must be a JSON object of strings');
   let parsed: unknown;
@@ -204,12 +213,8 @@ function patchEntries(body: unknown): Map<string, string> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ApiError('invalid_kv_value', 'the body must be a JSON object of strings');
   }
+  const tooMany = keyCountRejection(Object.keys(parsed).length);
+  if (tooMany) throw new ApiError(tooMany.code, tooMany.message);
   // Object.entries keeps a "__proto__" key as data; the Map never touches a prototype.
-  const entries = new Map<string, string>();
-  for (const [key, value] of Object.entries(parsed)) {
-    const rejection = keyRejection(key) ?? valueRejection(key, value);
-    if (rejection) throw new ApiError(rejection.code, rejection.message);
-    entries.set(key, value as string);
-  }
-  return entries;
+  return new Map(Object.entries(parsed));
 }

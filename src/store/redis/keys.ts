@@ -20,6 +20,11 @@ export class RedisKeys {
     return `${this.prefix}kv-revision:{${userId}}`;
   }
 
+  /** UTF-8 bytes of the user's keys and values together, kept beside the hash by every write. */
+  kvBytes(userId: Snowflake): string {
+    return `${this.prefix}kv-bytes:{${userId}}`;
+  }
+
   keyOwner(hashHex: string): string {
     return `${this.prefix}api-key:${hashHex}`;
   }

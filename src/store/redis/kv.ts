@@ -1,36 +1,61 @@
 import type { Redis } from 'ioredis';
-import type { KvChange, KvState } from '../../kv/rules.js';
+import type { KvChange, KvLimits, KvState } from '../../kv/rules.js';
 import type { Snowflake } from '../../presence/model.js';
-import type { KvLimitRefusal, KvStore } from '../ports.js';
+import type { KvLimitRefusal, KvStore, KvWritten } from '../ports.js';
 import { execAll } from './exec.js';
 import type { RedisKeys } from './keys.js';
 
 /**
- * One script, so the limit is checked against what is stored at the moment of the write and the change
- * lands whole or not at all. KEYS: kv hash, revision. ARGV: max keys, number of sets, then set pairs,
- * then keys to delete. Returns {-1, would-have} when refused, else {revision, field, value, …}.
+ * One script, so the limits are checked against what is stored at the moment of the write and the change
+ * lands whole or not at all. KEYS: kv hash, revision, byte total. ARGV: max keys, max bytes, number of
+ * sets, then set pairs, then keys to delete. Returns {'keys' or 'bytes', would-have} when refused,
+ * {'same', revision} when nothing would change, else {'written', revision, field, value, …}.
  */
 const WRITE = `
-local max, sets = tonumber(ARGV[1]), tonumber(ARGV[2])
-local setting, deleting = {}, {}
-for i = 0, sets - 1 do setting[ARGV[3 + i * 2]] = true end
+local max_keys, max_bytes, sets = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local before = tonumber(redis.call('GET', KEYS[3]))
+if not before then
+  -- Written by a build that kept no total: counted once from the hash, then kept.
+  before = 0
+  local fields = redis.call('HGETALL', KEYS[1])
+  for i = 1, #fields do before = before + #fields[i] end
+  redis.call('SET', KEYS[3], before)
+end
+local count, bytes = redis.call('HLEN', KEYS[1]), before
+local setting, updates = {}, {}
+for i = 0, sets - 1 do
+  local key, value = ARGV[4 + i * 2], ARGV[5 + i * 2]
+  setting[key] = true
+  local stored = redis.call('HGET', KEYS[1], key)
+  if stored ~= value then
+    if stored then
+      bytes = bytes - #stored
+    else
+      count, bytes = count + 1, bytes + #key
+    end
+    bytes = bytes + #value
+    table.insert(updates, i)
+  end
+end
 -- A set, so a key named twice is counted once; a key also set keeps its new value.
-for i = 3 + sets * 2, #ARGV do
-  if not setting[ARGV[i]] then deleting[ARGV[i]] = true end
+local deleting, removes = {}, {}
+for i = 4 + sets * 2, #ARGV do
+  local key = ARGV[i]
+  if not setting[key] and not deleting[key] and redis.call('HEXISTS', KEYS[1], key) == 1 then
+    deleting[key] = true
+    count, bytes = count - 1, bytes - #key - redis.call('HSTRLEN', KEYS[1], key)
+    table.insert(removes, key)
+  end
 end
-local count = redis.call('HLEN', KEYS[1])
-for key in pairs(deleting) do
-  if redis.call('HEXISTS', KEYS[1], key) == 1 then count = count - 1 end
-end
-for key in pairs(setting) do
-  if redis.call('HEXISTS', KEYS[1], key) == 0 then count = count + 1 end
-end
-if count > max then return {-1, count} end
-for key in pairs(deleting) do redis.call('HDEL', KEYS[1], key) end
-for i = 0, sets - 1 do redis.call('HSET', KEYS[1], ARGV[3 + i * 2], ARGV[4 + i * 2]) end
-local revision = redis.call('INCR', KEYS[2])
+if count > max_keys then return {'keys', count} end
+if bytes > max_bytes and bytes > before then return {'bytes', bytes} end
+if #updates == 0 and #removes == 0 then return {'same', tonumber(redis.call('GET', KEYS[2])) or 0} end
+for _, key in ipairs(removes) do redis.call('HDEL', KEYS[1], key) end
+for _, i in ipairs(updates) do redis.call('HSET', KEYS[1], ARGV[4 + i * 2], ARGV[5 + i * 2]) end
+redis.call('SET', KEYS[3], bytes)
 local reply = redis.call('HGETALL', KEYS[1])
-table.insert(reply, 1, revision)
+table.insert(reply, 1, redis.call('INCR', KEYS[2]))
+table.insert(reply, 1, 'written')
 return reply
 `;
 
@@ -45,7 +70,13 @@ return reply
 `;
 
 interface KvScripts {
-  kvWrite(...args: (string | number)[]): Promise<(string | number)[]>;
+  /** The arguments go as one array, which ioredis flattens: never spread into a call, whatever their number. */
+  kvWrite(
+    kv: string,
+    revision: string,
+    bytes: string,
+    argv: (string | number)[],
+  ): Promise<(string | number)[]>;
   kvRead(kv: string, revision: string): Promise<(string | null)[]>;
 }
 
@@ -56,7 +87,7 @@ export class RedisKvStore implements KvStore {
     redis: Redis,
     private readonly keys: RedisKeys,
   ) {
-    redis.defineCommand('kvWrite', { numberOfKeys: 2, lua: WRITE });
+    redis.defineCommand('kvWrite', { numberOfKeys: 3, lua: WRITE });
     redis.defineCommand('kvRead', { numberOfKeys: 2, lua: READ });
     this.redis = redis as Redis & KvScripts;
   }
@@ -81,19 +112,18 @@ export class RedisKvStore implements KvStore {
     return found;
   }
 
-  async writeKv(userId: Snowflake, change: KvChange, maxKeys: number): Promise<KvState | KvLimitRefusal> {
-    const sets = [...change.set].flat();
-    const reply = await this.redis.kvWrite(
+  async writeKv(userId: Snowflake, change: KvChange, limits: KvLimits): Promise<KvWritten | KvLimitRefusal> {
+    const argv: (string | number)[] = [limits.maxKeys, limits.maxBytes, change.set.size];
+    for (const [key, value] of change.set) argv.push(key, value);
+    for (const key of change.delete) argv.push(key);
+    const [outcome, figure, ...fields] = await this.redis.kvWrite(
       this.keys.kv(userId),
       this.keys.kvRevision(userId),
-      maxKeys,
-      change.set.size,
-      ...sets,
-      ...change.delete,
+      this.keys.kvBytes(userId),
+      argv,
     );
-    const [first, ...fields] = reply;
-    if (Number(first) === -1) return { refused: 'limit', wouldHave: Number(fields[0]) };
-    return { kv: sorted(pairs(fields)), revision: Number(first) };
+    if (outcome === 'keys' || outcome === 'bytes') return { refused: outcome, wouldHave: Number(figure) };
+    return { revision: Number(figure), kv: outcome === 'same' ? null : sorted(pairs(fields)) };
   }
 }
 

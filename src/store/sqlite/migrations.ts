@@ -70,6 +70,13 @@ export const MIGRATIONS: readonly string[] = [
      SELECT user_id, track_key, play_count, last_played, track FROM play_counts_clustered;
    DROP TABLE play_counts_clustered;
    CREATE INDEX play_counts_ranked ON play_counts (user_id, play_count DESC, last_played DESC)`,
+  // Each user's KV size (UTF-8 bytes of keys and values) beside the revision, so a write is checked
+  // against the cap without reading the user's map; existing users' totals are counted once here.
+  `ALTER TABLE kv_revisions ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+   INSERT INTO kv_revisions (user_id, revision, bytes)
+     SELECT user_id, 0, sum(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))) FROM kv
+     WHERE true GROUP BY user_id
+     ON CONFLICT (user_id) DO UPDATE SET bytes = excluded.bytes`,
 ];
 
 /** Brings the database to the newest schema, each step in its own transaction. */
