@@ -13,7 +13,7 @@ import { ApiError, answerClientError, installErrorHandling, sendError } from './
 import { FastReads, type RequestHandler } from './fast-read.js';
 import { registerOpenApi } from './openapi.js';
 import type { PageExample } from './page/render.js';
-import { limitRoutes, type RateLimitSettings, readLimiterOf } from './rate-limits.js';
+import { limitReads, type RateLimitSettings, readLimiterOf, writeBudgetsOf } from './rate-limits.js';
 import { avatarRoutes } from './routes/avatar.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { discordInviteRoutes } from './routes/discord-invite.js';
@@ -141,7 +141,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const limits = options.rateLimits ?? { read: 0, write: 0 };
   // Two scopes, two budgets: every read route shares the per-IP one, the KV routes the per-key one.
   await app.register(async (reads) => {
-    await limitRoutes(reads, 'read', limits);
+    await limitReads(reads, limits);
     if (limits.read > 0) fastReads.limitWith(readLimiterOf(reads));
     if (options.serveApi !== false) {
       await reads.register(userRoutes(options));
@@ -167,8 +167,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   });
   if (options.serveApi !== false) {
     await app.register(async (writes) => {
-      await limitRoutes(writes, 'write', limits);
-      await writes.register(kvRoutes(options));
+      const budgets = await writeBudgetsOf(writes, limits);
+      await writes.register(kvRoutes({ keys: options.keys, kv: options.kv, budgets }));
     });
   }
   return app;

@@ -2,12 +2,14 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { generateApiKey } from '../../src/keys/api-key.js';
 import { insertApiKey } from '../support/api-key.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 
 const hasRedis = await redisAvailable('rate limits across API nodes');
 const USER = '80351110224678912';
+const OTHER = '80351110224678913';
 const GUILD = '300000000000000001';
 
 let harness: Harness | undefined;
@@ -99,6 +101,35 @@ describe('rate limits', () => {
     expect(response.status).toBe(204);
     // Reads are not writes: unlimited here, and not counted against the key.
     expect((await fetch(`${h.base}/v1/users/${USER}`)).status).toBe(200);
+  });
+
+  it('writes refused for their id or key count against the client: random keys are refused 429, a live key still writes', async () => {
+    const h = await start({ RATE_LIMIT_WRITE: '3', RATE_LIMIT_READ: '0' });
+    const key = await insertApiKey(h.app.store, USER);
+    const put = (authorization?: string, id = USER) =>
+      fetch(`${h.base}/v1/users/${id}/kv/note`, {
+        method: 'PUT',
+        headers: authorization === undefined ? {} : { authorization },
+        body: 'flood',
+      });
+    // 401 (a key nobody holds), 400 (not a user id), 403 (another user's id): each counts.
+    expect([
+      (await put(generateApiKey())).status,
+      (await put(key, 'not-an-id')).status,
+      (await put(key, OTHER)).status,
+    ]).toEqual([401, 400, 403]);
+    for (const refused of [
+      await put(generateApiKey()),
+      await put('guess'),
+      await put(),
+      await put(key, OTHER),
+    ]) {
+      await expectLimited(refused, 3);
+    }
+    expect((await h.app.store.kv.getKv(USER)).kv).toEqual({});
+
+    expect((await put(key)).status).toBe(204);
+    expect((await h.app.store.kv.getKv(USER)).kv).toEqual({ note: 'flood' });
   });
 
   it('0 switches a limit off', async () => {
