@@ -18,6 +18,8 @@ import { HistoryRecorder } from './history/recorder.js';
 import { buildHttpServer } from './http/server.js';
 import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
+import { clientAddressOf } from './net/client-address.js';
+import { trustFunction } from './net/trust-proxy.js';
 import { Metrics } from './ops/metrics.js';
 import { gatewayCheck, type ReadinessCheck, replicaCheck, storeCheck } from './ops/readiness.js';
 import './ops/tick-shape.js';
@@ -183,6 +185,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       if (failed) throw failed.reason;
     });
 
+    const trustProxy = trustFunction(config.trustProxy);
     const http = await buildHttpServer({
       view,
       keys,
@@ -199,6 +202,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         requestMs: config.httpRequestTimeoutMs,
         keepAliveMs: config.httpKeepAliveTimeoutMs,
       },
+      trustProxy,
       rateLimits: {
         read: config.rateLimitRead,
         write: config.rateLimitWrite,
@@ -216,6 +220,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             source: view,
             logger,
             socketsPerIp: config.socketsPerIp,
+            clientAddress: clientAddressOf(trustProxy),
             maxIdsPerSocket: config.subscriptionsPerSocket,
             metrics,
             ...options.socket,

@@ -1,4 +1,5 @@
 import { DEFAULT_HTTP_TIMEOUTS } from './http/timeouts.js';
+import { parseTrustProxy, type TrustProxy } from './net/trust-proxy.js';
 import {
   DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
   DEFAULT_YOUTUBE_MUSIC_NAMES,
@@ -35,6 +36,8 @@ export interface Config {
   rateLimitRead: number;
   rateLimitWrite: number;
   socketsPerIp: number;
+  /** Whose `X-Forwarded-For` is believed; null: the client is the TCP peer. */
+  trustProxy: TrustProxy;
   /** Ids one socket may subscribe to (subscribe_to_all counts none). */
   subscriptionsPerSocket: number;
   /** Slow clients: how long a request's headers, and the whole request, may take to arrive. */
@@ -197,6 +200,16 @@ export function loadConfig(env: Env): Config {
     );
   }
 
+  const trustProxyValue = read('TRUST_PROXY');
+  let trustProxy: TrustProxy = null;
+  if (trustProxyValue !== undefined) {
+    try {
+      trustProxy = parseTrustProxy(trustProxyValue);
+    } catch (error) {
+      throw new ConfigError('TRUST_PROXY', (error as Error).message, trustProxyValue);
+    }
+  }
+
   const metricsToken = read('METRICS_TOKEN') ?? null;
   if (metricsToken !== null && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
     throw new ConfigError(
@@ -257,6 +270,7 @@ export function loadConfig(env: Env): Config {
     rateLimitRead: integer('RATE_LIMIT_READ', 1200, 0, 1_000_000),
     rateLimitWrite: integer('RATE_LIMIT_WRITE', 120, 0, 1_000_000),
     socketsPerIp: integer('SOCKETS_PER_IP', 100, 0, 1_000_000),
+    trustProxy,
     subscriptionsPerSocket: integer('SUBSCRIPTIONS_PER_SOCKET', 1000, 1, 1_000_000),
     httpHeadersTimeoutMs,
     httpRequestTimeoutMs,

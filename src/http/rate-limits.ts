@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { clientKey } from '../net/client-address.js';
 import type { Snowflake } from '../presence/model.js';
 import { ApiError } from './errors.js';
 import type { ReadLimiter } from './fast-read.js';
@@ -45,11 +46,11 @@ async function registerCounters(
   });
 }
 
-/** Puts one read budget per client IP on every route registered in `scope` afterwards. */
+/** Puts one read budget per client (see clientKey) on every route registered in `scope` afterwards. */
 export async function limitReads(scope: FastifyInstance, settings: RateLimitSettings): Promise<void> {
   if (settings.read === 0) return;
   await registerCounters(scope, 'read', settings, {
-    keyGenerator: (request) => request.ip,
+    keyGenerator: (request) => clientKey(request.ip),
     onExceeded: () => settings.onLimited?.('read'),
     errorResponseBuilder: (_request, context) =>
       new ApiError('rate_limited', `more than ${context.max} reads a minute; retry in ${context.after}`),
@@ -119,6 +120,6 @@ export async function writeBudgetsOf(
   return {
     chargeOwner: (reply, owner) => charge(reply, `user:${owner}`, 'KV writes'),
     chargeClient: (request, reply) =>
-      charge(reply, `ip:${request.ip}`, 'KV writes without a valid API key from this address'),
+      charge(reply, `ip:${clientKey(request.ip)}`, 'KV writes without a valid API key from this address'),
   };
 }

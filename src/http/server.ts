@@ -4,6 +4,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from 'pino';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
+import { clientAddressOf } from '../net/client-address.js';
+import type { TrustFunction } from '../net/trust-proxy.js';
 import { countRequests } from '../ops/http-metrics.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
@@ -37,6 +39,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Requests per minute; absent: no limits (tests of other things). */
   rateLimits?: RateLimitSettings;
+  /** Whose `X-Forwarded-For` is believed (`TRUST_PROXY`); absent or null: the client is the TCP peer. */
+  trustProxy?: TrustFunction | null;
   /** false on an ingest node: it answers about itself (version), not about presences. Default true. */
   serveApi?: boolean;
   /** `DISCORD_CDN_URL`, where cards fetch avatars and emoji; Discord's own CDN unless told. */
@@ -73,13 +77,20 @@ function withFastReads(fastReads: FastReads, fastify: RequestHandler): RequestHa
 }
 
 export async function buildHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
-  const fastReads = new FastReads(options.view, options.ops?.metrics);
+  const trust = options.trustProxy ?? null;
+  const clientAddress = clientAddressOf(trust);
+  const fastReads = new FastReads(options.view, clientAddress, options.ops?.metrics);
   const app: FastifyInstance = Fastify({
     serverFactory: (handler) => {
       const serve = options.serveApi === false ? handler : withFastReads(fastReads, handler);
       return createServer(serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS), serve);
     },
+    // request.ip: the same client address as the fast path, the limits and the socket gateway see.
+    trustProxy: trust ?? false,
     loggerInstance: options.logger as FastifyBaseLogger,
+    // Every line about a request says whom it came from.
+    childLoggerFactory: (logger, bindings, childOptions, request) =>
+      logger.child({ ...bindings, clientAddress: clientAddress(request) }, childOptions),
     // A line per request would cost more than the request at the read rates this service sees.
     logController: new LogController({ disableRequestLogging: true }),
     // Requests the HTTP parser refuses, before any route: answered in the envelope too.

@@ -132,6 +132,19 @@ describe('rate limits', () => {
     expect((await h.app.store.kv.getKv(USER)).kv).toEqual({ note: 'flood' });
   });
 
+  it('behind a trusted proxy, clients with different X-Forwarded-For have a write budget each', async () => {
+    const h = await start({ RATE_LIMIT_WRITE: '2', RATE_LIMIT_READ: '0', TRUST_PROXY: '127.0.0.1' });
+    const put = (client: string) =>
+      fetch(`${h.base}/v1/users/@me/kv/note`, {
+        method: 'PUT',
+        headers: { authorization: generateApiKey(), 'x-forwarded-for': client },
+        body: 'x',
+      });
+    expect([(await put('198.51.100.1')).status, (await put('198.51.100.1')).status]).toEqual([401, 401]);
+    await expectLimited(await put('198.51.100.1'), 2);
+    expect((await put('198.51.100.2')).status).toBe(401);
+  });
+
   it('0 switches a limit off', async () => {
     const h = await start({ RATE_LIMIT_READ: '0' });
     for (let i = 0; i < 30; i++) expect((await fetch(`${h.base}/v1/version`)).status).toBe(200);
