@@ -203,6 +203,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         keepAliveMs: config.httpKeepAliveTimeoutMs,
       },
       trustProxy,
+      connectionsPerIp: config.connectionsPerIp,
       rateLimits: {
         read: config.rateLimitRead,
         write: config.rateLimitWrite,

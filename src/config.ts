@@ -1,3 +1,4 @@
+import { DEFAULT_CONNECTIONS_PER_IP } from './http/connection-cap.js';
 import { DEFAULT_HTTP_TIMEOUTS } from './http/timeouts.js';
 import { parseTrustProxy, type TrustProxy } from './net/trust-proxy.js';
 import {
@@ -38,6 +39,8 @@ export interface Config {
   socketsPerIp: number;
   /** Whose `X-Forwarded-For` is believed; null: the client is the TCP peer. */
   trustProxy: TrustProxy;
+  /** Concurrent HTTP connections per client (trusted proxies aside); 0 switches the cap off. */
+  connectionsPerIp: number;
   /** Ids one socket may subscribe to (subscribe_to_all counts none). */
   subscriptionsPerSocket: number;
   /** Slow clients: how long a request's headers, and the whole request, may take to arrive. */
@@ -271,6 +274,7 @@ export function loadConfig(env: Env): Config {
     rateLimitWrite: integer('RATE_LIMIT_WRITE', 120, 0, 1_000_000),
     socketsPerIp: integer('SOCKETS_PER_IP', 100, 0, 1_000_000),
     trustProxy,
+    connectionsPerIp: integer('CONNECTIONS_PER_IP', DEFAULT_CONNECTIONS_PER_IP, 0, 1_000_000),
     subscriptionsPerSocket: integer('SUBSCRIPTIONS_PER_SOCKET', 1000, 1, 1_000_000),
     httpHeadersTimeoutMs,
     httpRequestTimeoutMs,

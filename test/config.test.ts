@@ -129,6 +129,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^TRUST_PROXY: /);
   });
 
+  it('reads CONNECTIONS_PER_IP: 256 unless told, 0 switches the cap off', () => {
+    expect(loadConfig({}).connectionsPerIp).toBe(256);
+    expect(loadConfig({ CONNECTIONS_PER_IP: '0' }).connectionsPerIp).toBe(0);
+    expect(loadConfig({ CONNECTIONS_PER_IP: '32' }).connectionsPerIp).toBe(32);
+    expect(() => loadConfig({ CONNECTIONS_PER_IP: '-1' })).toThrow(/^CONNECTIONS_PER_IP: /);
+    expect(() => loadConfig({ CONNECTIONS_PER_IP: 'many' })).toThrow(ConfigError);
+  });
+
   it('reads the slow-client timeouts and the bot cooldown, with their defaults', () => {
     expect(loadConfig({})).toMatchObject({
       httpHeadersTimeoutMs: 10_000,

@@ -11,6 +11,7 @@ import type { Metrics } from '../ops/metrics.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { HistoryStore } from '../store/ports.js';
+import { capConnections } from './connection-cap.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
 import { registerOpenApi } from './openapi.js';
@@ -41,6 +42,8 @@ export interface HttpServerOptions {
   rateLimits?: RateLimitSettings;
   /** Whose `X-Forwarded-For` is believed (`TRUST_PROXY`); absent or null: the client is the TCP peer. */
   trustProxy?: TrustFunction | null;
+  /** Concurrent connections per client (`CONNECTIONS_PER_IP`); absent or 0: no cap. */
+  connectionsPerIp?: number;
   /** false on an ingest node: it answers about itself (version), not about presences. Default true. */
   serveApi?: boolean;
   /** `DISCORD_CDN_URL`, where cards fetch avatars and emoji; Discord's own CDN unless told. */
@@ -83,7 +86,13 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const app: FastifyInstance = Fastify({
     serverFactory: (handler) => {
       const serve = options.serveApi === false ? handler : withFastReads(fastReads, handler);
-      return createServer(serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS), serve);
+      const server = createServer(serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS), serve);
+      capConnections(server, {
+        perClient: options.connectionsPerIp ?? 0,
+        isTrustedProxy: (address) => trust?.(address, 0) ?? false,
+        onRefused: () => options.ops?.metrics.rateLimited('connections_per_ip'),
+      });
+      return server;
     },
     // request.ip: the same client address as the fast path, the limits and the socket gateway see.
     trustProxy: trust ?? false,

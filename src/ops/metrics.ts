@@ -5,8 +5,8 @@ import type { PresenceChange } from '../presence/registry.js';
 /** Where a subscribed socket's presences come from: one id, a list, or everyone (Lanyard's op 2). */
 export type SubscriptionKind = 'id' | 'ids' | 'all';
 export type StoreBackend = 'sqlite' | 'redis';
-/** Which budget refused: per-IP reads, per-key KV writes, sockets per IP, a user's bot commands. */
-export type RateLimit = 'read' | 'write' | 'sockets_per_ip' | 'bot_commands';
+/** Which budget refused: per-IP reads, KV writes, sockets per IP, connections per IP, a user's bot commands. */
+export type RateLimit = 'read' | 'write' | 'sockets_per_ip' | 'connections_per_ip' | 'bot_commands';
 /** `new`: READY after IDENTIFY (the first session included); `resumed`: RESUMED, nothing lost. */
 export type GatewaySessionKind = 'new' | 'resumed';
 
@@ -189,7 +189,7 @@ export class Metrics {
     });
     this.rateLimits = new Counter({
       name: 'presently_rate_limited_total',
-      help: 'Requests refused by a rate limit: read, write, sockets_per_ip or bot_commands.',
+      help: 'Requests refused by a rate limit: read, write, sockets_per_ip, connections_per_ip or bot_commands.',
       labelNames: ['limit'],
       registers,
     });
