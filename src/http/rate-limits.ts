@@ -105,7 +105,8 @@ export async function writeBudgetsOf(
     keyGenerator: (request) => (request as unknown as { budget: string }).budget,
   });
   const limit = scope.createRateLimit();
-  const charge = async (reply: FastifyReply, budget: string, what: string): Promise<void> => {
+  /** `whose`: how the refusal names the budget, after "more than N KV writes a minute". */
+  const charge = async (reply: FastifyReply, budget: string, whose: string): Promise<void> => {
     const state = await limit({ budget, routeOptions: { config: {} } } as unknown as FastifyRequest);
     if (state.isAllowed) return;
     reply.header('ratelimit-limit', state.max).header('ratelimit-reset', state.ttlInSeconds);
@@ -115,11 +116,15 @@ export async function writeBudgetsOf(
     }
     settings.onLimited?.('write');
     reply.header('ratelimit-remaining', 0).header('retry-after', state.ttlInSeconds);
-    throw new ApiError('rate_limited', `more than ${max} ${what} a minute; retry in ${state.ttlInSeconds} s`);
+    const seconds = state.ttlInSeconds;
+    throw new ApiError(
+      'rate_limited',
+      `more than ${max} KV writes a minute${whose}; retry in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}`,
+    );
   };
   return {
-    chargeOwner: (reply, owner) => charge(reply, `user:${owner}`, 'KV writes'),
+    chargeOwner: (reply, owner) => charge(reply, `user:${owner}`, ''),
     chargeClient: (request, reply) =>
-      charge(reply, `ip:${clientKey(request.ip)}`, 'KV writes without a valid API key from this address'),
+      charge(reply, `ip:${clientKey(request.ip)}`, ' without a valid API key from this address'),
   };
 }
