@@ -20,6 +20,8 @@ import { HistoryRecorder } from './history/recorder.js';
 import { buildHttpServer } from './http/server.js';
 import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
+import { clientAddressOf } from './net/client-address.js';
+import { trustFunction } from './net/trust-proxy.js';
 import { Metrics } from './ops/metrics.js';
 import { gatewayCheck, type ReadinessCheck, replicaCheck, storeCheck } from './ops/readiness.js';
 import './ops/tick-shape.js';
@@ -192,6 +194,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       if (failed) throw failed.reason;
     });
 
+    const trustProxy = trustFunction(config.trustProxy);
     const http = await buildHttpServer({
       view,
       keys,
@@ -209,6 +212,8 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         requestMs: config.httpRequestTimeoutMs,
         keepAliveMs: config.httpKeepAliveTimeoutMs,
       },
+      trustProxy,
+      connectionsPerIp: config.connectionsPerIp,
       rateLimits: {
         read: config.rateLimitRead,
         write: config.rateLimitWrite,
@@ -227,6 +232,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             logger,
             socketsPerIp: config.socketsPerIp,
             maxSockets: config.maxSockets,
+            clientAddress: clientAddressOf(trustProxy),
             maxIdsPerSocket: config.subscriptionsPerSocket,
             commandsPerMinute: config.socketCommandsPerMinute,
             subscribeToAll: config.subscribeToAll,

@@ -1,5 +1,7 @@
+import { DEFAULT_CONNECTIONS_PER_IP } from './http/connection-cap.js';
 import { DEFAULT_HTTP_TIMEOUTS } from './http/timeouts.js';
 import { DEFAULT_KV_MAX_BYTES, KV_MAX_BYTES_MAX, KV_MAX_BYTES_MIN } from './kv/rules.js';
+import { parseTrustProxy, type TrustProxy } from './net/trust-proxy.js';
 import {
   DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
   DEFAULT_YOUTUBE_MUSIC_NAMES,
@@ -38,6 +40,10 @@ export interface Config {
   socketsPerIp: number;
   /** Sockets one process holds at most; 0: no cap. */
   maxSockets: number;
+  /** Whose `X-Forwarded-For` is believed; null: the client is the TCP peer. */
+  trustProxy: TrustProxy;
+  /** Concurrent HTTP connections per client (trusted proxies aside); 0 switches the cap off. */
+  connectionsPerIp: number;
   /** Ids one socket may subscribe to (subscribe_to_all counts none). */
   subscriptionsPerSocket: number;
   /** Op 2 / op 4 frames per socket per minute, after a burst; 0: no limit. */
@@ -214,6 +220,16 @@ export function loadConfig(env: Env): Config {
     );
   }
 
+  const trustProxyValue = read('TRUST_PROXY');
+  let trustProxy: TrustProxy = null;
+  if (trustProxyValue !== undefined) {
+    try {
+      trustProxy = parseTrustProxy(trustProxyValue);
+    } catch (error) {
+      throw new ConfigError('TRUST_PROXY', (error as Error).message, trustProxyValue);
+    }
+  }
+
   const metricsToken = read('METRICS_TOKEN') ?? null;
   if (metricsToken !== null && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
     throw new ConfigError(
@@ -275,6 +291,8 @@ export function loadConfig(env: Env): Config {
     rateLimitWrite: integer('RATE_LIMIT_WRITE', 120, 0, 1_000_000),
     socketsPerIp: integer('SOCKETS_PER_IP', 100, 0, 1_000_000),
     maxSockets: integer('MAX_SOCKETS', 50_000, 0, 10_000_000),
+    trustProxy,
+    connectionsPerIp: integer('CONNECTIONS_PER_IP', DEFAULT_CONNECTIONS_PER_IP, 0, 1_000_000),
     subscriptionsPerSocket: integer('SUBSCRIPTIONS_PER_SOCKET', 1000, 1, 1_000_000),
     socketCommandsPerMinute: integer('SOCKET_COMMANDS_PER_MINUTE', 60, 0, 1_000_000),
     subscribeToAll: flag('SUBSCRIBE_TO_ALL', true),

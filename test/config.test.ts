@@ -111,6 +111,35 @@ describe('loadConfig', () => {
     expect(message).not.toContain('\n');
   });
 
+  it('reads TRUST_PROXY: unset, a hop count, or addresses, CIDRs and named ranges', () => {
+    expect(loadConfig({}).trustProxy).toBeNull();
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toEqual({ hops: 1 });
+    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.1, 192.168.0.0/16,fd00::/8 , loopback' }).trustProxy).toEqual({
+      addresses: ['10.0.0.1', '192.168.0.0/16', 'fd00::/8', 'loopback'],
+    });
+  });
+
+  it.each([
+    ['0', /a hop count must be from 1 to 16/],
+    ['17', /a hop count must be from 1 to 16/],
+    ['true', /invalid IP address: true/],
+    ['10.0.0.0/33', /invalid range on address: 10\.0\.0\.0\/33/],
+    ['10.0.0.1,,10.0.0.2', /must be a hop count or a comma-separated list/],
+    ['1,10.0.0.1', /invalid IP address: 1/],
+  ])('refuses TRUST_PROXY=%s, saying why', (value, why) => {
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(why);
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^TRUST_PROXY: /);
+  });
+
+  it('reads CONNECTIONS_PER_IP: 256 unless told, 0 switches the cap off', () => {
+    expect(loadConfig({}).connectionsPerIp).toBe(256);
+    expect(loadConfig({ CONNECTIONS_PER_IP: '0' }).connectionsPerIp).toBe(0);
+    expect(loadConfig({ CONNECTIONS_PER_IP: '32' }).connectionsPerIp).toBe(32);
+    expect(() => loadConfig({ CONNECTIONS_PER_IP: '-1' })).toThrow(/^CONNECTIONS_PER_IP: /);
+    expect(() => loadConfig({ CONNECTIONS_PER_IP: 'many' })).toThrow(ConfigError);
+  });
+
   it('reads the slow-client timeouts and the bot cooldown, with their defaults', () => {
     expect(loadConfig({})).toMatchObject({
       httpHeadersTimeoutMs: 10_000,

@@ -33,6 +33,7 @@ const app = await startApp(
     HOST: '127.0.0.1',
     PORT: '0',
     SOCKETS_PER_IP: '0',
+    CONNECTIONS_PER_IP: '0',
     RATE_LIMIT_READ: '0',
     RATE_LIMIT_WRITE: '0',
   }),

@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   invalid_query: 400,
   rate_limited: 429,
+  /** A new connection from a client that has as many open as `CONNECTIONS_PER_IP` allows. */
+  too_many_connections: 503,
   /** `/metrics` with METRICS_TOKEN set, without that token. */
   invalid_metrics_token: 401,
   /** `/v1/ready` while the node cannot serve what it is for; the message names the failed checks. */
@@ -137,17 +139,25 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'the request did not arrive in time']
         : [400, 'the request is not valid HTTP'];
-  const body = JSON.stringify({ success: false, error: { code: 'bad_request', message } });
   if (socket.writable && !answered(socket as InternalSocket)) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Access-Control-Allow-Origin: *\r\n' +
-        SECURITY_HEADER_LINES +
-        'Connection: close\r\n\r\n' +
-        body,
-    );
+    socket.write(rawErrorAnswer(status, 'bad_request', message));
   }
   socket.destroy(error);
+}
+
+/**
+ * A whole HTTP answer in the envelope, for a connection no framework answers (node:http refused the
+ * request, or it is refused before one is read); the connection closes after it.
+ */
+export function rawErrorAnswer(status: number, code: ErrorCode, message: string): string {
+  const body = JSON.stringify({ success: false, error: { code, message } });
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    'Access-Control-Allow-Origin: *\r\n' +
+    SECURITY_HEADER_LINES +
+    'Connection: close\r\n\r\n' +
+    body
+  );
 }

@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ClientAddressOf } from '../net/client-address.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
-/** A per-IP read budget, counted in the same store as Fastify's read routes (see rate-limits.ts). */
-export type ReadLimiter = (ip: string) => Promise<ReadBudget>;
+/** A client's read budget, counted in the same store as Fastify's read routes (see rate-limits.ts). */
+export type ReadLimiter = (clientAddress: string) => Promise<ReadBudget>;
 
 export interface ReadBudget {
   exceeded: boolean;
@@ -53,6 +54,7 @@ export class FastReads {
 
   constructor(
     private readonly view: PresenceView,
+    private readonly clientAddress: ClientAddressOf,
     private readonly metrics?: Metrics,
   ) {}
 
@@ -77,7 +79,7 @@ export class FastReads {
     if (id === null || snapshot === undefined) return false;
     const limiter = this.limiter;
     if (limiter === null) return this.answer(snapshot, response, null);
-    limiter(request.socket.remoteAddress ?? '').then(
+    limiter(this.clientAddress(request)).then(
       (budget) => {
         // Looked up again: a user can stop being monitored while the limiter was asked.
         const current = budget.exceeded ? undefined : this.lookup(id);

@@ -118,7 +118,7 @@ const errorTable = (Object.keys(ERROR_STATUS) as ErrorCode[])
 
 const DESCRIPTION = `Live Discord presence — status, custom status, activities, Spotify and YouTube Music — with history, stats, an SVG card and a per-user key/value store. Lanyard-compatible: Lanyard clients work with only the host changed.
 
-Every answer but the card (SVG) and the docs page is JSON: \`{"success": true, "data": …}\` or \`{"success": false, "error": {"code": "…", "message": "…"}}\`. CORS is open. Reads (every GET) share one budget per client IP, KV writes one per API key; a limited answer carries \`RateLimit-*\` headers, a refused one is \`429 rate_limited\` with \`Retry-After\`.
+Every answer but the card (SVG) and the docs page is JSON: \`{"success": true, "data": …}\` or \`{"success": false, "error": {"code": "…", "message": "…"}}\`. CORS is open. Reads (every GET) share one budget per client IP (an IPv6 client is its /64), KV writes one per API key, and KV writes refused for their key or id count against the client IP's write budget; a limited answer carries \`RateLimit-*\` headers, a refused one is \`429 rate_limited\` with \`Retry-After\`.
 
 | status | code | when |
 |---|---|---|

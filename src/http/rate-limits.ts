@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { presentedKey } from './auth.js';
+import { clientKey } from '../net/client-address.js';
+import type { Snowflake } from '../presence/model.js';
 import { ApiError } from './errors.js';
 import type { ReadLimiter } from './fast-read.js';
 
@@ -10,9 +10,9 @@ import type { ReadLimiter } from './fast-read.js';
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 export interface RateLimitSettings {
-  /** Reads per window per client IP; 0: no limit. */
+  /** Reads per window per client; 0: no limit. */
   read: number;
-  /** KV writes per window per API key; 0: no limit. */
+  /** KV writes per window per key owner, and refused ones per client; 0: no limit. */
   write: number;
   /** Scale-out: counters in Redis, so a limit holds across every API node. */
   redis?: { client: Redis; prefix: string };
@@ -22,38 +22,43 @@ export interface RateLimitSettings {
 
 export type LimitKind = 'read' | 'write';
 
+type CounterOptions = Omit<Parameters<typeof rateLimit>[1], 'max'>;
+
 /**
- * Puts one budget on every route registered in `scope` afterwards: per client IP for reads, per API key
- * for writes (a request without a key counts against its IP). A counter that cannot be reached (Redis
- * away) lets the request through: the limit protects the service, it must not take it down.
+ * The plugin's counters for `kind` in `scope`, in memory or Redis. A counter that cannot be reached
+ * (Redis away) lets the request through: the limit protects the service, it must not take it down.
  */
-export async function limitRoutes(
+async function registerCounters(
   scope: FastifyInstance,
   kind: LimitKind,
   settings: RateLimitSettings,
+  options: CounterOptions,
 ): Promise<void> {
-  const max = settings[kind];
-  if (max === 0) return;
   await scope.register(rateLimit, {
-    max,
+    max: settings[kind],
     timeWindow: RATE_LIMIT_WINDOW_MS,
     enableDraftSpec: true,
     skipOnError: true,
-    keyGenerator: kind === 'read' ? (request) => request.ip : writerOf,
-    onExceeded: () => settings.onLimited?.(kind),
     ...(settings.redis
       ? { redis: settings.redis.client, nameSpace: `${settings.redis.prefix}rate-limit:${kind}:` }
       : {}),
+    ...options,
+  });
+}
+
+/** Puts one read budget per client (see clientKey) on every route registered in `scope` afterwards. */
+export async function limitReads(scope: FastifyInstance, settings: RateLimitSettings): Promise<void> {
+  if (settings.read === 0) return;
+  await registerCounters(scope, 'read', settings, {
+    keyGenerator: (request) => clientKey(request.ip),
+    onExceeded: () => settings.onLimited?.('read'),
     errorResponseBuilder: (_request, context) =>
-      new ApiError(
-        'rate_limited',
-        `more than ${context.max} ${kind === 'read' ? 'reads' : 'KV writes'} a minute; retry in ${context.after}`,
-      ),
+      new ApiError('rate_limited', `more than ${context.max} reads a minute; retry in ${context.after}`),
   });
 }
 
 /**
- * The read budget of `scope` (after `limitRoutes(scope, 'read', …)`) for requests answered outside Fastify
+ * The read budget of `scope` (after `limitReads(scope, …)`) for requests answered outside Fastify
  * (fast-read.ts): the same counters, so a client's reads count once wherever they are answered.
  */
 export function readLimiterOf(scope: FastifyInstance): ReadLimiter {
@@ -77,8 +82,49 @@ export function readLimiterOf(scope: FastifyInstance): ReadLimiter {
   };
 }
 
-/** The key's hash, never the key: counters live in memory or Redis, where a key must not. */
-function writerOf(request: FastifyRequest): string {
-  const key = presentedKey(request);
-  return key === undefined ? `ip:${request.ip}` : createHash('sha256').update(key).digest('base64url');
+/**
+ * Who pays for a KV write, charged by the KV routes once they know: a write with a live key that may act
+ * on its id counts against the key's owner; a write refused for its id or key counts against its client,
+ * so random keys are no way around the limit. Over budget, each throws `429 rate_limited`.
+ */
+export interface WriteBudgets {
+  chargeOwner(reply: FastifyReply, owner: Snowflake): Promise<void>;
+  chargeClient(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+}
+
+/** The write budgets of `scope`; null when writes are not limited. */
+export async function writeBudgetsOf(
+  scope: FastifyInstance,
+  settings: RateLimitSettings,
+): Promise<WriteBudgets | null> {
+  const max = settings.write;
+  if (max === 0) return null;
+  await registerCounters(scope, 'write', settings, {
+    // No hook of the plugin's own: the routes charge when they know whom (see kv.ts).
+    global: false,
+    keyGenerator: (request) => (request as unknown as { budget: string }).budget,
+  });
+  const limit = scope.createRateLimit();
+  /** `whose`: how the refusal names the budget, after "more than N KV writes a minute". */
+  const charge = async (reply: FastifyReply, budget: string, whose: string): Promise<void> => {
+    const state = await limit({ budget, routeOptions: { config: {} } } as unknown as FastifyRequest);
+    if (state.isAllowed) return;
+    reply.header('ratelimit-limit', state.max).header('ratelimit-reset', state.ttlInSeconds);
+    if (!state.isExceeded) {
+      reply.header('ratelimit-remaining', state.remaining);
+      return;
+    }
+    settings.onLimited?.('write');
+    reply.header('ratelimit-remaining', 0).header('retry-after', state.ttlInSeconds);
+    const seconds = state.ttlInSeconds;
+    throw new ApiError(
+      'rate_limited',
+      `more than ${max} KV writes a minute${whose}; retry in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}`,
+    );
+  };
+  return {
+    chargeOwner: (reply, owner) => charge(reply, `user:${owner}`, ''),
+    chargeClient: (request, reply) =>
+      charge(reply, `ip:${clientKey(request.ip)}`, ' without a valid API key from this address'),
+  };
 }

@@ -5,16 +5,19 @@ import type { Logger } from 'pino';
 import type { RecentStatuses } from '../history/recent-status.js';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
+import { clientAddressOf } from '../net/client-address.js';
+import type { TrustFunction } from '../net/trust-proxy.js';
 import { countRequests } from '../ops/http-metrics.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { HistoryStore } from '../store/ports.js';
+import { capConnections } from './connection-cap.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
 import { registerOpenApi } from './openapi.js';
 import type { PageExample } from './page/render.js';
-import { limitRoutes, type RateLimitSettings, readLimiterOf } from './rate-limits.js';
+import { limitReads, type RateLimitSettings, readLimiterOf, writeBudgetsOf } from './rate-limits.js';
 import { avatarRoutes } from './routes/avatar.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { discordInviteRoutes } from './routes/discord-invite.js';
@@ -40,6 +43,10 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Requests per minute; absent: no limits (tests of other things). */
   rateLimits?: RateLimitSettings;
+  /** Whose `X-Forwarded-For` is believed (`TRUST_PROXY`); absent or null: the client is the TCP peer. */
+  trustProxy?: TrustFunction | null;
+  /** Concurrent connections per client (`CONNECTIONS_PER_IP`); absent or 0: no cap. */
+  connectionsPerIp?: number;
   /** false on an ingest node: it answers about itself (version), not about presences. Default true. */
   serveApi?: boolean;
   /** `DISCORD_CDN_URL`, where cards fetch avatars and emoji; Discord's own CDN unless told. */
@@ -76,13 +83,26 @@ function withFastReads(fastReads: FastReads, fastify: RequestHandler): RequestHa
 }
 
 export async function buildHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
-  const fastReads = new FastReads(options.view, options.ops?.metrics);
+  const trust = options.trustProxy ?? null;
+  const clientAddress = clientAddressOf(trust);
+  const fastReads = new FastReads(options.view, clientAddress, options.ops?.metrics);
   const app: FastifyInstance = Fastify({
     serverFactory: (handler) => {
       const serve = options.serveApi === false ? handler : withFastReads(fastReads, handler);
-      return createServer(serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS), serve);
+      const server = createServer(serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS), serve);
+      capConnections(server, {
+        perClient: options.connectionsPerIp ?? 0,
+        isTrustedProxy: (address) => trust?.(address, 0) ?? false,
+        onRefused: () => options.ops?.metrics.rateLimited('connections_per_ip'),
+      });
+      return server;
     },
+    // request.ip: the same client address as the fast path, the limits and the socket gateway see.
+    trustProxy: trust ?? false,
     loggerInstance: options.logger as FastifyBaseLogger,
+    // Every line about a request says whom it came from.
+    childLoggerFactory: (logger, bindings, childOptions, request) =>
+      logger.child({ ...bindings, clientAddress: clientAddress(request) }, childOptions),
     // A line per request would cost more than the request at the read rates this service sees.
     logController: new LogController({ disableRequestLogging: true }),
     // Requests the HTTP parser refuses, before any route: answered in the envelope too.
@@ -144,7 +164,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const limits = options.rateLimits ?? { read: 0, write: 0 };
   // Two scopes, two budgets: every read route shares the per-IP one, the KV routes the per-key one.
   await app.register(async (reads) => {
-    await limitRoutes(reads, 'read', limits);
+    await limitReads(reads, limits);
     if (limits.read > 0) fastReads.limitWith(readLimiterOf(reads));
     if (options.serveApi !== false) {
       await reads.register(userRoutes(options));
@@ -170,8 +190,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   });
   if (options.serveApi !== false) {
     await app.register(async (writes) => {
-      await limitRoutes(writes, 'write', limits);
-      await writes.register(kvRoutes(options));
+      const budgets = await writeBudgetsOf(writes, limits);
+      await writes.register(kvRoutes({ keys: options.keys, kv: options.kv, budgets }));
     });
   }
   return app;

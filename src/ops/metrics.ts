@@ -6,14 +6,15 @@ import type { PresenceChange } from '../presence/registry.js';
 export type SubscriptionKind = 'id' | 'ids' | 'all';
 export type StoreBackend = 'sqlite' | 'redis';
 /**
- * Which budget refused: per-IP reads, per-key KV writes, sockets per IP, sockets of the process, a
- * socket's commands, a user's bot commands.
+ * Which budget refused: per-IP reads, KV writes, sockets per IP, sockets of the process, connections per IP,
+ * a socket's commands, a user's bot commands.
  */
 export type RateLimit =
   | 'read'
   | 'write'
   | 'sockets_per_ip'
   | 'max_sockets'
+  | 'connections_per_ip'
   | 'socket_commands'
   | 'bot_commands';
 /** `new`: READY after IDENTIFY (the first session included); `resumed`: RESUMED, nothing lost. */
@@ -198,7 +199,7 @@ export class Metrics {
     });
     this.rateLimits = new Counter({
       name: 'presently_rate_limited_total',
-      help: 'Requests refused by a rate limit: read, write, sockets_per_ip or bot_commands.',
+      help: 'Requests refused by a rate limit: read, write, sockets_per_ip, connections_per_ip or bot_commands.',
       labelNames: ['limit'],
       registers,
     });

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { SECURITY_HEADER_LINES } from '../http/security-headers.js';
+import { type ClientAddressOf, clientKey } from '../net/client-address.js';
 import type { Metrics, SubscriptionKind } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceSource } from '../presence/registry.js';
@@ -42,6 +43,8 @@ export interface SocketGatewayOptions {
   socketsPerIp: number;
   /** Sockets this process holds at most; 0 switches the cap off. */
   maxSockets: number;
+  /** Where an upgrade comes from, as the HTTP routes see it (trusted proxies looked past). */
+  clientAddress: ClientAddressOf;
   /** Ids one socket may subscribe to. */
   maxIdsPerSocket: number;
   /** Op 2 and op 4 frames per socket per minute (after a burst); 0 switches the limit off. */
@@ -92,7 +95,10 @@ export class SocketGateway {
     try {
       this.upgrade(request, socket, head);
     } catch (error) {
-      this.options.logger.error({ err: error }, 'socket upgrade failed');
+      this.options.logger.error(
+        { err: error, clientAddress: this.options.clientAddress(request) },
+        'socket upgrade failed',
+      );
       if (!socket.destroyed) refuseUpgrade(socket, 500, 'internal_error', 'something went wrong on our side');
     }
   };
@@ -167,7 +173,7 @@ export class SocketGateway {
       return;
     }
     const query = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
-    const ip = request.socket.remoteAddress ?? 'unknown';
+    const ip = clientKey(this.options.clientAddress(request));
     const open = this.perIp.get(ip) ?? 0;
     if (this.options.socketsPerIp > 0 && open >= this.options.socketsPerIp) {
       this.options.metrics?.rateLimited('sockets_per_ip');

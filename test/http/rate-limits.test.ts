@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
+import { generateApiKey } from '../../src/keys/api-key.js';
 import { insertApiKey } from '../support/api-key.js';
 import { startApiNode } from '../support/api-node.js';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -7,6 +8,7 @@ import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../sup
 
 const hasRedis = await redisAvailable('rate limits across API nodes');
 const USER = '80351110224678912';
+const OTHER = '80351110224678913';
 const GUILD = '300000000000000001';
 
 let harness: Harness | undefined;
@@ -98,6 +100,48 @@ describe('rate limits', () => {
     expect(response.status).toBe(204);
     // Reads are not writes: unlimited here, and not counted against the key.
     expect((await fetch(`${h.base}/v1/users/${USER}`)).status).toBe(200);
+  });
+
+  it('writes refused for their id or key count against the client: random keys are refused 429, a live key still writes', async () => {
+    const h = await start({ RATE_LIMIT_WRITE: '3', RATE_LIMIT_READ: '0' });
+    const key = await insertApiKey(h.app.store, USER);
+    const put = (authorization?: string, id = USER) =>
+      fetch(`${h.base}/v1/users/${id}/kv/note`, {
+        method: 'PUT',
+        headers: authorization === undefined ? {} : { authorization },
+        body: 'flood',
+      });
+    // 401 (a key nobody holds), 400 (not a user id), 403 (another user's id): each counts.
+    expect([
+      (await put(generateApiKey())).status,
+      (await put(key, 'not-an-id')).status,
+      (await put(key, OTHER)).status,
+    ]).toEqual([401, 400, 403]);
+    for (const refused of [
+      await put(generateApiKey()),
+      await put('guess'),
+      await put(),
+      await put(key, OTHER),
+    ]) {
+      await expectLimited(refused, 3);
+    }
+    expect((await h.app.store.kv.getKv(USER)).kv).toEqual({});
+
+    expect((await put(key)).status).toBe(204);
+    expect((await h.app.store.kv.getKv(USER)).kv).toEqual({ note: 'flood' });
+  });
+
+  it('behind a trusted proxy, clients with different X-Forwarded-For have a write budget each', async () => {
+    const h = await start({ RATE_LIMIT_WRITE: '2', RATE_LIMIT_READ: '0', TRUST_PROXY: '127.0.0.1' });
+    const put = (client: string) =>
+      fetch(`${h.base}/v1/users/@me/kv/note`, {
+        method: 'PUT',
+        headers: { authorization: generateApiKey(), 'x-forwarded-for': client },
+        body: 'x',
+      });
+    expect([(await put('198.51.100.1')).status, (await put('198.51.100.1')).status]).toEqual([401, 401]);
+    await expectLimited(await put('198.51.100.1'), 2);
+    expect((await put('198.51.100.2')).status).toBe(401);
   });
 
   it('0 switches a limit off', async () => {

@@ -62,10 +62,10 @@ export class SocketClient {
     });
   }
 
-  /** Opens a socket and waits for the upgrade (not for Hello). */
-  static open(url: string): Promise<SocketClient> {
+  /** Opens a socket and waits for the upgrade (not for Hello); `headers` go with the upgrade request. */
+  static open(url: string, headers: Record<string, string> = {}): Promise<SocketClient> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url);
+      const ws = new WebSocket(url, { headers });
       const client = new SocketClient(ws);
       ws.once('open', () => resolve(client));
       ws.once('unexpected-response', (_request, response) => {
@@ -77,8 +77,12 @@ export class SocketClient {
   }
 
   /** Opens a socket and takes its Hello. */
-  static async connect(base: string, query = ''): Promise<SocketClient> {
-    const client = await SocketClient.open(socketUrl(base, query));
+  static async connect(
+    base: string,
+    query = '',
+    headers: Record<string, string> = {},
+  ): Promise<SocketClient> {
+    const client = await SocketClient.open(socketUrl(base, query), headers);
     const hello = await client.next();
     if (hello.op !== 1) throw new Error(`expected Hello first, got ${JSON.stringify(hello)}`);
     return client;
@@ -183,9 +187,9 @@ export interface RefusedUpgrade {
 }
 
 /** Opens a socket that the server must refuse: resolves with the HTTP answer the ws client saw. */
-export function refusedUpgrade(url: string): Promise<RefusedUpgrade> {
+export function refusedUpgrade(url: string, headers: Record<string, string> = {}): Promise<RefusedUpgrade> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
+    const ws = new WebSocket(url, { headers });
     ws.once('open', () => {
       ws.terminate();
       reject(new Error('the upgrade was accepted'));

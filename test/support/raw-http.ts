@@ -31,9 +31,12 @@ export class RawConnection {
     });
   }
 
-  static async open(base: string): Promise<RawConnection> {
+  /** `localAddress`: the loopback address to connect from (Linux answers on all of 127.0.0.0/8). */
+  static async open(base: string, localAddress?: string): Promise<RawConnection> {
     const url = new URL(base);
-    const connection = new RawConnection(connect(Number(url.port), url.hostname));
+    const connection = new RawConnection(
+      connect({ port: Number(url.port), host: url.hostname, ...(localAddress ? { localAddress } : {}) }),
+    );
     await connection.opened;
     return connection;
   }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyService } from '../../keys/service.js';
 import {
   DEFAULT_KV_MAX_BYTES,
@@ -13,6 +13,7 @@ import { SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
 import { authorizeUser, ME } from '../auth.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import { API_KEY_SECURITY, TAGS } from '../openapi.js';
+import type { WriteBudgets } from '../rate-limits.js';
 import { emptyResponse, errorResponses } from '../schemas/envelope.js';
 
 /** Body caps: a value is at most 30,000 characters (≤ 120 KB of UTF-8); a PATCH may carry many. */
@@ -91,18 +92,30 @@ declare module 'fastify' {
 export interface KvRouteDeps {
   keys: ApiKeyService;
   kv: KvService;
+  /** Null: writes are not limited. */
+  budgets: WriteBudgets | null;
 }
 
 /**
  * `PUT /v1/users/:id/kv/:key`, `PATCH /v1/users/:id/kv`, `DELETE /v1/users/:id/kv/:key`. The key is
- * checked when the request arrives, before its body is read: nobody without a key makes us parse a body.
+ * checked and the write charged to a budget when the request arrives, before its body is read: nobody
+ * without a key makes us parse a body, nor past their budget.
  */
 export const kvRoutes =
   (deps: KvRouteDeps): FastifyPluginAsync =>
   async (app) => {
     app.decorateRequest('kvUser', '');
-    app.addHook('onRequest', async (request: FastifyRequest) => {
-      request.kvUser = await authorizeUser(deps.keys, request, (request.params as { id: string }).id);
+    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      let owner: Snowflake;
+      try {
+        owner = await authorizeUser(deps.keys, request, (request.params as { id: string }).id);
+      } catch (error) {
+        // Refused for its id or key: charged to the client, whose budget spent answers 429 instead.
+        if (error instanceof ApiError) await deps.budgets?.chargeClient(request, reply);
+        throw error;
+      }
+      await deps.budgets?.chargeOwner(reply, owner);
+      request.kvUser = owner;
     });
 
     await app.register(putRoute(deps));

@@ -22,6 +22,8 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   unsupported_media_type: 'a PATCH body whose content type is neither JSON nor text',
   invalid_query: 'a query option outside its rule',
   rate_limited: 'over the rate limit; `Retry-After` says in how many seconds to try again',
+  too_many_connections:
+    'the client already has as many HTTP connections open as the server allows; the connection is closed unread',
   bad_request: 'malformed HTTP that fits no other code (a broken URL encoding, say)',
   internal_error: 'something unexpected went wrong on the server (never with details)',
   invalid_metrics_token:
@@ -36,8 +38,11 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
  */
 export const RESPONSE_DESCRIPTION = 'x-response-description';
 
-/** Any request can be malformed, limited, or meet a failure inside: every route may answer these. */
-const EVERY_ROUTE: ErrorCode[] = ['bad_request', 'rate_limited', 'internal_error'];
+/**
+ * Any request can be malformed, limited, come on a connection over the client's cap, or meet a failure
+ * inside: every route may answer these.
+ */
+const EVERY_ROUTE: ErrorCode[] = ['bad_request', 'rate_limited', 'too_many_connections', 'internal_error'];
 
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': { type: 'integer', description: 'requests allowed in the window' },

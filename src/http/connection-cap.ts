@@ -1,0 +1,96 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { clientKey } from '../net/client-address.js';
+import { ERROR_STATUS, rawErrorAnswer } from './errors.js';
+
+/** `CONNECTIONS_PER_IP` unless told. */
+export const DEFAULT_CONNECTIONS_PER_IP = 256;
+/**
+ * How long a refused connection is read (and dropped) after its answer, waiting for the client to close:
+ * closing on a request still arriving would reset the connection, and the client could lose the answer.
+ */
+export const REFUSED_LINGER_MS = 2_000;
+
+export interface ConnectionCapOptions {
+  /** Concurrent connections per client; 0: no cap. */
+  perClient: number;
+  /** Peers that carry many clients (trusted proxies): never capped; their clients are limited per request. */
+  isTrustedProxy(address: string): boolean;
+  /** Told of every connection refused. */
+  onRefused?(): void;
+}
+
+/**
+ * Caps the connections each TCP peer (an IPv6 peer being its /64) holds open on `server` at once. One past
+ * the cap is answered `503 too_many_connections` and closed before node:http sees it, so no request on it
+ * is parsed. A connection that becomes a WebSocket leaves the count: sockets have caps of their own.
+ */
+export function capConnections(server: Server, options: ConnectionCapOptions): void {
+  if (options.perClient === 0) return;
+  const refusal = Buffer.from(
+    rawErrorAnswer(
+      ERROR_STATUS.too_many_connections,
+      'too_many_connections',
+      `at most ${options.perClient} connections at once per client`,
+    ),
+  );
+  const open = new Map<string, number>();
+  const counted = new Map<Socket, string>();
+  const release = (socket: Socket): void => {
+    const key = counted.get(socket);
+    if (key === undefined) return;
+    counted.delete(socket);
+    const left = (open.get(key) ?? 1) - 1;
+    if (left > 0) open.set(key, left);
+    else open.delete(key);
+  };
+
+  // node:http takes a connection in through its 'connection' listener: a refused one never reaches it.
+  const accept = server.listeners('connection') as Array<(socket: Socket) => void>;
+  server.removeAllListeners('connection');
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress;
+    if (address !== undefined && !options.isTrustedProxy(address)) {
+      const key = clientKey(address);
+      const held = open.get(key) ?? 0;
+      if (held >= options.perClient) {
+        options.onRefused?.();
+        refuse(socket, refusal);
+        return;
+      }
+      open.set(key, held + 1);
+      counted.set(socket, key);
+      socket.once('close', () => release(socket));
+    }
+    for (const listener of accept) listener.call(server, socket);
+  });
+  leaveOnUpgrade(server, release);
+}
+
+/**
+ * Calls `release` with every connection handed to the server's 'upgrade' listeners, listening only while
+ * something else does: node:http gives a request with an Upgrade header to those listeners when there are
+ * any, and to the request handler otherwise (a node that serves no sockets answers it as any request).
+ */
+function leaveOnUpgrade(server: Server, release: (socket: Socket) => void): void {
+  const leave = (_request: IncomingMessage, socket: Duplex): void => release(socket as Socket);
+  server.on('newListener', (event: string | symbol, listener: unknown) => {
+    if (event === 'upgrade' && listener !== leave && server.listenerCount('upgrade') === 0) {
+      server.on('upgrade', leave);
+    }
+  });
+  server.on('removeListener', (event: string | symbol, listener: unknown) => {
+    if (event !== 'upgrade' || listener === leave) return;
+    if (server.listeners('upgrade').every((other) => other === leave)) server.off('upgrade', leave);
+  });
+}
+
+function refuse(socket: Socket, answer: Buffer): void {
+  // A client that resets or vanishes before reading its answer is nothing to report.
+  socket.on('error', () => socket.destroy());
+  socket.setTimeout(REFUSED_LINGER_MS, () => socket.destroy());
+  socket.once('end', () => socket.destroy());
+  socket.resume();
+  socket.end(answer);
+}

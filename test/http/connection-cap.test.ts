@@ -1,0 +1,141 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
+import { SocketClient, terminateAll } from '../socket/client.js';
+import { eventually } from '../support/eventually.js';
+import { type Harness, startHarness } from '../support/harness.js';
+import { startHttpServer } from '../support/http-server.js';
+import { lastJsonBody, RawConnection, statusLines } from '../support/raw-http.js';
+
+const REQUEST = 'GET /v1/version HTTP/1.1\r\nHost: presently\r\n\r\n';
+/** Another loopback address (Linux answers on all of 127.0.0.0/8): a second peer on one machine. */
+const PROXY_ADDRESS = '127.0.0.2';
+
+const opened: RawConnection[] = [];
+
+async function open(base: string, localAddress?: string): Promise<RawConnection> {
+  const connection = await RawConnection.open(base, localAddress);
+  opened.push(connection);
+  return connection;
+}
+
+/** A connection that answers a request: opened, asked, answered 200. */
+async function served(base: string, localAddress?: string): Promise<RawConnection> {
+  const connection = await open(base, localAddress);
+  await connection.write(REQUEST);
+  await connection.waitFor(/HTTP\/1\.1 200 /);
+  return connection;
+}
+
+/** The headers of the first answer a connection received, names in lower case. */
+function headersOf(text: string): Record<string, string> {
+  const lines = text.slice(0, text.indexOf('\r\n\r\n')).split('\r\n').slice(1);
+  return Object.fromEntries(
+    lines.map((line) => {
+      const colon = line.indexOf(':');
+      return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()];
+    }),
+  );
+}
+
+async function expectRefused(connection: RawConnection, perClient: number): Promise<void> {
+  await connection.closed;
+  expect(statusLines(connection.text)).toEqual(['HTTP/1.1 503 Service Unavailable']);
+  const headers = headersOf(connection.text);
+  expect(headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(headers.connection).toBe('close');
+  expect(headers['access-control-allow-origin']).toBe('*');
+  expect(headers['x-content-type-options']).toBe('nosniff');
+  expect(headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+  expect(lastJsonBody(connection.text)).toEqual({
+    success: false,
+    error: {
+      code: 'too_many_connections',
+      message: `at most ${perClient} connections at once per client`,
+    },
+  });
+}
+
+afterEach(async () => {
+  for (const connection of opened.splice(0)) connection.destroy();
+  await terminateAll();
+});
+
+describe('CONNECTIONS_PER_IP', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness({ env: { CONNECTIONS_PER_IP: '2' } });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('the connection past the cap is answered 503 before it sends anything, and closed; a close makes room', async () => {
+    const first = await served(h.base);
+    // An idle connection counts as much as a busy one.
+    await open(h.base);
+    await expectRefused(await open(h.base), 2);
+
+    // A client that sends its request at once still reads the answer, not a reset.
+    const eager = await open(h.base);
+    await eager.write(REQUEST).catch(() => undefined);
+    await expectRefused(eager, 2);
+
+    first.destroy();
+    await eventually(() => served(h.base));
+  });
+
+  it('a connection that becomes a WebSocket leaves the count; refusals are counted in the metrics', async () => {
+    // Until the server has seen the last test's connections close.
+    await eventually(() => SocketClient.connect(h.base));
+    await eventually(() => SocketClient.connect(h.base));
+    await served(h.base);
+    await served(h.base);
+    await expectRefused(await open(h.base), 2);
+
+    for (const connection of opened.splice(0)) connection.destroy();
+    const scrape = await eventually(async () => {
+      const connection = await served(h.base);
+      await connection.write('GET /metrics HTTP/1.1\r\nHost: presently\r\nConnection: close\r\n\r\n');
+      await connection.closed;
+      return connection.text;
+    });
+    const refused = /presently_rate_limited_total\{limit="connections_per_ip"\} (\d+)/.exec(scrape);
+    expect(Number(refused?.[1])).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('CONNECTIONS_PER_IP beside a trusted proxy', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness({ env: { CONNECTIONS_PER_IP: '1', TRUST_PROXY: PROXY_ADDRESS } });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('caps the peers that are clients, never the proxy, which carries many', async () => {
+    for (let i = 0; i < 3; i++) await served(h.base, PROXY_ADDRESS);
+    await served(h.base);
+    await expectRefused(await open(h.base), 1);
+  });
+});
+
+describe('CONNECTIONS_PER_IP on a node that serves no sockets', () => {
+  it('caps connections, and a request with an Upgrade header is answered as any request', async () => {
+    const { app, base } = await startHttpServer({ serveApi: false, connectionsPerIp: 1 });
+    try {
+      const connection = await open(base);
+      await connection.write(
+        'GET /v1/version HTTP/1.1\r\nHost: presently\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+      );
+      await connection.waitFor(/HTTP\/1\.1 200 /);
+      await expectRefused(await open(base), 1);
+    } finally {
+      await app.close();
+    }
+  });
+});
