@@ -2,6 +2,7 @@ import './ops/tick-shape.js';
 import { type App, startApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './log.js';
+import { installProcessGuards } from './ops/process-guards.js';
 
 /** How long shutdown may take before the process exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   }
 
   const logger = createLogger(config.logLevel);
+  installProcessGuards(logger);
   let app: App | undefined;
   let stopping = false;
   const stop = async (exitCode: number, why: string): Promise<void> => {

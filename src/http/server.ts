@@ -141,6 +141,10 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     });
     done();
   });
+  // Only the KV writes read a body, with parsers of their own, once the key and the budget are settled:
+  // any other request's body, on any route or none, is left unread rather than parsed.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
   installErrorHandling(app);
   if (options.ops) countRequests(app, options.ops.metrics);
   // Before any route: the document is made of the routes registered after it.

@@ -826,3 +826,32 @@ describe('CORS', () => {
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
   });
 });
+
+describe('bodies are read only by the routes that take one', () => {
+  /** Deeply nested, so parsing it would cost; not a valid JSON object of strings either way. */
+  const nested = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+
+  it('a POST with a JSON body to a route that does not exist is a 404, the body never parsed', async () => {
+    for (const body of [nested, '{not json']) {
+      const response = await call('POST', '/v1/users/@me/nothing-here', { body, type: 'application/json' });
+      expect((await expectError(response, 404, 'not_found')).startsWith('no route for POST')).toBe(true);
+    }
+  });
+
+  it('DELETE ignores a body: a keyless one is refused for its key, a keyed one deletes', async () => {
+    const u = await user();
+    await expect204(await put(u, 'gone', 'soon'));
+    await expectError(
+      await del(u, 'gone', { key: null, body: nested, type: 'application/json' }),
+      401,
+      'invalid_api_key',
+    );
+    await accepted(() => del(u, 'gone', { body: '{not json', type: 'application/json' }), u.id, {});
+  });
+
+  it('a GET route answers as usual whatever body comes with a POST to it', async () => {
+    const u = await user();
+    const response = await call('POST', `/v1/users/${u.id}`, { body: '{not json', type: 'application/json' });
+    await expectError(response, 404, 'not_found');
+  });
+});

@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_USERS } from '../../src/discord/simulator/demo.js';
+import { generateApiKey } from '../../src/keys/api-key.js';
+import { SocketClient } from '../socket/client.js';
+import { type NodeProcess, startNodeProcess } from '../support/node-process.js';
+import { RawConnection } from '../support/raw-http.js';
+
+/**
+ * The service as `npm start` runs it, in its own process, given what a client with no key can send, all
+ * at once and over and over: nothing of it may reach the process's last line of defence (a fatal log line
+ * and an exit), and afterwards the service answers as before.
+ */
+
+let service: NodeProcess;
+
+beforeAll(async () => {
+  service = await startNodeProcess('hostile', {
+    DATABASE_URL: 'sqlite::memory:',
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_WRITE: '120',
+  });
+});
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+/** A JSON body deep enough that parsing it costs, and no JSON object of strings at that. */
+const NESTED = `${'['.repeat(500_000)}${']'.repeat(500_000)}`;
+const USER = DEMO_USERS.nova.id;
+
+function fatalLines(output: string): string[] {
+  return output.split('\n').filter((line) => line.includes('"level":60') || line.includes('uncaught'));
+}
+
+describe('a hostile client without a key', () => {
+  it('reaches nothing that ends the process, and the service answers as before', async () => {
+    const { url } = service;
+    const attacks: Promise<unknown>[] = [];
+
+    // Bodies to routes that take none, and to none at all.
+    for (let i = 0; i < 8; i++) {
+      attacks.push(
+        fetch(`${url}/v1/users/@me/kv${i % 2 ? '' : '/x'}`, {
+          method: i % 2 ? 'POST' : 'DELETE',
+          headers: { 'content-type': 'application/json' },
+          body: NESTED,
+        }).then((response) => expect([401, 404]).toContain(response.status)),
+      );
+    }
+    // Writes with made-up keys until the address's budget refuses them.
+    const statuses: number[] = [];
+    for (let i = 0; i < 130; i++) {
+      const response = await fetch(`${url}/v1/users/@me/kv/x`, {
+        method: 'PUT',
+        headers: { authorization: generateApiKey() },
+        body: 'v',
+      });
+      statuses.push(response.status);
+    }
+    // The DELETEs above count against the same budget: refused for their key, then for the budget.
+    const firstLimited = statuses.indexOf(429);
+    expect(firstLimited).toBeGreaterThan(100);
+    expect(statuses.slice(0, firstLimited).every((status) => status === 401)).toBe(true);
+    expect(statuses.slice(firstLimited).every((status) => status === 429)).toBe(true);
+
+    // Sockets: a subscribe flood, every subscription at once, a frame too large, garbage.
+    const flood = await SocketClient.connect(url, '?compression=zlib_json');
+    const unmonitored = Array.from({ length: 1000 }, (_, i) => String(10n ** 17n + BigInt(i)));
+    for (let i = 0; i < 30; i++) flood.send({ op: 2, d: { subscribe_to_ids: unmonitored } });
+    expect((await flood.closedWith()).code).toBe(4009);
+    const everyone = await SocketClient.connect(url);
+    everyone.send({ op: 2, d: { subscribe_to_all: true } });
+    expect((await everyone.next()).t).toBe('INIT_STATE');
+    everyone.ws.send('x'.repeat(70 * 1024));
+    expect((await everyone.closedWith()).code).toBe(1009);
+    const garbage = await SocketClient.connect(url);
+    garbage.ws.send(Buffer.from([0xff, 0xfe, 0x00]));
+    expect([1007, 4006]).toContain((await garbage.closedWith()).code);
+
+    // HTTP that is not HTTP, headers past the cap, a handshake that is not one.
+    const raw = await RawConnection.open(url);
+    await raw.write('NOT HTTP AT ALL\r\n\r\n');
+    await raw.closed;
+    const big = await RawConnection.open(url);
+    await big.write(`GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    await big.waitFor(/HTTP\/1\.1 431/);
+    const handshake = await RawConnection.open(url);
+    await handshake.write(
+      'GET /socket HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+    );
+    await handshake.waitFor(/HTTP\/1\.1 400/);
+
+    await Promise.all(attacks);
+    expect((await fetch(`${url}/v1/health`)).status).toBe(200);
+    expect((await fetch(`${url}/v1/users/${USER}`)).status).toBe(200);
+    expect(service.child.exitCode).toBeNull();
+    expect(fatalLines(service.output())).toEqual([]);
+    // And it still stops as it should.
+    expect(await service.stop()).toBe(0);
+    expect(fatalLines(service.output())).toEqual([]);
+  });
+});
