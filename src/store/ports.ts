@@ -43,6 +43,8 @@ export interface KvStore {
 export interface ApiKeyStore {
   /** Makes `hash` the user's only key: the previous one stops working in the same write. */
   replaceKey(userId: Snowflake, hash: Buffer, createdAt: number): Promise<void>;
+  /** Revokes the key with this hash, leaving its owner without one; false when no live key has it. */
+  revokeKey(hash: Buffer): Promise<boolean>;
   /** The owner of the key with this hash, if it is live. */
   findKey(hash: Buffer): Promise<{ userId: Snowflake; hash: Buffer } | undefined>;
 }

@@ -118,6 +118,30 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
       expect(await store.apiKeys.findKey(theirs)).toEqual({ userId: '2', hash: theirs });
     });
 
+    it('revokes a key by its hash, leaving its owner without one and other keys alone', async () => {
+      const store = await open();
+      const leaked = Buffer.alloc(32, 1);
+      const theirs = Buffer.alloc(32, 7);
+      await store.apiKeys.replaceKey('1', leaked, T0);
+      await store.apiKeys.replaceKey('2', theirs, T0);
+      expect(await store.apiKeys.revokeKey(leaked)).toBe(true);
+      expect(await store.apiKeys.findKey(leaked)).toBeUndefined();
+      expect(await store.apiKeys.findKey(theirs)).toEqual({ userId: '2', hash: theirs });
+      expect(await store.apiKeys.revokeKey(leaked)).toBe(false);
+      expect(await store.apiKeys.revokeKey(Buffer.alloc(32, 3))).toBe(false);
+
+      // A new key after a revocation works, and revoking the old hash again does not touch it.
+      const fresh = Buffer.alloc(32, 2);
+      await store.apiKeys.replaceKey('1', fresh, T0 + 1);
+      expect(await store.apiKeys.revokeKey(leaked)).toBe(false);
+      expect(await store.apiKeys.findKey(fresh)).toEqual({ userId: '1', hash: fresh });
+      // And a later key replaces it as before, the revoked one staying dead.
+      const later = Buffer.alloc(32, 4);
+      await store.apiKeys.replaceKey('1', later, T0 + 2);
+      expect(await store.apiKeys.findKey(fresh)).toBeUndefined();
+      expect(await store.apiKeys.findKey(later)).toEqual({ userId: '1', hash: later });
+    });
+
     describe('KV', () => {
       it('never passes the limit under concurrent writes: each is checked against what is stored', async () => {
         const store = await open();
