@@ -144,8 +144,8 @@ describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redi
   });
 
   it('a KV write on one API node reaches a socket and REST on the other', async () => {
-    const key = await obtainApiKey({ simulator }, BOB);
     const [writer, reader] = api as [NodeProcess, NodeProcess];
+    const key = await obtainApiKey({ simulator, base: writer.url }, BOB);
     const socket = await SocketClient.connect(reader.url);
     await socket.subscribe({ subscribe_to_id: BOB });
 
