@@ -59,6 +59,8 @@ export interface AppOptions {
   onFatal?(code: number, reason: string): void;
   /** Tests shorten the socket heartbeat and shrink the send buffer cap to see them act. */
   socket?: { heartbeatIntervalMs?: number; sendBufferCapBytes?: number };
+  /** Tests lengthen the history batch interval to hold changes queued. */
+  history?: { flushMs?: number };
 }
 
 /** How long a KV write on an API node waits for its presence to show the change before answering. */
@@ -292,7 +294,7 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     youtubeMusic: youtubeMusicMatcher(config.youtubeMusicApplicationIds, config.youtubeMusicNames),
   });
 
-  const history = new HistoryRecorder({ store: store.history, logger });
+  const history = new HistoryRecorder({ store: store.history, logger, bus, ...options.history });
   cleanups.push(() => history.close());
   let publisher: SharedPresencePublisher | null = null;
   if (cluster) {

@@ -72,7 +72,8 @@ export interface ForgetResult {
 export interface HistoryStore {
   /**
    * Writes a batch in one transaction. Each list reads as its most recent `limit` entries from then on; an
-   * adapter may delete the older ones later.
+   * adapter may delete the older ones later. Of a user whose history was erased, only what is stamped
+   * after the erasure is written (see forgotten.ts), decided in the same transaction.
    */
   appendHistory(
     batch: readonly HistoryWrite[],
@@ -89,8 +90,12 @@ export interface HistoryStore {
   stats(userId: Snowflake): Promise<StoredStats>;
   /** Tracks with at least `minPlays` plays: play_count desc, then last_played desc. */
   topTracks(userId: Snowflake, minPlays: number, limit: number): Promise<TopTrack[]>;
-  /** Erases both lists, play counts and the stats counters; KV and keys stay. */
-  forget(userId: Snowflake): Promise<ForgetResult>;
+  /**
+   * Erases both lists, play counts and the stats counters; KV and keys stay. Remembers `at`, the moment of
+   * the erasure, for good: a batch written later (by any node) drops the user's entries stamped at or
+   * before it.
+   */
+  forget(userId: Snowflake, at: number): Promise<ForgetResult>;
 }
 
 /**

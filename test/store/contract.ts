@@ -448,7 +448,11 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
           ],
           LIMITS,
         );
-        expect(await store.history.forget('1')).toEqual({ statusEntries: 1, trackEntries: 2, playCounts: 1 });
+        expect(await store.history.forget('1', T0 + 2)).toEqual({
+          statusEntries: 1,
+          trackEntries: 2,
+          playCounts: 1,
+        });
         expect(await store.history.history('1', 100)).toEqual({ status: [], tracks: [] });
         expect(await store.history.stats('1')).toEqual({
           lastStatus: null,
@@ -460,6 +464,50 @@ export function storeContract(name: string, openStore: () => Promise<Store>, ski
         expect(await store.history.topTracks('1', 1, 10)).toEqual([]);
         expect((await store.history.history('2', 100)).tracks).toHaveLength(1);
         expect((await store.kv.getKv('1')).kv).toEqual({ k: 'v' });
+      });
+
+      it("after forget, drops a later batch's entries of that user stamped at or before the erasure", async () => {
+        const store = await open();
+        const FORGOTTEN = T0 + 100;
+        const observed = (ts: number): HistoryWrite => ({
+          userId: '1',
+          status: { status: ts % 2 === 0 ? 'online' : 'idle', ts },
+          track: entry(`t${ts}`, ts),
+          countsPlay: true,
+          lastSeen: ts,
+        });
+        await store.history.appendHistory([observed(T0)], LIMITS);
+        await store.history.forget('1', FORGOTTEN);
+        // A batch another node held while the history was erased: its older entries must not come back.
+        await store.history.appendHistory(
+          [observed(T0 + 50), observed(FORGOTTEN), play('2', 'other', T0 + 50), observed(FORGOTTEN + 1)],
+          LIMITS,
+        );
+        expect(await store.history.history('1', 100)).toEqual({
+          status: [{ status: 'idle', ts: FORGOTTEN + 1 }],
+          tracks: [entry(`t${FORGOTTEN + 1}`, FORGOTTEN + 1)],
+        });
+        expect(await store.history.topTracks('1', 1, 10)).toEqual([
+          expect.objectContaining({ track_id: `t${FORGOTTEN + 1}`, play_count: 1 }),
+        ]);
+        expect(await store.history.stats('1')).toMatchObject({ lastSeen: FORGOTTEN + 1, plays: 1 });
+        // Other users are not concerned.
+        expect((await store.history.history('2', 100)).tracks).toHaveLength(1);
+
+        // Each part of a write by its own stamp: a last_seen after the erasure counts without its track.
+        await store.history.forget('1', FORGOTTEN + 10);
+        await store.history.appendHistory(
+          [{ ...play('1', 'late', FORGOTTEN + 5), lastSeen: FORGOTTEN + 20 }],
+          LIMITS,
+        );
+        expect(await store.history.history('1', 100)).toEqual({ status: [], tracks: [] });
+        expect(await store.history.stats('1')).toMatchObject({ lastSeen: FORGOTTEN + 20, plays: 0 });
+        expect(await store.history.topTracks('1', 1, 10)).toEqual([]);
+
+        // An older erasure announced late does not move the moment back.
+        await store.history.forget('1', T0);
+        await store.history.appendHistory([observed(FORGOTTEN + 9)], LIMITS);
+        expect((await store.history.history('1', 100)).status).toEqual([]);
       });
     });
   });

@@ -70,6 +70,10 @@ export const MIGRATIONS: readonly string[] = [
      SELECT user_id, track_key, play_count, last_played, track FROM play_counts_clustered;
    DROP TABLE play_counts_clustered;
    CREATE INDEX play_counts_ranked ON play_counts (user_id, play_count DESC, last_played DESC)`,
+  `CREATE TABLE history_forgotten (
+     user_id      TEXT PRIMARY KEY,
+     forgotten_at INTEGER NOT NULL
+   ) STRICT`,
 ];
 
 /** Brings the database to the newest schema, each step in its own transaction. */
