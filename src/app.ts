@@ -26,6 +26,7 @@ import type { PresenceSource } from './presence/registry.js';
 import { PresenceRegistry } from './presence/registry.js';
 import { PresenceReplica } from './presence/replica.js';
 import { youtubeMusicMatcher } from './presence/youtube-music.js';
+import { redactUrl } from './redact-url.js';
 import { SocketGateway } from './socket/gateway.js';
 import type { Store } from './store/ports.js';
 import { openRedisStore } from './store/redis/index.js';
@@ -146,7 +147,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         );
       } else {
         discord = { token: config.discordToken, apiUrl: config.discordApiUrl, cdnUrl: config.discordCdnUrl };
-        logger.info({ api: discord.apiUrl }, 'connecting to Discord');
+        logger.info({ api: redactUrl(discord.apiUrl) }, 'connecting to Discord');
       }
       cdnUrl = discord.cdnUrl;
       discordSide = startDiscordSide({
