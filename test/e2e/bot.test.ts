@@ -157,6 +157,7 @@ describe('?apikey', () => {
     const key = keyFrom(reply);
     expect(key).toMatch(API_KEY_SHAPE);
     expect(reply.content).toMatch(/Authorization/);
+    await untilLive(h.base, key);
 
     expect((await rest(h, 'PUT', '/v1/users/@me/kv/greeting', { key, body: 'hello' })).status).toBe(204);
     expect((await presence(h, USER)).kv).toEqual({ greeting: 'hello' });
