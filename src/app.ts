@@ -30,6 +30,7 @@ import type { PresenceSource } from './presence/registry.js';
 import { PresenceRegistry } from './presence/registry.js';
 import { PresenceReplica } from './presence/replica.js';
 import { youtubeMusicMatcher } from './presence/youtube-music.js';
+import { redactUrl } from './redact-url.js';
 import { SocketGateway } from './socket/gateway.js';
 import type { Store } from './store/ports.js';
 import { openRedisStore } from './store/redis/index.js';
@@ -63,6 +64,8 @@ export interface AppOptions {
   onFatal?(code: number, reason: string): void;
   /** Tests shorten the socket heartbeat and shrink the send buffer cap to see them act. */
   socket?: { heartbeatIntervalMs?: number; sendBufferCapBytes?: number };
+  /** Tests lengthen the history batch interval to hold changes queued. */
+  history?: { flushMs?: number };
 }
 
 /** How long a KV write on an API node waits for its presence to show the change before answering. */
@@ -153,7 +156,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         );
       } else {
         discord = { token: config.discordToken, apiUrl: config.discordApiUrl, cdnUrl: config.discordCdnUrl };
-        logger.info({ api: discord.apiUrl }, 'connecting to Discord');
+        logger.info({ api: redactUrl(discord.apiUrl) }, 'connecting to Discord');
       }
       cdnUrl = discord.cdnUrl;
       discordSide = startDiscordSide({
@@ -179,7 +182,11 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     // What this node saw change: the registry's own changes, or on an API node the replica's.
     (discordSide?.registry ?? view).onChange((change) => metrics.presenceChanged(change.kind));
     const recent = config.role === 'ingest' ? undefined : new RecentStatuses();
-    if (recent) view.onChange(recent.observe);
+    if (recent) {
+      view.onChange(recent.observe);
+      // An erased history is erased here too, whichever node ran `?forget`.
+      bus.subscribe('history.forgotten', ({ userId, at }) => recent.forget(userId, at));
+    }
     const readiness: ReadinessCheck[] = [storeCheck(store)];
     if (discordSide) readiness.push(gatewayCheck(discordSide.gateway, discordSide));
     if (replicaSync) readiness.push(replicaCheck(replicaSync));
@@ -311,7 +318,7 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     youtubeMusic: youtubeMusicMatcher(config.youtubeMusicApplicationIds, config.youtubeMusicNames),
   });
 
-  const history = new HistoryRecorder({ store: store.history, logger });
+  const history = new HistoryRecorder({ store: store.history, logger, bus, ...options.history });
   cleanups.push(() => history.close());
   let publisher: SharedPresencePublisher | null = null;
   if (cluster) {

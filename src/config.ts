@@ -6,6 +6,7 @@ import {
   DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
   DEFAULT_YOUTUBE_MUSIC_NAMES,
 } from './presence/youtube-music.js';
+import { redactUrl } from './redact-url.js';
 
 /** Where the embedded store lives: a file, or memory for throwaway runs. */
 export type DatabaseLocation = { kind: 'sqlite'; path: string } | { kind: 'sqlite-memory' };
@@ -66,14 +67,17 @@ export interface Config {
   metricsToken: string | null;
 }
 
-/** A bad variable: the message is one line that names it, fit to print at start-up. */
+/**
+ * A bad variable: the message is one line that names it, fit to print at start-up. The value is shown
+ * with any URL password masked: a mistyped REDIS_URL must not print the password in it.
+ */
 export class ConfigError extends Error {
   constructor(
     readonly variable: string,
     problem: string,
     value: string,
   ) {
-    super(`${variable}: ${problem} (got ${JSON.stringify(value)})`);
+    super(`${variable}: ${problem} (got ${JSON.stringify(redactUrl(value))})`);
     this.name = 'ConfigError';
   }
 }

@@ -1,10 +1,12 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config.js';
+import { redactUrl } from './redact-url.js';
 
 /**
  * What must never reach a log line, wherever it is logged from. API keys travel in `Authorization`; the
  * bot's messages carry keys (a reply to `?apikey`, the DM after a leak), and an error of Discord's REST
- * client holds the request it failed on, body included (`requestBody`).
+ * client holds the request it failed on, body included (`requestBody`). A Redis error holds the command
+ * it answered, arguments included: those of AUTH are the password in REDIS_URL.
  */
 const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -13,7 +15,16 @@ const REDACTED_PATHS = [
   '*.headers.authorization',
   'err.requestBody',
   '*.requestBody',
+  'err.command.args',
+  '*.command.args',
 ];
+
+/** An error as logged, the URL an HTTP client failed on shown without its password. */
+function serializeError(error: Error): pino.SerializedError {
+  const shown = pino.stdSerializers.err(error);
+  if (typeof shown.url === 'string') shown.url = redactUrl(shown.url);
+  return shown;
+}
 
 /**
  * Structured JSON logs; readable lines when a person is watching the terminal. `destination`: where the
@@ -27,6 +38,7 @@ export function createLogger(
   const options = {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    serializers: { err: serializeError },
   };
   if (destination) return pino(options, destination);
   return pino({

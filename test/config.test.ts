@@ -223,6 +223,31 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DISCORD_TOKEN: 'secret token' })).not.toThrow(/secret/);
   });
 
+  it.each([
+    [
+      'REDIS_URL',
+      'http://presently:hunter2@redis.internal:6379/0',
+      'http://presently:***@redis.internal:6379/0',
+    ],
+    ['REDIS_URL', 'redis//:hunter2@redis.internal:6379', 'redis//:***@redis.internal:6379'],
+    ['REDIS_URL', 'redis://:hunter2/x@redis.internal:6379', 'redis://:***@redis.internal:6379'],
+    ['DISCORD_API_URL', 'ftp://bot:hunter2@proxy.internal/api', 'ftp://bot:***@proxy.internal/api'],
+    ['DISCORD_CDN_URL', 'hunter2@cdn.internal', '***@cdn.internal'],
+    ['DISCORD_INVITE_URL', 'http://me:hunter2@discord.gg/presently', 'http://me:***@discord.gg/presently'],
+    ['DATABASE_URL', 'mysql://app:hunter2@db.internal/presently', 'mysql://app:***@db.internal/presently'],
+  ])('rejects %s=%s without printing the password in it', (name, value, shown) => {
+    const load = () =>
+      loadConfig({
+        [name]: value,
+        REDIS_URL: name === 'REDIS_URL' ? value : 'redis://:hunter2@redis.internal',
+        DISCORD_TOKEN: 'token',
+      });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(new RegExp(`^${name}: `));
+    expect(load).toThrow(`(got "${shown}")`);
+    expect(load).not.toThrow(/hunter2/);
+  });
+
   it('reads METRICS_TOKEN, refusing a short or spaced one without printing it', () => {
     expect(loadConfig({}).metricsToken).toBeNull();
     expect(loadConfig({ METRICS_TOKEN: 'a-long-enough-token' }).metricsToken).toBe('a-long-enough-token');

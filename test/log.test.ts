@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../src/log.js';
 
 /**
  * The logger as `npm start` makes it (createLogger with the level only): JSON lines when the output is
@@ -46,5 +47,24 @@ describe('createLogger', () => {
       /^\[\d\d:\d\d:\d\d\] INFO \(\d+\): guild members loaded\n {4}guildId: "600000000000000001"\n {4}members: 5000$/m,
     );
     expect(text).toMatch(COLOUR);
+  });
+
+  it('never shows the password of a URL an error carries', () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', false, { write: (line: string) => void lines.push(line) });
+    // What Discord's REST client throws: the URL it failed on, from DISCORD_API_URL.
+    const refused = Object.assign(new Error('Internal Server Error'), {
+      url: 'https://bot:hunter2@proxy.internal/api/v10/users/1',
+    });
+    // What ioredis reports when Redis refuses the password in REDIS_URL: the AUTH command, arguments too.
+    const wrongPass = Object.assign(new Error('WRONGPASS invalid username-password pair'), {
+      command: { name: 'auth', args: ['presently', 'hunter2'] },
+    });
+    logger.warn({ err: refused }, 'request failed');
+    logger.warn({ err: wrongPass }, 'Redis connection error; retrying');
+    const [first, second] = lines.map((line) => JSON.parse(line));
+    expect(first.err.url).toBe('https://bot:***@proxy.internal/api/v10/users/1');
+    expect(second.err.command).toEqual({ name: 'auth', args: '[redacted]' });
+    expect(lines.join('')).not.toContain('hunter2');
   });
 });

@@ -9,6 +9,8 @@ export interface BusMessages {
   'presence.changed': PublishedPresence;
   /** Scale-out: the owning node no longer sees the user; `node` is to publish its view of them. */
   'presence.handover': { userId: Snowflake; node: number };
+  /** `?forget confirm` erased the user's history at `at`: every recorder drops what it holds of them up to then. */
+  'history.forgotten': { userId: Snowflake; at: number };
 }
 
 export type Topic = keyof BusMessages;

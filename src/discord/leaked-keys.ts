@@ -5,33 +5,56 @@ import type { ApiKeyService } from '../keys/service.js';
 import type { Messenger } from './messenger.js';
 
 /**
- * A live key seen in any message the bot can read is as good as public: replace it and DM the owner the
- * new one. Returns whether the message held a live key.
+ * A live key seen in any message the bot can read is as good as public: it stops working at once, and the
+ * owner is DMed a new one, which is live only once Discord took the DM. When the DM fails, the owner is
+ * told in the channel where the key appeared, without any key, and is left with none until they ask.
+ * Returns whether the message held a live key.
  */
 export async function rotateLeakedKeys(
   message: GatewayMessageCreateDispatchData,
   deps: { keys: ApiKeyService; messenger: Messenger; logger: Logger; prefix: string },
 ): Promise<boolean> {
+  const { keys, messenger, logger, prefix } = deps;
   let leaked = false;
   for (const key of apiKeysIn(message.content)) {
-    const owner = await deps.keys.ownerOf(key);
+    const owner = await keys.ownerOf(key);
     if (owner === undefined) continue;
     leaked = true;
-    const fresh = await deps.keys.issue(owner);
-    deps.logger.info(
-      { owner, channelId: message.channel_id, guildId: message.guild_id ?? null },
-      'a live API key appeared in a message; replaced it',
-    );
+    await keys.revoke(key);
     const where = message.guild_id ? 'in a server channel' : 'in a message';
-    await deps.messenger.dm(
-      owner,
-      [
-        `Your Presently API key appeared ${where}, so I replaced it: the old key no longer works.`,
-        'Your new key:',
-        `\`${fresh}\``,
-        `Keep it out of chats and public code. Send \`${deps.prefix}apikey\` any time to replace it again.`,
-      ].join('\n'),
+    const handover = await keys.handOver(owner, (fresh) =>
+      messenger.dm(
+        owner,
+        [
+          `Your Presently API key appeared ${where}, so I replaced it: the old key no longer works.`,
+          'Your new key:',
+          `\`${fresh}\``,
+          `Keep it out of chats and public code. Send \`${prefix}apikey\` any time to replace it again.`,
+        ].join('\n'),
+      ),
     );
+    logger.info(
+      { owner, channelId: message.channel_id, guildId: message.guild_id ?? null, newKey: handover.outcome },
+      'a live API key appeared in a message; revoked it',
+    );
+    const { sent } = handover;
+    if (!sent.accepted) {
+      await messenger.reply(
+        message.channel_id,
+        message.id,
+        [
+          `<@${owner}>, your Presently API key appeared here, so I revoked it: it no longer works.`,
+          `I could not DM you a new one: ${sent.reason}.`,
+          `Allow direct messages from me, then send me \`${prefix}apikey\` in a DM to get a new key.`,
+        ].join('\n'),
+      );
+    } else if (handover.outcome === 'not-stored') {
+      logger.error({ err: handover.error, owner }, 'could not store the key replacing a leaked one');
+      await messenger.dm(
+        owner,
+        `The key above is not active: I could not save it. Your old key is revoked all the same; send \`${prefix}apikey\` in a moment for a new one.`,
+      );
+    }
   }
   return leaked;
 }

@@ -1,12 +1,20 @@
 import { DiscordAPIError, HTTPError, type REST } from '@discordjs/rest';
-import { type APIChannel, type RESTPostAPIChannelMessageJSONBody, Routes } from 'discord-api-types/v10';
+import {
+  type APIChannel,
+  RESTJSONErrorCodes,
+  type RESTPostAPIChannelMessageJSONBody,
+  Routes,
+} from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 import type { Snowflake } from '../presence/model.js';
 
 /** Discord refuses longer messages. */
 export const MAX_MESSAGE_LENGTH = 2000;
 
-/** The bot's voice: replies in a channel and direct messages. Failures are logged, never thrown. */
+/** Whether Discord accepted a message; if not, why, in words fit to show the user. */
+export type Delivery = { accepted: true } | { accepted: false; reason: string };
+
+/** The bot's voice: replies in a channel and direct messages. Failures are logged and reported, never thrown. */
 export class Messenger {
   private readonly dmChannels = new Map<Snowflake, Snowflake>();
 
@@ -15,27 +23,28 @@ export class Messenger {
     private readonly logger: Logger,
   ) {}
 
-  async reply(channelId: Snowflake, messageId: Snowflake, content: string): Promise<void> {
-    await this.post(channelId, content, messageId);
+  reply(channelId: Snowflake, messageId: Snowflake, content: string): Promise<Delivery> {
+    return this.post(channelId, content, messageId);
   }
 
-  async dm(userId: Snowflake, content: string): Promise<void> {
-    try {
-      let channelId = this.dmChannels.get(userId);
-      if (channelId === undefined) {
+  async dm(userId: Snowflake, content: string): Promise<Delivery> {
+    let channelId = this.dmChannels.get(userId);
+    if (channelId === undefined) {
+      try {
         const channel = (await this.rest.post(Routes.userChannels(), {
           body: { recipient_id: userId },
         })) as APIChannel;
         channelId = channel.id;
-        this.dmChannels.set(userId, channelId);
+      } catch (error) {
+        this.logger.warn({ failure: failureOf(error), userId }, 'could not open a DM with the user');
+        return { accepted: false, reason: reasonOf(error) };
       }
-      await this.post(channelId, content);
-    } catch (error) {
-      this.logger.warn({ failure: failureOf(error), userId }, 'could not open a DM with the user');
+      this.dmChannels.set(userId, channelId);
     }
+    return this.post(channelId, content);
   }
 
-  private async post(channelId: Snowflake, content: string, replyTo?: Snowflake): Promise<void> {
+  private async post(channelId: Snowflake, content: string, replyTo?: Snowflake): Promise<Delivery> {
     const body: RESTPostAPIChannelMessageJSONBody = {
       content: truncate(content),
       // Replies quote user text: never let it ping anyone.
@@ -44,8 +53,10 @@ export class Messenger {
     };
     try {
       await this.rest.post(Routes.channelMessages(channelId), { body });
+      return { accepted: true };
     } catch (error) {
       this.logger.warn({ failure: failureOf(error), channelId }, 'could not send a message');
+      return { accepted: false, reason: reasonOf(error) };
     }
   }
 }
@@ -59,6 +70,22 @@ function failureOf(error: unknown): Record<string, unknown> {
     return { status: error.status, code: error.code, message: error.message };
   if (error instanceof HTTPError) return { status: error.status, message: error.message };
   return { message: error instanceof Error ? error.message : String(error) };
+}
+
+/** What Discord answered, in plain words for the user: the end of "I could not send it: …". */
+function reasonOf(error: unknown): string {
+  if (error instanceof DiscordAPIError) {
+    if (error.code === RESTJSONErrorCodes.CannotSendMessagesToThisUser)
+      return 'Discord refused it because direct messages from me are not allowed (a privacy setting or a block)';
+    if (error.code === RESTJSONErrorCodes.CannotSendMessagesToThisUserDueToHavingNoMutualGuilds)
+      return 'Discord refused it because we no longer share a server';
+    if (error.status === 429) return 'Discord is limiting how fast I may send messages';
+    const said = error.message.split('\n')[0];
+    return `Discord refused it (${error.status}: ${said})`;
+  }
+  if (error instanceof HTTPError) return `Discord failed to take it (HTTP ${error.status})`;
+  if (error instanceof Error && error.name === 'AbortError') return 'Discord did not answer in time';
+  return 'I could not reach Discord';
 }
 
 function truncate(content: string): string {

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Bus } from '../bus/ports.js';
 import {
   EMPTY_MEMORY,
   HISTORY_LIMIT,
@@ -12,6 +13,7 @@ import {
 } from '../presence/history.js';
 import type { DiscordStatus, Snowflake } from '../presence/model.js';
 import type { PresenceChange } from '../presence/registry.js';
+import { afterForget } from '../store/forgotten.js';
 import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../store/ports.js';
 import { TurnBatch } from '../store/turn-batch.js';
 
@@ -24,6 +26,8 @@ export const HISTORY_LOAD_BATCH = 1_000;
 export interface HistoryRecorderOptions {
   store: HistoryStore;
   logger: Logger;
+  /** Erasures are announced here, and heard from every node that records history. */
+  bus?: Bus;
   now?: () => number;
   flushMs?: number;
 }
@@ -57,11 +61,15 @@ export class HistoryRecorder {
   private chain: Promise<unknown> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
   private readonly now: () => number;
+  private readonly unsubscribe: () => void;
 
   constructor(private readonly options: HistoryRecorderOptions) {
     this.now = options.now ?? Date.now;
     this.timer = setInterval(() => void this.flush(), options.flushMs ?? HISTORY_FLUSH_MS);
     this.timer.unref();
+    this.unsubscribe =
+      options.bus?.subscribe('history.forgotten', ({ userId, at }) => this.dropQueued(userId, at)) ??
+      (() => {});
   }
 
   /** The registry's listener. */
@@ -106,18 +114,27 @@ export class HistoryRecorder {
   }
 
   /**
-   * `?forget confirm`: drops what waits to be written for the user, then erases what is stored, after any
-   * batch already on its way. What the rules remember stays, so the current track is not recorded again;
-   * for a user whose stored history is still being read, the changes seen so far still move it on.
+   * `?forget confirm`: drops what waits to be written for the user, erases what is stored (after any batch
+   * already on its way), then tells the other nodes to drop what they hold queued. The store remembers the
+   * moment, so a batch of theirs in flight, or one whose node missed the message, cannot write back
+   * anything seen before it; this relies on the nodes' clocks agreeing. What the rules remember stays, so
+   * the current track is not recorded again; for a user whose stored history is still being read, the
+   * changes seen so far still move it on.
    */
-  forget(userId: Snowflake): Promise<ForgetResult> {
-    this.pending = this.pending.filter((write) => write.userId !== userId);
-    const loading = this.loading.get(userId);
-    if (loading) loading.forgotten = loading.observations.length;
-    return this.serialize(() => {
-      this.pending = this.pending.filter((write) => write.userId !== userId);
-      return this.options.store.forget(userId);
+  async forget(userId: Snowflake): Promise<ForgetResult> {
+    const at = this.now();
+    this.dropQueued(userId, at);
+    const erased = await this.serialize(() => {
+      this.dropQueued(userId, at);
+      return this.options.store.forget(userId, at);
     });
+    try {
+      await this.options.bus?.publish('history.forgotten', { userId, at });
+    } catch (error) {
+      // The store already refuses what other nodes hold: they only keep it queued a while longer.
+      this.options.logger.warn({ err: error, userId }, 'could not announce an erased history');
+    }
+    return erased;
   }
 
   /**
@@ -134,6 +151,7 @@ export class HistoryRecorder {
   /** Final flush, with last_seen for everyone still online: after a restart nobody else can know it. */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.unsubscribe();
     this.toLoad.flush();
     await Promise.all(this.loads);
     const ts = this.now();
@@ -237,6 +255,21 @@ export class HistoryRecorder {
       });
     }
     return decision.memory;
+  }
+
+  /** The user's history was erased at `at`: what this node holds of them from up to then is not written. */
+  private dropQueued(userId: Snowflake, at: number): void {
+    const kept: HistoryWrite[] = [];
+    for (const write of this.pending) {
+      const left = write.userId === userId ? afterForget(write, at) : write;
+      if (left !== null) kept.push(left);
+    }
+    this.pending = kept;
+    const loading = this.loading.get(userId);
+    if (loading) {
+      const seenBefore = loading.observations.findLastIndex((observation) => observation.ts <= at) + 1;
+      loading.forgotten = Math.max(loading.forgotten, seenBefore);
+    }
   }
 
   private enqueue(write: HistoryWrite): void {

@@ -51,6 +51,8 @@ export interface KvStore {
 export interface ApiKeyStore {
   /** Makes `hash` the user's only key: the previous one stops working in the same write. */
   replaceKey(userId: Snowflake, hash: Buffer, createdAt: number): Promise<void>;
+  /** Revokes the key with this hash, leaving its owner without one; false when no live key has it. */
+  revokeKey(hash: Buffer): Promise<boolean>;
   /** The owner of the key with this hash, if it is live. */
   findKey(hash: Buffer): Promise<{ userId: Snowflake; hash: Buffer } | undefined>;
 }
@@ -78,7 +80,8 @@ export interface ForgetResult {
 export interface HistoryStore {
   /**
    * Writes a batch in one transaction. Each list reads as its most recent `limit` entries from then on; an
-   * adapter may delete the older ones later.
+   * adapter may delete the older ones later. Of a user whose history was erased, only what is stamped
+   * after the erasure is written (see forgotten.ts), decided in the same transaction.
    */
   appendHistory(
     batch: readonly HistoryWrite[],
@@ -95,8 +98,12 @@ export interface HistoryStore {
   stats(userId: Snowflake): Promise<StoredStats>;
   /** Tracks with at least `minPlays` plays: play_count desc, then last_played desc. */
   topTracks(userId: Snowflake, minPlays: number, limit: number): Promise<TopTrack[]>;
-  /** Erases both lists, play counts and the stats counters; KV and keys stay. */
-  forget(userId: Snowflake): Promise<ForgetResult>;
+  /**
+   * Erases both lists, play counts and the stats counters; KV and keys stay. Remembers `at`, the moment of
+   * the erasure, for good: a batch written later (by any node) drops the user's entries stamped at or
+   * before it.
+   */
+  forget(userId: Snowflake, at: number): Promise<ForgetResult>;
 }
 
 /**

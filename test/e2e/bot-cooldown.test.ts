@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { APIMessage } from 'discord-api-types/v10';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SqliteStore } from '../../src/store/sqlite/index.js';
-import { keyFrom, keysIn } from '../support/api-key.js';
+import { keyFrom, keysIn, untilLive } from '../support/api-key.js';
 import { eventually, sleep } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
@@ -101,6 +101,7 @@ describe('bot command cooldown', () => {
     const fresh = keyFrom(
       await h.simulator.waitForMessage((m) => m.message_reference?.message_id === again.id),
     );
+    await untilLive(h.base, fresh);
     expect(storedKeyHash(h, USER)).toEqual(sha256(fresh));
     const write = await fetch(`${h.base}/v1/users/@me/kv/after`, {
       method: 'PUT',

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { APIMessage } from 'discord-api-types/v10';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BusMessages } from '../../src/bus/ports.js';
 import type { SqliteStore } from '../../src/store/sqlite/index.js';
-import { API_KEY_SHAPE, keyFrom, keysIn, obtainApiKey } from '../support/api-key.js';
+import { API_KEY_SHAPE, keyFrom, keysIn, obtainApiKey, untilLive } from '../support/api-key.js';
 import { eventually, sleep } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
@@ -130,6 +130,13 @@ function messagesWithKeys(h: Harness, channelId?: string): APIMessage[] {
   return h.simulator.sentMessages(channelId).filter((message) => keysIn(message.content).length > 0);
 }
 
+/** The store refuses the next key write, as a full disk would; restore the spy after. */
+function failNextKeyWrite(h: Harness) {
+  return vi
+    .spyOn(h.app.store.apiKeys, 'replaceKey')
+    .mockRejectedValueOnce(new Error('SQLITE_FULL: database or disk is full'));
+}
+
 /** Waits for the DM that tells `userId` their key leaked; returns the new key it carries. */
 async function leakNotice(h: Harness, userId: string): Promise<{ notice: APIMessage; key: string }> {
   const dm = h.simulator.dmChannelFor(userId);
@@ -137,7 +144,9 @@ async function leakNotice(h: Harness, userId: string): Promise<{ notice: APIMess
     (message) =>
       message.channel_id === dm && /appeared/.test(message.content) && keysIn(message.content).length > 0,
   );
-  return { notice, key: keyFrom(notice) };
+  const key = keyFrom(notice);
+  await untilLive(h.base, key);
+  return { notice, key };
 }
 
 describe('?apikey', () => {
@@ -149,6 +158,7 @@ describe('?apikey', () => {
     const key = keyFrom(reply);
     expect(key).toMatch(API_KEY_SHAPE);
     expect(reply.content).toMatch(/Authorization/);
+    await untilLive(h.base, key);
 
     expect((await rest(h, 'PUT', '/v1/users/@me/kv/greeting', { key, body: 'hello' })).status).toBe(204);
     expect((await presence(h, USER)).kv).toEqual({ greeting: 'hello' });
@@ -232,6 +242,54 @@ describe('?apikey', () => {
     expect(keyRow(h, USER)?.key_hash).toEqual(sha256(second));
   });
 
+  it('when Discord refuses the message with the key, keeps the previous key and says why, without a key', async () => {
+    const h = await start();
+    const old = await obtainApiKey(h, USER);
+    const dm = h.simulator.dmChannelFor(USER);
+
+    h.simulator.refuseNextMessage(dm);
+    const refused = await say(h, '?apikey', { channelId: dm });
+    expect(refused.reply.content).toMatch(/^I could not send you a new API key: Discord refused it because/);
+    expect(refused.reply.content).toMatch(/direct messages from me are not allowed/);
+    expect(refused.reply.content).toMatch(/Your previous key still works/);
+
+    // A server error Discord keeps answering, through the REST client's retries.
+    for (let i = 0; i < 4; i++) {
+      h.simulator.refuseNextMessage(dm, { status: 500, code: 0, message: 'Internal Server Error' });
+    }
+    const failed = await say(h, '?apikey', { channelId: dm });
+    expect(failed.reply.content).toMatch(/Discord failed to take it \(HTTP 500\)/);
+    expect(failed.reply.content).toMatch(/Your previous key still works/);
+
+    await put(h, old, 'still', 'works');
+    expect(keyRow(h, USER)?.key_hash).toEqual(sha256(old));
+    // The only key ever shown is the first one.
+    expect(messagesWithKeys(h).map((message) => keyFrom(message))).toEqual([old]);
+  });
+
+  it('when the key cannot be stored after Discord took it, says it is not active; the previous key works', async () => {
+    const h = await start();
+    const old = await obtainApiKey(h, USER);
+    const replaceKey = failNextKeyWrite(h);
+    const dm = h.simulator.dmChannelFor(USER);
+    const sent = h.simulator.sendMessage({ channelId: dm, author: USER, content: '?apikey' });
+    const isReply = (message: APIMessage) => message.message_reference?.message_id === sent.id;
+    const unsaved = keyFrom(await h.simulator.waitForMessage(isReply));
+    const notice = await h.simulator.waitForMessage(isReply);
+    replaceKey.mockRestore();
+    expect(notice.content).toMatch(
+      /^The key above is not active: I could not save it\. Your previous key still works/,
+    );
+    expect(keysIn(notice.content)).toEqual([]);
+
+    await expectError(
+      await rest(h, 'PUT', '/v1/users/@me/kv/k', { key: unsaved, body: 'x' }),
+      401,
+      'invalid_api_key',
+    );
+    await put(h, old, 'k', 'old key');
+  });
+
   it('in a server channel, replies there to use DMs and makes no key', async () => {
     const h = await start();
     const general = await say(h, '?apikey', { guildId: GUILD });
@@ -276,6 +334,66 @@ describe('leaked keys', () => {
     expect((await presence(h, USER)).kv).toEqual({ before: 'leak', after: 'rotated' });
     // Nothing with a key was said in the server.
     expect(messagesWithKeys(h, CHANNEL)).toEqual([]);
+  });
+
+  it('revokes a leaked key of an owner who takes no DMs, and tells them where it appeared: no key, no ping', async () => {
+    const h = await start();
+    const old = await obtainApiKey(h, USER);
+    h.simulator.closeDms(USER);
+
+    const sent = h.simulator.sendMessage({
+      guildId: GUILD,
+      channelId: CHANNEL,
+      author: OTHER,
+      content: `found this: ${old}`,
+    });
+    const notice = await h.simulator.waitForMessage(
+      (message) => message.message_reference?.message_id === sent.id,
+    );
+    expect(notice.channel_id).toBe(CHANNEL);
+    expect(notice.content).toMatch(
+      new RegExp(`^<@${USER}>, your Presently API key appeared here, so I revoked it`),
+    );
+    expect(notice.content).toMatch(
+      /I could not DM you a new one: Discord refused it because direct messages/,
+    );
+    expect(notice.content).toMatch(/Allow direct messages from me, then send me `\?apikey` in a DM/);
+    expect(keysIn(notice.content)).toEqual([]);
+    // Mentioned by name, notified never: neither the owner nor the poster replied to.
+    expect(notice.mentions).toEqual([]);
+
+    await expectError(await rest(h, 'GET', '/v1/users/@me', { key: old }), 401, 'invalid_api_key');
+    expect(keyRow(h, USER)).toBeUndefined();
+    // No key was sent anywhere but the first one, DMed before the leak.
+    expect(messagesWithKeys(h).map((message) => keyFrom(message))).toEqual([old]);
+
+    h.simulator.closeDms(USER, false);
+    await put(h, await obtainApiKey(h, USER), 'back', 'with a new key');
+  });
+
+  it('a leaked key whose replacement cannot be stored stays revoked; the owner is told the new one is not active', async () => {
+    const h = await start();
+    const old = await obtainApiKey(h, USER);
+    const replaceKey = failNextKeyWrite(h);
+    h.simulator.sendMessage({ guildId: GUILD, channelId: CHANNEL, author: USER, content: old });
+    const dm = h.simulator.dmChannelFor(USER);
+    const unsaved = keyFrom(
+      await h.simulator.waitForMessage(
+        (message) => message.channel_id === dm && /appeared/.test(message.content),
+      ),
+    );
+    const notice = await h.simulator.waitForMessage(
+      (message) => message.channel_id === dm && /not active/.test(message.content),
+    );
+    replaceKey.mockRestore();
+    expect(notice.content).toMatch(
+      /^The key above is not active: I could not save it\. Your old key is revoked/,
+    );
+    expect(keysIn(notice.content)).toEqual([]);
+    for (const key of [old, unsaved]) {
+      await expectError(await rest(h, 'GET', '/v1/users/@me', { key }), 401, 'invalid_api_key');
+    }
+    expect(keyRow(h, USER)).toBeUndefined();
   });
 
   it('rotates a key that ANOTHER user posts, and DMs its owner, not the poster', async () => {

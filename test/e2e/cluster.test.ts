@@ -8,6 +8,7 @@ import { obtainApiKey } from '../support/api-key.js';
 import { eventually, sleep } from '../support/eventually.js';
 import { type NodeProcess, startNodeProcess } from '../support/node-process.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
+import { scaleOutEnv } from '../support/scale-out-env.js';
 
 /**
  * Scale-out as it is deployed: real processes (`src/main.ts`) against this machine's Redis and a
@@ -44,15 +45,8 @@ describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redi
   let api: NodeProcess[] = [];
   let redis: Redis;
 
-  const env = (role: string, extra: Record<string, string> = {}) => ({
-    ROLE: role,
-    REDIS_URL: REDIS_TEST_URL,
-    REDIS_PREFIX: prefix,
-    DISCORD_TOKEN: simulator.token,
-    DISCORD_API_URL: simulator.apiUrl,
-    DISCORD_CDN_URL: simulator.cdnUrl,
-    ...extra,
-  });
+  const env = (role: string, extra: Record<string, string> = {}) =>
+    scaleOutEnv(role, simulator, prefix, extra);
 
   beforeAll(async () => {
     redis = new Redis(REDIS_TEST_URL);
@@ -144,8 +138,8 @@ describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redi
   });
 
   it('a KV write on one API node reaches a socket and REST on the other', async () => {
-    const key = await obtainApiKey({ simulator }, BOB);
     const [writer, reader] = api as [NodeProcess, NodeProcess];
+    const key = await obtainApiKey({ simulator, base: writer.url }, BOB);
     const socket = await SocketClient.connect(reader.url);
     await socket.subscribe({ subscribe_to_id: BOB });
 

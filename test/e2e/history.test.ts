@@ -8,6 +8,7 @@ import {
 } from '../../src/discord/simulator/activities.js';
 import type { PresenceInput } from '../../src/discord/simulator/index.js';
 import type { DiscordStatus, NowPlaying, Presence } from '../../src/presence/model.js';
+import { untilLive } from '../support/api-key.js';
 import { eventually, sleep } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
@@ -561,6 +562,7 @@ describe('?forget', () => {
     const issued = await command(h, USER, '?apikey');
     const key = /`(prs_[A-Za-z0-9_-]{43})`/.exec(issued.content)?.[1] as string;
     expect(key).toBeDefined();
+    await untilLive(h.base, key);
     await eventually(async () => expect((await presenceOf(h)).kv).toEqual({ greeting: 'hello there' }));
     await h.app.history.flush();
     const stored = await history(h);

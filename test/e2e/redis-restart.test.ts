@@ -57,7 +57,7 @@ describe.skipIf(!hasRedis)('Redis restarted under traffic', () => {
       return (await response.json()) as { data?: { discord_status: string; kv: Record<string, string> } };
     };
     await eventually(async () => expect((await read()).data?.discord_status).toBe('online'), 15_000);
-    const key = await obtainApiKey({ simulator }, USER);
+    const key = await obtainApiKey({ simulator, base: api.url }, USER);
 
     const acknowledged: string[] = [];
     let writing = true;

@@ -123,15 +123,18 @@ describe('no API key and no Authorization value is ever logged', () => {
     harness.simulator.sendMessage({ author: USER, guildId: GUILD, content: `my key is ${leaked} lol` });
     secrets.add(keyFrom(await dm));
 
-    // The same for a user who accepts no DMs: the DM with their new key fails, and the failure is logged.
+    // The same for a user who accepts no DMs: the DM with their new key fails, and the failure is logged;
+    // they are told so in the channel where the key appeared.
     const theirs = await obtainApiKey(harness, OTHER);
     secrets.add(theirs);
     harness.simulator.closeDms(OTHER);
-    harness.simulator.sendMessage({ author: OTHER, guildId: GUILD, content: theirs });
-    await eventually(() => expect(logs()).toContain('a live API key appeared'));
-    // And a ?apikey whose reply Discord refuses: the key in it goes nowhere, the log included.
+    const leak = harness.simulator.sendMessage({ author: OTHER, guildId: GUILD, content: theirs });
+    await harness.simulator.waitForMessage((message) => message.message_reference?.message_id === leak.id);
+    expect(logs()).toContain('a live API key appeared');
+    // And a ?apikey whose reply Discord refuses: the key in it goes nowhere, the log included (as does the
+    // answer saying why, refused too).
     harness.simulator.sendMessage({ author: OTHER, content: '?apikey' });
-    await eventually(() => expect(logs().split('could not send a message').length).toBe(3));
+    await eventually(() => expect(logs().split('could not send a message').length).toBe(4));
   });
 
   it('in any line the app wrote', () => {

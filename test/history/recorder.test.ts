@@ -1,5 +1,7 @@
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LocalBus } from '../../src/bus/local.js';
+import type { Bus } from '../../src/bus/ports.js';
 import { spotifyActivity } from '../../src/discord/simulator/activities.js';
 import { HistoryRecorder } from '../../src/history/recorder.js';
 import type { RawPresence } from '../../src/presence/model.js';
@@ -17,7 +19,7 @@ afterEach(async () => {
   for (const store of stores.splice(0)) await store.close();
 });
 
-function setup() {
+function setup(bus?: Bus) {
   const store = openSqliteStore({ kind: 'sqlite-memory' });
   stores.push(store);
   let now = T0;
@@ -31,9 +33,10 @@ function setup() {
     logger: pino({ level: 'silent' }),
     now: () => now,
     flushMs: 60_000,
+    ...(bus ? { bus } : {}),
   });
   registry.onChange(recorder.observe);
-  return { store, registry, recorder, advance: (ms: number) => (now += ms) };
+  return { store, registry, recorder, now: () => now, advance: (ms: number) => (now += ms) };
 }
 
 function listening(trackId: string, start: number): RawPresence {
@@ -122,6 +125,39 @@ describe('HistoryRecorder', () => {
     const { status, tracks } = await store.history.history(USER.id, 100);
     expect(status.map((s) => s.status)).toEqual(['idle']);
     expect(tracks.map((t) => t.track_id)).toEqual(['t2']);
+  });
+
+  it('drops what it holds queued of a user whose history another node erased, told by the bus', async () => {
+    const bus = new LocalBus();
+    const { store, registry, recorder, now, advance } = setup(bus);
+    registry.memberSeen(GUILD_A, USER, listening('t1', T0));
+    await new Promise((resolve) => setImmediate(resolve));
+    await recorder.flush();
+    advance(1_000);
+    registry.memberSeen(GUILD_A, USER, { ...listening('t1', T0), status: 'idle' });
+    advance(200_000);
+    registry.memberSeen(GUILD_A, USER, { ...listening('t2', T0 + 201_000), status: 'idle' });
+
+    // `?forget confirm` handled by another node: its recorder shares the store and the bus, not the queue.
+    const elsewhere = new HistoryRecorder({
+      store: store.history,
+      logger: pino({ level: 'silent' }),
+      now,
+      bus,
+    });
+    await elsewhere.forget(USER.id);
+    await elsewhere.close();
+    advance(1_000);
+    registry.memberSeen(GUILD_A, USER, { ...listening('t2', T0 + 201_000), status: 'dnd' });
+    const written = vi.spyOn(store.history, 'appendHistory');
+    await recorder.flush();
+    // Dropped here, not left for the store to refuse.
+    expect(written.mock.calls.flatMap(([batch]) => batch.map((write) => write.status?.status))).toEqual([
+      'dnd',
+    ]);
+    const { status, tracks } = await store.history.history(USER.id, 100);
+    expect(status).toEqual([{ status: 'dnd', ts: T0 + 202_000 }]);
+    expect(tracks).toEqual([]);
   });
 
   it('picks up from stored history after a restart', async () => {

@@ -131,6 +131,30 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
       expect(await store.apiKeys.findKey(theirs)).toEqual({ userId: '2', hash: theirs });
     });
 
+    it('revokes a key by its hash, leaving its owner without one and other keys alone', async () => {
+      const store = await open();
+      const leaked = Buffer.alloc(32, 1);
+      const theirs = Buffer.alloc(32, 7);
+      await store.apiKeys.replaceKey('1', leaked, T0);
+      await store.apiKeys.replaceKey('2', theirs, T0);
+      expect(await store.apiKeys.revokeKey(leaked)).toBe(true);
+      expect(await store.apiKeys.findKey(leaked)).toBeUndefined();
+      expect(await store.apiKeys.findKey(theirs)).toEqual({ userId: '2', hash: theirs });
+      expect(await store.apiKeys.revokeKey(leaked)).toBe(false);
+      expect(await store.apiKeys.revokeKey(Buffer.alloc(32, 3))).toBe(false);
+
+      // A new key after a revocation works, and revoking the old hash again does not touch it.
+      const fresh = Buffer.alloc(32, 2);
+      await store.apiKeys.replaceKey('1', fresh, T0 + 1);
+      expect(await store.apiKeys.revokeKey(leaked)).toBe(false);
+      expect(await store.apiKeys.findKey(fresh)).toEqual({ userId: '1', hash: fresh });
+      // And a later key replaces it as before, the revoked one staying dead.
+      const later = Buffer.alloc(32, 4);
+      await store.apiKeys.replaceKey('1', later, T0 + 2);
+      expect(await store.apiKeys.findKey(fresh)).toBeUndefined();
+      expect(await store.apiKeys.findKey(later)).toEqual({ userId: '1', hash: later });
+    });
+
     describe('KV', () => {
       it('never passes the limit under concurrent writes: each is checked against what is stored', async () => {
         const store = await open();
@@ -544,7 +568,11 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
           ],
           LIMITS,
         );
-        expect(await store.history.forget('1')).toEqual({ statusEntries: 1, trackEntries: 2, playCounts: 1 });
+        expect(await store.history.forget('1', T0 + 2)).toEqual({
+          statusEntries: 1,
+          trackEntries: 2,
+          playCounts: 1,
+        });
         expect(await store.history.history('1', 100)).toEqual({ status: [], tracks: [] });
         expect(await store.history.stats('1')).toEqual({
           lastStatus: null,
@@ -556,6 +584,50 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         expect(await store.history.topTracks('1', 1, 10)).toEqual([]);
         expect((await store.history.history('2', 100)).tracks).toHaveLength(1);
         expect((await store.kv.getKv('1')).kv).toEqual({ k: 'v' });
+      });
+
+      it("after forget, drops a later batch's entries of that user stamped at or before the erasure", async () => {
+        const store = await open();
+        const FORGOTTEN = T0 + 100;
+        const observed = (ts: number): HistoryWrite => ({
+          userId: '1',
+          status: { status: ts % 2 === 0 ? 'online' : 'idle', ts },
+          track: entry(`t${ts}`, ts),
+          countsPlay: true,
+          lastSeen: ts,
+        });
+        await store.history.appendHistory([observed(T0)], LIMITS);
+        await store.history.forget('1', FORGOTTEN);
+        // A batch another node held while the history was erased: its older entries must not come back.
+        await store.history.appendHistory(
+          [observed(T0 + 50), observed(FORGOTTEN), play('2', 'other', T0 + 50), observed(FORGOTTEN + 1)],
+          LIMITS,
+        );
+        expect(await store.history.history('1', 100)).toEqual({
+          status: [{ status: 'idle', ts: FORGOTTEN + 1 }],
+          tracks: [entry(`t${FORGOTTEN + 1}`, FORGOTTEN + 1)],
+        });
+        expect(await store.history.topTracks('1', 1, 10)).toEqual([
+          expect.objectContaining({ track_id: `t${FORGOTTEN + 1}`, play_count: 1 }),
+        ]);
+        expect(await store.history.stats('1')).toMatchObject({ lastSeen: FORGOTTEN + 1, plays: 1 });
+        // Other users are not concerned.
+        expect((await store.history.history('2', 100)).tracks).toHaveLength(1);
+
+        // Each part of a write by its own stamp: a last_seen after the erasure counts without its track.
+        await store.history.forget('1', FORGOTTEN + 10);
+        await store.history.appendHistory(
+          [{ ...play('1', 'late', FORGOTTEN + 5), lastSeen: FORGOTTEN + 20 }],
+          LIMITS,
+        );
+        expect(await store.history.history('1', 100)).toEqual({ status: [], tracks: [] });
+        expect(await store.history.stats('1')).toMatchObject({ lastSeen: FORGOTTEN + 20, plays: 0 });
+        expect(await store.history.topTracks('1', 1, 10)).toEqual([]);
+
+        // An older erasure announced late does not move the moment back.
+        await store.history.forget('1', T0);
+        await store.history.appendHistory([observed(FORGOTTEN + 9)], LIMITS);
+        expect((await store.history.history('1', 100)).status).toEqual([]);
       });
     });
   });

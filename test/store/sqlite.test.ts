@@ -273,7 +273,11 @@ describe('embedded SQLite history trimming', () => {
     const { db, history } = open();
     await history.appendHistory(writes('1', 0, 105), LIMITS);
     await history.appendHistory(writes('2', 0, 1), LIMITS);
-    expect(await history.forget('1')).toEqual({ statusEntries: 100, trackEntries: 100, playCounts: 105 });
+    expect(await history.forget('1', T0 + 1_000)).toEqual({
+      statusEntries: 100,
+      trackEntries: 100,
+      playCounts: 105,
+    });
     for (const table of ['status_history', 'track_history', 'play_counts', 'user_stats']) {
       expect(rows(db, table, '1')).toBe(0);
     }

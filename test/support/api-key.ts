@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import type { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
 import type { Store } from '../../src/store/ports.js';
+import { eventually } from './eventually.js';
 
 /** The whole of an API key: `prs_` and 43 base64url characters. */
 export const API_KEY_SHAPE = /^prs_[A-Za-z0-9_-]{43}$/;
@@ -23,10 +24,11 @@ export function keyFrom(message: APIMessage): string {
 
 /**
  * A key the way a user gets one: `?apikey` in a DM to the bot, through the simulated Discord and the
- * real gateway client; resolves with the key from the bot's reply in that DM.
+ * real gateway client; resolves with the key from the bot's reply in that DM once `base` (the service's
+ * URL, where it answers the API) takes it.
  */
 export async function obtainApiKey(
-  harness: { simulator: DiscordSimulator },
+  harness: { simulator: DiscordSimulator; base: string },
   userId: string,
 ): Promise<string> {
   const dm = harness.simulator.dmChannelFor(userId);
@@ -34,7 +36,18 @@ export async function obtainApiKey(
   const reply = await harness.simulator.waitForMessage(
     (message) => message.channel_id === dm && message.message_reference?.message_id === sent.id,
   );
-  return keyFrom(reply);
+  const key = keyFrom(reply);
+  await untilLive(harness.base, key);
+  return key;
+}
+
+/** Resolves once the service at `base` takes the key (a key handed over goes live after its message). */
+export async function untilLive(base: string, key: string): Promise<void> {
+  await eventually(async () => {
+    const response = await fetch(`${base}/v1/users/@me`, { headers: { authorization: key } });
+    await response.arrayBuffer();
+    expect(response.status).not.toBe(401);
+  });
 }
 
 /** A live key put straight into the store (what the key service does, minus Discord): fast. */

@@ -67,8 +67,9 @@ export interface PrivateRedis {
 /**
  * A redis-server of a test's own, on a free port, with the durable settings the README asks for (AOF,
  * fsync on every write), so a test can stop and restart it without touching the machine's Redis.
+ * `password`: clients must give it (`requirepass`); `url` carries none.
  */
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+export async function startPrivateRedis(options: { password?: string } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'presently-redis-'));
   let child: ChildProcess | undefined;
@@ -78,10 +79,12 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       [
         ...['--port', String(port), '--bind', '127.0.0.1', '--save', ''],
         ...['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir],
+        ...(options.password === undefined ? [] : ['--requirepass', options.password]),
       ],
       { stdio: 'ignore' },
     );
     const probe = new Redis(port, '127.0.0.1', {
+      ...(options.password === undefined ? {} : { password: options.password }),
       lazyConnect: true,
       retryStrategy: () => 50,
       maxRetriesPerRequest: null,

@@ -2,6 +2,7 @@ import type { GatewayMessageCreateDispatchData } from 'discord-api-types/v10';
 import type { HistoryRecorder } from '../../history/recorder.js';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { KvService } from '../../kv/service.js';
+import type { Delivery } from '../messenger.js';
 
 /** What a command can see and do. */
 export interface CommandContext {
@@ -15,7 +16,8 @@ export interface CommandContext {
   history: Pick<HistoryRecorder, 'forget'>;
   /** Every command, for ?help. */
   commands: readonly Command[];
-  reply(content: string): Promise<void>;
+  /** Answers in the channel of the message; resolves with whether Discord took the answer. */
+  reply(content: string): Promise<Delivery>;
 }
 
 export interface Command {
@@ -25,5 +27,6 @@ export interface Command {
   description: string;
   /** `dm`: refused in server channels with a pointer to DMs. */
   where: 'dm' | 'anywhere';
-  run(context: CommandContext): Promise<void>;
+  /** Resolves once the command is answered; what it resolves with is not used. */
+  run(context: CommandContext): Promise<unknown>;
 }

@@ -15,7 +15,7 @@ export const helpCommand: Command = {
       [
         '**Presently** shows your Discord presence, music and KV through an API.',
         ...lines,
-        'A message containing one of your API keys, anywhere I can read, replaces that key and I DM you the new one.',
+        'A message containing one of your API keys, anywhere I can read, revokes that key at once and I DM you a new one (if I cannot, I tell you in that channel).',
       ].join('\n'),
     );
   },

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import {
+  AllowedMentionsTypes,
   type APIEmbed,
   type APIMessage,
   type APIUser,
@@ -23,12 +24,13 @@ import {
   SimulatedGateway,
   type SimulatorLogger,
 } from './gateway.js';
-import { type RateLimitOptions, restRoutes, routeOf, sendError } from './rest.js';
+import { type RateLimitOptions, RestErrorCodes, restRoutes, routeOf, sendError } from './rest.js';
 import {
   defaultUser,
   discordTimestamp,
   type GuildInput,
   type MemberInput,
+  type MessageRefusal,
   normalizePresence,
   type PresenceInput,
   type SimChannel,
@@ -39,7 +41,7 @@ import {
 
 export type { MemberRequest, SimulatorLogger } from './gateway.js';
 export type { RateLimitOptions } from './rest.js';
-export type { GuildInput, MemberInput, PresenceInput, UserInput } from './state.js';
+export type { GuildInput, MemberInput, MessageRefusal, PresenceInput, UserInput } from './state.js';
 export { shardFor } from './state.js';
 
 export const DEFAULT_TOKEN = 'simulator-token';
@@ -530,6 +532,23 @@ export class DiscordSimulator {
     else this.state.closedDms.delete(userId);
   }
 
+  /**
+   * The bot's next message in this channel is refused as given (default: 403, code 50007, what Discord
+   * answers when it will not deliver a DM); later ones are accepted again. Called n times, n are refused.
+   */
+  refuseNextMessage(
+    channelId: string,
+    refusal: MessageRefusal = {
+      status: 403,
+      code: RestErrorCodes.CannotSendMessagesToThisUser,
+      message: 'Cannot send messages to this user',
+    },
+  ): void {
+    const queued = this.state.messageRefusals.get(channelId) ?? [];
+    queued.push(refusal);
+    this.state.messageRefusals.set(channelId, queued);
+  }
+
   /** IDENTIFY payloads received (accepted or not). */
   get identifyCount(): number {
     return this.gateway.identifyCount;
@@ -629,13 +648,21 @@ export class DiscordSimulator {
   ): APIMessage {
     const now = Date.now();
     const content = body.content ?? '';
-    const mentions = [...content.matchAll(/<@!?(\d{1,20})>/g)].flatMap((match) => {
-      const user = this.state.users.get(match[1] ?? '');
-      return user ? [user] : [];
-    });
     const reference = body.message_reference;
     const referenced =
       reference?.message_id === undefined ? undefined : this.messages.get(reference.message_id);
+    // As Discord: `mentions` holds who the message notifies, the users allowed_mentions lets through.
+    const allowed = body.allowed_mentions;
+    const pings = (userId: string): boolean =>
+      !allowed ||
+      allowed.parse?.includes(AllowedMentionsTypes.User) === true ||
+      !!allowed.users?.includes(userId);
+    const mentioned = [...content.matchAll(/<@!?(\d{1,20})>/g)].flatMap((match) => {
+      const user = this.state.users.get(match[1] ?? '');
+      return user && pings(user.id) ? [user] : [];
+    });
+    const repliedTo = referenced && (!allowed || allowed.replied_user) ? [referenced.author] : [];
+    const mentions = [...new Map([...mentioned, ...repliedTo].map((user) => [user.id, user])).values()];
     const message: APIMessage = {
       type: reference ? MessageType.Reply : MessageType.Default,
       channel_id: channel.id,

@@ -170,6 +170,10 @@ export function restRoutes(context: RestContext): FastifyPluginCallback {
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         return sendError(reply, 400, { message: '400: Bad Request', code: RestErrorCodes.General });
       }
+      const refusal = context.state.messageRefusals.get(channel.id)?.shift();
+      if (refusal) {
+        return sendError(reply, refusal.status, { message: refusal.message, code: refusal.code });
+      }
       if (channel.recipientId !== null && context.state.closedDms.has(channel.recipientId)) {
         return sendError(reply, 403, {
           message: 'Cannot send messages to this user',

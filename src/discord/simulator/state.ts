@@ -133,6 +133,13 @@ export interface GuildCreateOptions {
 
 const OFFLINE: RawPresence = { status: 'offline', activities: [], client_status: {} };
 
+/** An error answer to a message the bot posts: HTTP status and Discord's JSON error. */
+export interface MessageRefusal {
+  status: number;
+  code: number;
+  message: string;
+}
+
 export class SimulatorState {
   readonly users = new Map<string, APIUser>();
   readonly presences = new Map<string, RawPresence>();
@@ -143,6 +150,8 @@ export class SimulatorState {
   readonly dmChannels = new Map<string, string>();
   /** Users who accept no DMs from the bot (Discord's privacy setting, or a block). */
   readonly closedDms = new Set<string>();
+  /** Channel id → how the bot's next messages there are refused, in order (a fault driver's). */
+  readonly messageRefusals = new Map<string, MessageRefusal[]>();
   readonly ids = new SnowflakeGenerator();
 
   constructor(readonly botUserId: string) {}

@@ -14,25 +14,29 @@ import type { RedisKeys } from './keys.js';
 import { PLAY_FUNCTIONS, playedValue, TOP_TRACKS, topTracksFrom } from './plays.js';
 
 /**
- * One user's share of a batch. KEYS: status list, track list, play ranking, played tracks, stats hash.
- * ARGV: list limit, tracked-tracks cap, then per write 6 fields: status JSON, track JSON, track day,
- * play key, played value, last seen (each '' when absent).
+ * One user's share of a batch. KEYS: status list, track list, play ranking, played tracks, stats hash,
+ * moment of the last erasure. ARGV: list limit, tracked-tracks cap, then per write 8 fields: status JSON,
+ * its ts, track JSON, its ts, track day, play key, played value, last seen (each '' when absent). What is
+ * stamped at or before the last erasure is dropped (see forgotten.ts).
  */
 const APPEND = `${PLAY_FUNCTIONS}
 local limit, cap = tonumber(ARGV[1]), tonumber(ARGV[2])
-for i = 3, #ARGV, 6 do
-  local status, track, day, play, played, seen = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
-  if status ~= '' then redis.call('LPUSH', KEYS[1], status) end
-  if track ~= '' then
+local erased = tonumber(redis.call('GET', KEYS[6]) or '')
+local function kept(ts) return ts ~= '' and (not erased or tonumber(ts) > erased) end
+for i = 3, #ARGV, 8 do
+  local status, statusTs, track, trackTs = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local day, play, played, seen = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
+  if kept(statusTs) then redis.call('LPUSH', KEYS[1], status) end
+  if kept(trackTs) then
     redis.call('LPUSH', KEYS[2], track)
     if redis.call('HGET', KEYS[5], 'plays_day') == day then
       redis.call('HINCRBY', KEYS[5], 'plays', 1)
     else
       redis.call('HSET', KEYS[5], 'plays_day', day, 'plays', 1)
     end
+    if play ~= '' then addPlays(KEYS[3], KEYS[4], play, 1, played) end
   end
-  if play ~= '' then addPlays(KEYS[3], KEYS[4], play, 1, played) end
-  if seen ~= '' then
+  if kept(seen) then
     local known = tonumber(redis.call('HGET', KEYS[5], 'last_seen') or '0')
     if tonumber(seen) > known then redis.call('HSET', KEYS[5], 'last_seen', seen) end
   end
@@ -42,10 +46,15 @@ redis.call('LTRIM', KEYS[2], 0, limit - 1)
 capPlays(KEYS[3], KEYS[4], cap)
 `;
 
-/** KEYS: as APPEND. Returns the entries erased: status, tracks, play counts. */
+/**
+ * KEYS: as APPEND. ARGV: the moment of this erasure, kept unless a later one is. Returns the entries
+ * erased: status, tracks, play counts.
+ */
 const FORGET = `
 local erased = {redis.call('LLEN', KEYS[1]), redis.call('LLEN', KEYS[2]), redis.call('ZCARD', KEYS[3])}
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+local before = tonumber(redis.call('GET', KEYS[6]) or '')
+if not before or tonumber(ARGV[1]) > before then redis.call('SET', KEYS[6], ARGV[1]) end
 return erased
 `;
 
@@ -69,8 +78,8 @@ export class RedisHistoryStore implements HistoryStore {
     /** Settles when the data under the prefix has this build's layout. */
     private readonly migrated: Promise<void>,
   ) {
-    redis.defineCommand('historyAppend', { numberOfKeys: 5, lua: APPEND });
-    redis.defineCommand('historyForget', { numberOfKeys: 5, lua: FORGET });
+    redis.defineCommand('historyAppend', { numberOfKeys: 6, lua: APPEND });
+    redis.defineCommand('historyForget', { numberOfKeys: 6, lua: FORGET });
     redis.defineCommand('historyTopTracks', { numberOfKeys: 2, lua: TOP_TRACKS });
     this.redis = redis as Redis & HistoryScripts;
   }
@@ -94,6 +103,7 @@ export class RedisHistoryStore implements HistoryStore {
     for (const [userId, args] of byUser) {
       (multi as unknown as HistoryScripts).historyAppend(
         ...this.keys.history(userId),
+        this.keys.historyForgotten(userId),
         limits.history,
         limits.trackedTracks,
         ...args,
@@ -157,22 +167,26 @@ export class RedisHistoryStore implements HistoryStore {
     return topTracksFrom(await this.redis.historyTopTracks(rankKey, playedKey, minPlays, limit));
   }
 
-  async forget(userId: Snowflake): Promise<ForgetResult> {
+  async forget(userId: Snowflake, at: number): Promise<ForgetResult> {
     await this.migrated;
     const [statusEntries, trackEntries, playCounts] = await this.redis.historyForget(
       ...this.keys.history(userId),
+      this.keys.historyForgotten(userId),
+      String(at),
     );
     return { statusEntries, trackEntries, playCounts };
   }
 }
 
-/** One write as APPEND's six fields. */
+/** One write as APPEND's eight fields. */
 function appendFields(write: HistoryWrite): string[] {
-  const { track } = write;
+  const { status, track } = write;
   const counts = track !== null && write.countsPlay && track.track_id !== null;
   return [
-    write.status ? JSON.stringify(write.status) : '',
+    status ? JSON.stringify(status) : '',
+    status ? String(status.ts) : '',
     track ? JSON.stringify(track) : '',
+    track ? String(track.ts) : '',
     track ? utcDay(track.ts) : '',
     counts ? playKey(track.source, track.track_id as string) : '',
     counts ? playedValue(track) : '',

@@ -37,6 +37,11 @@ export class RedisKeys {
     return `${this.prefix}profile:{${userId}}`;
   }
 
+  /** When the user's history was last erased: kept for good, so a late batch cannot write it back. */
+  historyForgotten(userId: Snowflake): string {
+    return `${this.prefix}history-forgotten:{${userId}}`;
+  }
+
   /** Status history, track history, play ranking (sorted set), played tracks (hash) and stats of one user. */
   history(userId: Snowflake): [string, string, string, string, string] {
     const tag = `{${userId}}`;

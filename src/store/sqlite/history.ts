@@ -9,6 +9,7 @@ import {
   utcDay,
 } from '../../presence/history.js';
 import type { DiscordStatus, NowPlaying, Snowflake } from '../../presence/model.js';
+import { afterForget } from '../forgotten.js';
 import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../ports.js';
 
 type Limits = { history: number; trackedTracks: number };
@@ -30,7 +31,7 @@ export interface SqliteHistoryOptions {
 export class SqliteHistoryStore implements HistoryStore {
   private readonly append: (batch: readonly HistoryWrite[], limits: Limits) => Trimmed;
   private readonly trimAll: (limits: Limits) => void;
-  private readonly erase: (userId: Snowflake) => ForgetResult;
+  private readonly erase: (userId: Snowflake, at: number) => ForgetResult;
   /**
    * Status and track lists wait to be trimmed, so that a user is trimmed once for all the entries of that
    * while rather than in every batch. Readers take the newest entries up to the limit (stats and forget
@@ -113,6 +114,9 @@ export class SqliteHistoryStore implements HistoryStore {
          plays = CASE WHEN plays_day = excluded.plays_day THEN plays + 1 ELSE 1 END,
          plays_day = excluded.plays_day`,
     );
+    const forgottenAt = db
+      .prepare<[string], number>('SELECT forgotten_at FROM history_forgotten WHERE user_id = ?')
+      .pluck();
     const setLastSeen = db.prepare(
       `INSERT INTO user_stats (user_id, last_seen) VALUES (?, ?)
        ON CONFLICT (user_id) DO UPDATE SET last_seen = max(coalesce(last_seen, 0), excluded.last_seen)`,
@@ -130,8 +134,17 @@ export class SqliteHistoryStore implements HistoryStore {
       const now = this.now();
       // Play counts do not wait to be trimmed: a track evicted then played again counts from one.
       const played = new Set<Snowflake>();
-      for (const write of batch) {
-        const { userId } = write;
+      // When each user's history was last erased (null: never), read once per user and batch.
+      const erasedAt = new Map<Snowflake, number | null>();
+      for (const given of batch) {
+        const { userId } = given;
+        let erased = erasedAt.get(userId);
+        if (erased === undefined) {
+          erased = forgottenAt.get(userId) ?? null;
+          erasedAt.set(userId, erased);
+        }
+        const write = erased === null ? given : afterForget(given, erased);
+        if (write === null) continue;
         if (write.status) {
           insertStatus.run(userId, write.status.status, write.status.ts);
           this.waitingStatus.add(userId, now);
@@ -168,7 +181,11 @@ export class SqliteHistoryStore implements HistoryStore {
     const forgetTracks = forgetStatement('track_history');
     const forgetPlays = forgetStatement('play_counts');
     const forgetStats = forgetStatement('user_stats');
-    this.erase = db.transaction((userId: Snowflake) => {
+    const rememberForget = db.prepare(
+      `INSERT INTO history_forgotten (user_id, forgotten_at) VALUES (?, ?)
+       ON CONFLICT (user_id) DO UPDATE SET forgotten_at = max(forgotten_at, excluded.forgotten_at)`,
+    );
+    this.erase = db.transaction((userId: Snowflake, at: number) => {
       // Counted as read: entries past the limit were only waiting to be trimmed.
       const result = {
         statusEntries: Math.min(forgetStatus.run(userId).changes, HISTORY_LIMIT),
@@ -176,6 +193,7 @@ export class SqliteHistoryStore implements HistoryStore {
         playCounts: forgetPlays.run(userId).changes,
       };
       forgetStats.run(userId);
+      rememberForget.run(userId, at);
       return result;
     });
   }
@@ -253,8 +271,8 @@ export class SqliteHistoryStore implements HistoryStore {
     }));
   }
 
-  async forget(userId: Snowflake): Promise<ForgetResult> {
-    return this.erase(userId);
+  async forget(userId: Snowflake, at: number): Promise<ForgetResult> {
+    return this.erase(userId, at);
   }
 }
 

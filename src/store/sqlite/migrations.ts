@@ -77,6 +77,11 @@ export const MIGRATIONS: readonly string[] = [
      SELECT user_id, 0, sum(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))) FROM kv
      WHERE true GROUP BY user_id
      ON CONFLICT (user_id) DO UPDATE SET bytes = excluded.bytes`,
+  // When each user last erased their history: a batch written later drops what was seen before it.
+  `CREATE TABLE history_forgotten (
+     user_id      TEXT PRIMARY KEY,
+     forgotten_at INTEGER NOT NULL
+   ) STRICT`,
 ];
 
 /** Brings the database to the newest schema, each step in its own transaction. */
