@@ -11,7 +11,7 @@ const STREAM_SLICE_BYTES = 256 * 1024;
 export interface OutboundHooks {
   /** The seq of the stream about to start: taken when it starts, so seqs go out in order. */
   nextSeq(): number;
-  /** Every queued stream has been sent: what waited for them may go now. */
+  /** Every queued stream has been sent and the socket is free: what waited for them may go now. */
   idle(): void;
   closed(): boolean;
   failed(error: unknown): void;
@@ -65,17 +65,19 @@ export class Outbound {
   private async run(): Promise<void> {
     this.running = true;
     try {
-      for (let next = this.streams.shift(); next; next = this.streams.shift()) {
-        if (this.hooks.closed()) return;
+      for (let next = this.streams.shift(); next && !this.hooks.closed(); next = this.streams.shift()) {
         await this.pump(next(this.hooks.nextSeq()));
-        if (this.streams.length === 0 && !this.hooks.closed()) this.hooks.idle();
       }
     } catch (error) {
-      this.hooks.failed(error);
-    } finally {
-      this.running = false;
       this.streams.length = 0;
+      this.running = false;
+      this.hooks.failed(error);
+      return;
     }
+    this.streams.length = 0;
+    this.running = false;
+    // No longer busy: what waited is sent now (and may start a stream of its own).
+    if (!this.hooks.closed()) this.hooks.idle();
   }
 
   /** Sends the fragments one behind the other; the last one, once known, ends the message. */
