@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +12,7 @@ import {
 import { ALICE, BOB, bump, CAROL, ERIN, fixtureReady, NOBODY, seed } from '../socket/fixture.js';
 import { eventually, sleep } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
-import { freePort } from '../support/node-process.js';
+import { freePort, runToExit } from '../support/node-process.js';
 
 /**
  * `presently/client`'s socket against the real socket gateway: Node 20 has no global WebSocket, so `ws`
@@ -245,19 +243,7 @@ describe('PresentlySocket in a Node process', () => {
   it('close() leaves nothing behind: the process exits by itself, live or waiting to reconnect', async () => {
     const script = fileURLToPath(new URL('./close-and-exit.ts', import.meta.url));
     const dead = `http://127.0.0.1:${await freePort()}`;
-    const child = spawn(process.execPath, ['--import', 'tsx', script, h.base, dead, ALICE], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    const [code, signal] = await once(child, 'exit');
-    clearTimeout(timer);
+    const { code, signal, output } = await runToExit([script, h.base, dead, ALICE]);
     expect({ code, signal, output: output.trim() }).toEqual({ code: 0, signal: null, output: 'closed' });
   }, 30_000);
 });

@@ -1,10 +1,6 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { UNHANDLED_EXIT_CODE } from '../../src/ops/process-guards.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { runToExit } from '../support/node-process.js';
 
 /** Runs `failure` in a process guarded as main.ts guards the service; its exit code and log lines. */
 async function guarded(failure: string): Promise<{ code: number | null; lines: Record<string, unknown>[] }> {
@@ -15,18 +11,7 @@ async function guarded(failure: string): Promise<{ code: number | null; lines: R
     setImmediate(() => { ${failure} });
     setTimeout(() => console.log('still running'), 5_000);
   `;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
+  const { code, output } = await runToExit(['--input-type=module', '-e', script]);
   const lines = output
     .split('\n')
     .filter((line) => line.startsWith('{'))

@@ -94,3 +94,25 @@ export async function startNodeProcess(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** Runs node with `args` (after `--import tsx`) from the repository's root until it exits on its own. */
+export async function runToExit(
+  args: string[],
+  timeoutMs = 15_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  clearTimeout(timer);
+  return { code, signal, output };
+}
