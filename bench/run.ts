@@ -4,6 +4,7 @@ import { type Row, saveResults } from './lib/results.js';
 import { apiNodes } from './scenarios/api-nodes.js';
 import { card } from './scenarios/card.js';
 import { fanout } from './scenarios/fanout.js';
+import { hostile } from './scenarios/hostile.js';
 import { ingestHistory } from './scenarios/ingest-history.js';
 import { memory } from './scenarios/memory.js';
 import { restRead } from './scenarios/rest-read.js';
@@ -27,6 +28,7 @@ const SCENARIOS: Record<string, () => Promise<Row[]>> = {
   memory,
   startup,
   card,
+  hostile,
 };
 
 const names = Object.keys(SCENARIOS);

@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 /** A message between the driver and a bench process (IPC). */
@@ -14,6 +15,13 @@ export interface CpuUsage extends Message {
   micros: number;
 }
 
+export interface LoopDelay extends Message {
+  type: 'loop-delay';
+  /** How late the process's event loop ran its timers past their time, in ms: the 99th percentile and the worst. */
+  p99Ms: number;
+  maxMs: number;
+}
+
 export interface BenchChild {
   readonly name: string;
   readonly process: ChildProcess;
@@ -22,6 +30,11 @@ export interface BenchChild {
   next<T extends Message>(type: string, timeoutMs?: number): Promise<T>;
   /** The CPU the process has used so far: the difference over a measurement is its cost. */
   cpuMicros(): Promise<number>;
+  /**
+   * How late its event loop ran since the last call (NaN on the first, which starts the measuring): a
+   * process stalled by its own work, or starved of CPU, shows here.
+   */
+  loopDelay(): Promise<LoopDelay>;
   /** SIGTERM (each process exits cleanly on it, so a profile gets written) and wait for the exit. */
   stop(): Promise<void>;
 }
@@ -98,6 +111,10 @@ export function startChild(
       child.send({ type: 'cpu' });
       return (await next<CpuUsage>('cpu')).micros;
     },
+    loopDelay: async () => {
+      child.send({ type: 'loop-delay' });
+      return next<LoopDelay>('loop-delay');
+    },
     stop: async () => {
       if (running()) child.kill('SIGTERM');
       await exited;
@@ -117,14 +134,32 @@ export function onMessage<T extends Message>(type: string, handler: (message: T)
   });
 }
 
+/** How often the event loop's delay is sampled, once asked for: finer than any stall worth telling. */
+const LOOP_DELAY_RESOLUTION_MS = 10;
+
 /**
- * In a bench process: answers the driver's CPU questions, and exits on SIGTERM after `cleanup`
- * (an exit rather than death by signal, so `--cpu-prof` can write its profile). Every bench process calls it.
+ * In a bench process: answers the driver's CPU and event-loop questions, and exits on SIGTERM after
+ * `cleanup` (an exit rather than death by signal, so `--cpu-prof` can write its profile). Every bench
+ * process calls it.
  */
 export function serveBenchProcess(cleanup: () => Promise<void> | void = () => {}): void {
   onMessage('cpu', () => {
     const { user, system } = process.cpuUsage();
     report({ type: 'cpu', micros: user + system });
+  });
+  let delay: IntervalHistogram | undefined;
+  onMessage('loop-delay', () => {
+    // The histogram holds the time between samples, the resolution included.
+    const late = (nanos: number) => Math.max(0, nanos / 1e6 - LOOP_DELAY_RESOLUTION_MS);
+    const measured = delay
+      ? { p99Ms: late(delay.percentile(99)), maxMs: late(delay.max) }
+      : { p99Ms: Number.NaN, maxMs: Number.NaN };
+    if (!delay) {
+      delay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+      delay.enable();
+    }
+    delay.reset();
+    report({ type: 'loop-delay', ...measured });
   });
   process.once('SIGTERM', () => {
     void Promise.resolve()

@@ -8,6 +8,8 @@ export interface ServiceReady extends Message {
   userId: string;
   /** That user's presence JSON, as the socket gateway sends it. */
   json: string;
+  /** A live API key for bench user `apiKeyUser`, when asked for. */
+  apiKey?: string;
 }
 
 export interface ServiceOptions {
@@ -17,6 +19,10 @@ export interface ServiceOptions {
   fanout?: boolean;
   /** Node flags for the service's process (e.g. MEMORY_FLAGS). */
   nodeFlags?: readonly string[];
+  /** Every per-address limit at its default, as a public instance runs (otherwise they are off). */
+  defaultLimits?: boolean;
+  /** Bench user whose API key the service makes and sends in `ready`. */
+  apiKeyUser?: number;
 }
 
 /**
@@ -27,7 +33,7 @@ export interface ServiceOptions {
 export async function startService(
   children: BenchChild[],
   options: ServiceOptions = {},
-): Promise<{ child: BenchChild; ready: ServiceReady }> {
+): Promise<{ child: BenchChild; discord: BenchChild; ready: ServiceReady }> {
   const users = String(options.users ?? 1);
   const start = String(Date.now() - 30_000);
   const discord = startChild('discord', [], {
@@ -47,9 +53,11 @@ export async function startService(
       CDN_URL: endpoints.cdnUrl,
       USERS: users,
       START: start,
+      ...(options.defaultLimits ? { DEFAULT_LIMITS: '1' } : {}),
+      ...(options.apiKeyUser === undefined ? {} : { API_KEY_USER: String(options.apiKeyUser) }),
     },
     options.nodeFlags,
   );
   children.splice(children.indexOf(discord), 0, child);
-  return { child, ready: await child.next<ServiceReady>('ready') };
+  return { child, discord, ready: await child.next<ServiceReady>('ready') };
 }

@@ -3,9 +3,10 @@ import type { GatewayGuildCreateDispatchData } from 'discord-api-types/v10';
 import type { OutgoingDispatch, SimulatedGateway } from '../../src/discord/simulator/gateway.js';
 import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import type { SimGuild } from '../../src/discord/simulator/state.js';
-import { onMessage, report, serveBenchProcess } from '../lib/child.js';
+import { type Message, onMessage, report, serveBenchProcess } from '../lib/child.js';
+import { markerText, nowMicros } from '../lib/fanout-marker.js';
 import { populationPresence, populationUser } from '../lib/population.js';
-import { BENCH_GUILD, benchUser, realisticPresence } from '../lib/workload.js';
+import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/workload.js';
 
 /**
  * A simulated Discord in a process of its own, so that what it spends (making a member listing,
@@ -26,7 +27,10 @@ import { BENCH_GUILD, benchUser, realisticPresence } from '../lib/workload.js';
  * lists every online member, which for this guild would be one frame of over 100 MB.
  *
  * Answers `stats`: the time the simulator spent making and queueing the listing (its event loop is busy
- * with that, all chunks at once, when the request arrives) and the listing's size in bytes.
+ * with that, all chunks at once, when the request arrives) and the listing's size in bytes. On
+ * `{type: 'updates', perSecond, users}` the first `users` bench users' custom statuses change in turn,
+ * `perSecond` changes a second in all, as PRESENCE_UPDATEs through the gateway; each status is a fan-out
+ * marker with its send time, so a subscriber can time it from the Discord frame on (0 stops them).
  */
 const MEMBERS = Number(process.env.MEMBERS ?? 250_000);
 /**
@@ -88,7 +92,23 @@ inner.requestMembers = (session, data) => {
   }
 };
 
-serveBenchProcess(() => simulator.stop());
+let updates: NodeJS.Timeout | undefined;
+let updateSeq = 0;
+onMessage<Message & { perSecond: number; users: number }>('updates', ({ perSecond, users }) => {
+  clearInterval(updates);
+  if (perSecond <= 0) return;
+  let next = 0;
+  updates = setInterval(() => {
+    const n = next++ % users;
+    const customText = markerText(++updateSeq, nowMicros());
+    simulator.setPresence(benchUserId(n), realisticPresence(n, { start, customText }));
+  }, 1000 / perSecond);
+});
+
+serveBenchProcess(() => {
+  clearInterval(updates);
+  return simulator.stop();
+});
 onMessage('stats', () => report({ type: 'stats', listingSeconds, listingBytes, listingFrames }));
 report({
   type: 'ready',

@@ -2,9 +2,11 @@ import '../../src/ops/tick-shape.js';
 import pino from 'pino';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
 import { rawPresenceFrom } from '../../src/presence/raw.js';
-import { onMessage, report, serveBenchProcess } from '../lib/child.js';
+import { type Message, onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { markerText, nowMicros } from '../lib/fanout-marker.js';
+import { kvBytes, kvDigest } from '../lib/kv-at-cap.js';
 import { serveMemoryQuestions } from '../lib/memory.js';
 import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/workload.js';
 
@@ -17,6 +19,11 @@ import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/w
  * the raw presence), so normalization, the one serialization and the socket fan-out all run as they do for
  * Discord's updates. It answers `memory` (started with MEMORY_FLAGS) and `sockets`: how many sockets its
  * gateway holds and how many of them are subscribed.
+ *
+ * The per-address limits are off, so one load generator measures the service rather than its limits;
+ * with DEFAULT_LIMITS=1 every limit is left as a public instance runs it (hostile). API_KEY_USER=n puts a
+ * live API key for bench user n in the store, as `?apikey` would, and sends it in `ready`; `{type: 'kv',
+ * userId}` answers with the fingerprint (bench/lib/kv-at-cap.ts) and size of that user's stored KV.
  */
 const users = Number(process.env.USERS ?? 1);
 const start = Number(process.env.START);
@@ -24,6 +31,12 @@ if (!Number.isSafeInteger(start)) {
   throw new Error('START (epoch ms) is required: bench/lib/service.ts sets it');
 }
 
+const noLimits = {
+  SOCKETS_PER_IP: '0',
+  CONNECTIONS_PER_IP: '0',
+  RATE_LIMIT_READ: '0',
+  RATE_LIMIT_WRITE: '0',
+};
 const app = await startApp(
   loadConfig({
     DISCORD_TOKEN: process.env.TOKEN as string,
@@ -32,10 +45,7 @@ const app = await startApp(
     DATABASE_URL: 'sqlite::memory:',
     HOST: '127.0.0.1',
     PORT: '0',
-    SOCKETS_PER_IP: '0',
-    CONNECTIONS_PER_IP: '0',
-    RATE_LIMIT_READ: '0',
-    RATE_LIMIT_WRITE: '0',
+    ...(process.env.DEFAULT_LIMITS === '1' ? {} : noLimits),
   }),
   { logger: pino({ level: 'warn' }) },
 );
@@ -64,4 +74,17 @@ onMessage('sockets', () => {
     subscribed: gateway?.subscriptions.subscriberCount ?? 0,
   });
 });
-report({ type: 'ready', url: app.url, userId: user.id, json: registry.get(user.id)?.json ?? '' });
+onMessage<Message & { userId: string }>('kv', async ({ userId }) => {
+  const { kv } = await app.store.kv.getKv(userId);
+  report({ type: 'kv', digest: kvDigest(kv), bytes: kvBytes(kv) });
+});
+let apiKey: string | undefined;
+if (process.env.API_KEY_USER !== undefined) {
+  apiKey = generateApiKey();
+  await app.store.apiKeys.replaceKey(
+    benchUserId(Number(process.env.API_KEY_USER)),
+    hashApiKey(apiKey),
+    Date.now(),
+  );
+}
+report({ type: 'ready', url: app.url, userId: user.id, json: registry.get(user.id)?.json ?? '', apiKey });

@@ -1,0 +1,406 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../../src/config.js';
+import { PATCH_BODY_LIMIT, PUT_BODY_LIMIT } from '../../src/http/routes/kv.js';
+import { SOCKET_COMMAND_BURST } from '../../src/socket/command-budget.js';
+import { addTally, disengage, engage, type Tally } from '../lib/attack.js';
+import { type BlockRecords, blockRecords, markBlock } from '../lib/blocks.js';
+import { type BenchChild, type LoopDelay, type Message, startChild } from '../lib/child.js';
+import type { Row } from '../lib/results.js';
+import { startService } from '../lib/service.js';
+import { formatNumber, quantile, spread } from '../lib/stats.js';
+import { benchUserId } from '../lib/workload.js';
+
+/** Ordinary users: read, followed and changed by Discord throughout. */
+const USERS = 50;
+/** The member whose KV is at the cap: the bench user after the ordinary ones. */
+const MEMBER = USERS;
+/** Presence changes Discord sends a second, over the ordinary users in turn. */
+const UPDATES_PER_SECOND = 20;
+
+const READ_ADDRESSES = 6;
+const READERS_PER_ADDRESS = 4;
+const POLL_MS = 250;
+const SUBSCRIBER_SOCKETS = 100;
+const SUBSCRIBER_ADDRESSES = 2;
+const IDS_PER_SOCKET = 10;
+
+const SLOW_READERS = 200;
+const SLOW_READER_ADDRESSES = 4;
+const SLOW_READ_EVERY_MS = 1_000;
+const MEMBER_SOCKETS = 100;
+const MEMBER_SOCKET_ADDRESSES = 2;
+const MEMBER_WRITE_EVERY_MS = 1_000;
+const FLOOD_SOCKETS = 8;
+const FLOOD_CONNECTIONS = 8;
+
+/** Measured blocks per side and phase; quiet and attack alternate (QA AQ QA), so drifts cancel. */
+const BLOCKS = 3;
+const BLOCK_MS = 6_000;
+const WARMUP_MS = 5_000;
+/** After an attack stops: the service closes what it left before the next block begins. */
+const SETTLE_MS = 500;
+/** Normal clients' p99 under attack against the quiet blocks'. */
+const TARGET_RATIO = 2;
+
+/**
+ * Loopback addresses for one kind of client (Linux answers on all of 127.0.0.0/8): the service counts
+ * its limits per address, and each kind of client here is a client of its own.
+ */
+const loopback = (group: number, count: number): string[] =>
+  Array.from({ length: count }, (_, i) => `127.0.${group}.${i + 1}`);
+
+type Side = 'quiet' | 'attack';
+
+interface Phase {
+  key: string;
+  title: string;
+  attackers: BenchChild[];
+  /** What the attack is, for the notes. */
+  what: string;
+}
+
+/** What one block cost: CPU (µs) of the service and of the attack's clients, and how late the loops ran. */
+interface BlockCost {
+  service: number;
+  attack: number;
+  /** The service's, the readers' and the subscribers' event loops, in that order. */
+  loops: LoopDelay[];
+}
+
+/** Everything the blocks measured, by block label `<phase>:<side>:<block>`. */
+interface Measured {
+  reads: BlockRecords;
+  deliveries: BlockRecords;
+  costs: Record<string, BlockCost>;
+  /** What each phase's attack achieved over its blocks. */
+  tallies: Record<string, Tally>;
+}
+
+const labelOf = (phase: string, side: Side, block: number) => `${phase}:${side}:${block}`;
+
+/** The latencies of every block of one phase and side, pooled. */
+function pooled(records: BlockRecords, phase: string, side: Side): number[] {
+  return Array.from({ length: BLOCKS }, (_, b) => records[labelOf(phase, side, b)]?.latencies ?? []).flat();
+}
+
+/** Each block's p99, for the spread in the notes. */
+function blockP99s(records: BlockRecords, phase: string, side: Side): number[] {
+  return Array.from({ length: BLOCKS }, (_, b) =>
+    quantile(records[labelOf(phase, side, b)]?.latencies ?? [], 0.99),
+  );
+}
+
+function failures(records: BlockRecords, phase: string, side: Side): Tally {
+  const tally: Tally = {};
+  for (let b = 0; b < BLOCKS; b++) addTally(tally, records[labelOf(phase, side, b)]?.failures ?? {});
+  return tally;
+}
+
+function listTally(tally: Readonly<Tally>): string {
+  const entries = Object.entries(tally).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (entries.length === 0) return 'none';
+  return entries
+    .map(([name, count]) =>
+      name.startsWith('bytes') ? `${name} ${formatNumber(count / 1e6)} MB` : `${name} ${formatNumber(count)}`,
+    )
+    .join(', ');
+}
+
+const totalCpu = async (processes: readonly BenchChild[]): Promise<number> =>
+  (await Promise.all(processes.map((child) => child.cpuMicros()))).reduce((sum, micros) => sum + micros, 0);
+
+/** The rows of one phase: the normal clients' p99s under attack against quiet, and the service's CPU. */
+function phaseRows(phase: Phase, measured: Measured): Row[] {
+  const { reads, deliveries, costs, tallies } = measured;
+  const p99 = (records: BlockRecords, side: Side) => quantile(pooled(records, phase.key, side), 0.99);
+  const costsOf = (side: Side) =>
+    Array.from({ length: BLOCKS }, (_, b) => costs[labelOf(phase.key, side, b)] as BlockCost);
+  const cpuPerOperation = (side: Side) => {
+    const micros = costsOf(side).reduce((sum, cost) => sum + cost.service, 0);
+    return micros / (pooled(reads, phase.key, side).length + pooled(deliveries, phase.key, side).length);
+  };
+  /** Share of one core over the side's blocks. */
+  const busy = (side: Side, whose: 'service' | 'attack') => {
+    const micros = costsOf(side).reduce((sum, cost) => sum + cost[whose], 0);
+    return `${Math.round((micros / (BLOCKS * BLOCK_MS * 1000)) * 100)}%`;
+  };
+  /** The worst block's p99 and the worst delay of one watched process's event loop. */
+  const loop = (side: Side, index: number) => {
+    const delays = costsOf(side).map((cost) => cost.loops[index] as LoopDelay);
+    const worstP99 = Math.max(...delays.map((delay) => delay.p99Ms));
+    const worst = Math.max(...delays.map((delay) => delay.maxMs));
+    return `${formatNumber(worstP99)} ms (max ${formatNumber(worst)} ms)`;
+  };
+  const detail = (records: BlockRecords, noun: string) =>
+    `${noun} ${formatNumber(pooled(records, phase.key, 'attack').length)} under attack, ` +
+    `${formatNumber(pooled(records, phase.key, 'quiet').length)} quiet; p99 by block ` +
+    `${spread(blockP99s(records, phase.key, 'attack'), formatNumber)} ms under attack, ` +
+    `${spread(blockP99s(records, phase.key, 'quiet'), formatNumber)} ms quiet; p50 ` +
+    `${formatNumber(quantile(pooled(records, phase.key, 'attack'), 0.5))} vs ` +
+    `${formatNumber(quantile(pooled(records, phase.key, 'quiet'), 0.5))} ms; failed under attack: ` +
+    `${listTally(failures(records, phase.key, 'attack'))}; quiet: ${listTally(failures(records, phase.key, 'quiet'))}`;
+  const compared = (records: BlockRecords) => {
+    const [attack, quiet] = [p99(records, 'attack'), p99(records, 'quiet')];
+    return {
+      value: attack,
+      unit: 'ms',
+      baseline: { label: 'same run, quiet blocks', value: quiet },
+      target: { text: `≤ ${TARGET_RATIO}×`, met: attack <= TARGET_RATIO * quiet },
+    };
+  };
+  return [
+    {
+      scenario: 'hostile',
+      figure: `p99 REST read latency (ordinary users) during ${phase.title}`,
+      ...compared(reads),
+      notes:
+        `${READ_ADDRESSES * READERS_PER_ADDRESS} readers from ${READ_ADDRESSES} addresses, each GET every ` +
+        `${POLL_MS} ms, timed from when due; ${detail(reads, 'reads')}`,
+    },
+    {
+      scenario: 'hostile',
+      figure: `p99 update delivery latency (Discord frame → subscriber) during ${phase.title}`,
+      ...compared(deliveries),
+      notes:
+        `${SUBSCRIBER_SOCKETS} sockets (half zlib_json) each subscribed to ${IDS_PER_SOCKET} of ${USERS} ` +
+        `users, Discord changing ${UPDATES_PER_SECOND} presences a second; ${detail(deliveries, 'deliveries')}`,
+    },
+    {
+      scenario: 'hostile',
+      figure: `service CPU per normal read or delivery during ${phase.title}`,
+      value: cpuPerOperation('attack'),
+      unit: 'µs',
+      baseline: { label: 'same run, quiet blocks', value: cpuPerOperation('quiet') },
+      target: null,
+      notes:
+        `the attack: ${phase.what}. What it got, over ${BLOCKS} blocks of ${BLOCK_MS / 1000} s: ` +
+        `${listTally(tallies[phase.key] ?? {})}. Above 1× is the service's CPU spent on the attack, per ` +
+        `normal operation. The service used ${busy('attack', 'service')} of a core under attack, ` +
+        `${busy('quiet', 'service')} quiet; the attack's clients ${busy('attack', 'attack')} (the machine's ` +
+        `cores serve everything). Event-loop delay p99 of the worst block: service ${loop('attack', 0)} ` +
+        `under attack, ${loop('quiet', 0)} quiet; the normal clients' own loops ${loop('attack', 1)} ` +
+        `(readers) and ${loop('attack', 2)} (subscribers) under attack, ${loop('quiet', 1)} and ` +
+        `${loop('quiet', 2)} quiet`,
+    },
+  ];
+}
+
+/**
+ * A public instance under attack while its ordinary users go on: REST readers poll ordinary users'
+ * presences from a handful of addresses, and subscribers follow them on sockets while the simulated
+ * Discord changes them; their p99 latencies are measured in blocks without an attack and in blocks with
+ * one, alternating, for each attack in turn: a member whose KV is at the cap, writing and read by slow
+ * readers and 100 sockets; a subscribe-frame flood past the per-socket limit; a flood of writes without a
+ * valid key. Every limit is at its default. At the end the member's KV is read back (presence and store)
+ * against their last acknowledged write, and the service must still be running.
+ */
+export async function hostile(): Promise<Row[]> {
+  const defaults = loadConfig({});
+  const readsPerMinute = (READERS_PER_ADDRESS * 60_000) / POLL_MS;
+  if (readsPerMinute > defaults.rateLimitRead) {
+    throw new Error(`hostile: ${readsPerMinute} reads a minute per address is past the read limit`);
+  }
+  const children: BenchChild[] = [];
+  try {
+    const started = await startService(children, {
+      users: USERS + 1,
+      defaultLimits: true,
+      apiKeyUser: MEMBER,
+    });
+    const { child: service, discord, ready } = started;
+    let exited: string | null = null;
+    service.process.once('exit', (code, signal) => {
+      exited = `the service exited (${signal ?? `code ${code}`})`;
+    });
+    const alive = (): void => {
+      if (exited !== null) throw new Error(`hostile: ${exited}`);
+    };
+    const member = benchUserId(MEMBER);
+    const client = async (script: string, env: Record<string, string>): Promise<BenchChild> => {
+      const child = startChild(script, [], { URL: ready.url, ...env });
+      // Clients are stopped before the service, which would otherwise close their sockets at them.
+      children.unshift(child);
+      await child.next('ready');
+      return child;
+    };
+
+    const kvMember = await client('kv-member', {
+      USER_ID: member,
+      API_KEY: ready.apiKey as string,
+      ADDRESS: loopback(3, 1)[0] as string,
+      WRITE_EVERY_MS: String(MEMBER_WRITE_EVERY_MS),
+    });
+    kvMember.send({ type: 'fill' });
+    const filled = await kvMember.next<
+      Message & { bytes: number; keys: number; patches: number; over: string }
+    >('filled');
+    if (filled.bytes !== defaults.kvMaxBytes || !filled.over.startsWith('400')) {
+      throw new Error(
+        `hostile: the member's KV is ${filled.bytes} bytes and one more byte was answered ${filled.over}`,
+      );
+    }
+
+    const readers = await client('normal-readers', {
+      USERS: String(USERS),
+      ADDRESSES: loopback(1, READ_ADDRESSES).join(','),
+      READERS_PER_ADDRESS: String(READERS_PER_ADDRESS),
+      POLL_MS: String(POLL_MS),
+    });
+    const subscribers = await client('normal-subscribers', {
+      USERS: String(USERS),
+      SOCKETS: String(SUBSCRIBER_SOCKETS),
+      IDS_PER_SOCKET: String(IDS_PER_SOCKET),
+      ADDRESSES: loopback(2, SUBSCRIBER_ADDRESSES).join(','),
+    });
+    const normal = [readers, subscribers];
+    const watched = [service, readers, subscribers];
+
+    const phases: Phase[] = [
+      {
+        key: 'cap',
+        title: 'a member at the KV cap',
+        what:
+          `the member (KV exactly ${formatNumber(filled.bytes)} B, mostly 4-byte emoji) PATCHes one full ` +
+          `value a second; ${SLOW_READERS} slow readers from ${SLOW_READER_ADDRESSES} addresses GET their ` +
+          `presence, reading one chunk every ${SLOW_READ_EVERY_MS} ms; ${MEMBER_SOCKETS} sockets (half ` +
+          'zlib_json) subscribe to them',
+        attackers: [
+          kvMember,
+          await client('slow-readers', {
+            PATH_TO_READ: `/v1/users/${member}`,
+            READERS: String(SLOW_READERS),
+            ADDRESSES: loopback(4, SLOW_READER_ADDRESSES).join(','),
+            READ_EVERY_MS: String(SLOW_READ_EVERY_MS),
+          }),
+          await client('member-subscribers', {
+            USER_ID: member,
+            SOCKETS: String(MEMBER_SOCKETS),
+            ADDRESSES: loopback(5, MEMBER_SOCKET_ADDRESSES).join(','),
+          }),
+        ],
+      },
+      {
+        key: 'subscribe-flood',
+        title: 'a subscribe-frame flood',
+        what:
+          `${FLOOD_SOCKETS} sockets (half zlib_json) from one address send op 2 frames as fast as they are ` +
+          `taken, subscribe_to_ids of ${defaults.subscriptionsPerSocket} ids (every ordinary user, the ` +
+          `member at the cap, the rest unmonitored) and subscribe_to_all in turn, past the burst of ` +
+          `${SOCKET_COMMAND_BURST}, connecting again whenever closed`,
+        attackers: [
+          await client('subscribe-flood', {
+            SOCKETS: String(FLOOD_SOCKETS),
+            ADDRESS: loopback(6, 1)[0] as string,
+            IDS: Array.from({ length: defaults.subscriptionsPerSocket }, (_, n) => benchUserId(n)).join(','),
+          }),
+        ],
+      },
+      {
+        key: 'write-flood',
+        title: 'a keyless write flood',
+        what:
+          `${FLOOD_CONNECTIONS} connections from one address send KV writes back to back: PUTs of ` +
+          `${formatNumber(PUT_BODY_LIMIT)} B without a key, PATCHes of ${formatNumber(PATCH_BODY_LIMIT)} B ` +
+          'of nested arrays or of tiny keys with made-up keys, DELETEs with made-up keys',
+        attackers: [
+          await client('write-flood', {
+            CONNECTIONS: String(FLOOD_CONNECTIONS),
+            ADDRESS: loopback(7, 1)[0] as string,
+            USER_ID: member,
+            PUT_BODY_BYTES: String(PUT_BODY_LIMIT),
+            PATCH_BODY_BYTES: String(PATCH_BODY_LIMIT),
+          }),
+        ],
+      },
+    ];
+
+    /** After an attack: waits until the service holds only the normal subscribers' sockets. */
+    const settled = async (): Promise<void> => {
+      await sleep(SETTLE_MS);
+      for (const deadline = Date.now() + 30_000; ; await sleep(100)) {
+        alive();
+        service.send({ type: 'sockets' });
+        const { open } = await service.next<Message & { open: number }>('sockets');
+        if (open === SUBSCRIBER_SOCKETS) return;
+        if (Date.now() > deadline) throw new Error(`hostile: ${open} sockets still open after an attack`);
+      }
+    };
+    const block = async (phase: Phase, side: Side, label: string): Promise<BlockCost> => {
+      const [serviceBefore, attackBefore] = [await service.cpuMicros(), await totalCpu(phase.attackers)];
+      await Promise.all(watched.map((child) => child.loopDelay()));
+      markBlock(normal, label);
+      await sleep(BLOCK_MS);
+      markBlock(normal, null);
+      return {
+        loops: await Promise.all(watched.map((child) => child.loopDelay())),
+        service: (await service.cpuMicros()) - serviceBefore,
+        attack: side === 'attack' ? (await totalCpu(phase.attackers)) - attackBefore : 0,
+      };
+    };
+
+    discord.send({ type: 'updates', perSecond: UPDATES_PER_SECOND, users: USERS });
+    await sleep(WARMUP_MS);
+    const costs: Record<string, BlockCost> = {};
+    const tallies: Record<string, Tally> = {};
+    for (const phase of phases) {
+      for (let b = 0; b < BLOCKS; b++) {
+        const sides: Side[] = b % 2 === 0 ? ['quiet', 'attack'] : ['attack', 'quiet'];
+        for (const side of sides) {
+          if (side === 'attack') await engage(phase.attackers);
+          costs[labelOf(phase.key, side, b)] = await block(phase, side, labelOf(phase.key, side, b));
+          if (side === 'attack') {
+            tallies[phase.key] = addTally(tallies[phase.key] ?? {}, await disengage(phase.attackers));
+          }
+          await settled();
+        }
+      }
+    }
+    discord.send({ type: 'updates', perSecond: 0 });
+
+    kvMember.send({ type: 'verify' });
+    const verified = await kvMember.next<
+      Message & { differing: number; servedBytes: number; acknowledged: string }
+    >('verified');
+    service.send({ type: 'kv', userId: member });
+    const stored = await service.next<Message & { digest: string; bytes: number }>('kv');
+    const measured: Measured = {
+      reads: await blockRecords(readers),
+      deliveries: await blockRecords(subscribers),
+      costs,
+      tallies,
+    };
+    alive();
+
+    const storeAgrees = stored.digest === verified.acknowledged;
+    return [
+      ...phases.flatMap((phase) => phaseRows(phase, measured)),
+      {
+        scenario: 'hostile',
+        figure: 'service process exits during the run',
+        value: 0,
+        unit: '',
+        baseline: null,
+        target: { text: 'none', met: true },
+        notes:
+          `every limit at its default (reads ${defaults.rateLimitRead} a minute per address, the normal ` +
+          `readers ${readsPerMinute} from each); the service ran through all ${phases.length} phases and ` +
+          'answered at the end',
+      },
+      {
+        scenario: 'hostile',
+        figure: 'member KV keys differing from their last acknowledged write, read back at the end',
+        value: verified.differing,
+        unit: 'keys',
+        baseline: null,
+        target: { text: 'none lost', met: verified.differing === 0 && storeAgrees },
+        notes:
+          `filled with ${filled.patches} PATCHes to ${formatNumber(filled.bytes)} B in ${filled.keys} keys; ` +
+          `one byte more was answered ${filled.over}; the presence read back holds ` +
+          `${formatNumber(verified.servedBytes)} B; the store's KV (${formatNumber(stored.bytes)} B) ` +
+          `${storeAgrees ? 'is' : 'is NOT'} the last acknowledged one`,
+      },
+    ];
+  } finally {
+    for (const child of children) await child.stop();
+  }
+}
