@@ -191,6 +191,9 @@ export class SocketGateway {
     });
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       settle();
+      // From the start, refused sockets too: ws reports a client's protocol error as an error event, which
+      // with nobody listening would be thrown out of its reader and end the process.
+      ws.on('error', (error) => this.options.logger.debug({ err: error }, 'socket error'));
       if (full) {
         // A socket client understands a close code; an HTTP refusal most of them only see as a failure.
         this.options.metrics?.rateLimited('max_sockets');
@@ -224,7 +227,6 @@ export class SocketGateway {
       }
     });
     ws.on('close', () => this.released(client));
-    ws.on('error', (error) => this.options.logger.debug({ err: error }, 'socket error'));
     this.sendSingle(client, helloJson(this.heartbeatIntervalMs));
   }
 

@@ -1,9 +1,11 @@
+import { afterAll, beforeAll } from 'vitest';
 import { customStatusActivity, spotifyActivity } from '../../src/discord/simulator/activities.js';
 import type { DiscordSimulator, MemberInput } from '../../src/discord/simulator/index.js';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
+import { KV_MAX_KEYS, KV_VALUE_MAX_CHARS, type KvState } from '../../src/kv/rules.js';
 import { eventually } from '../support/eventually.js';
-import type { Harness } from '../support/harness.js';
-import type { Frame } from './client.js';
+import { type Harness, startHarness } from '../support/harness.js';
+import { type Frame, terminateAll } from './client.js';
 
 export const GUILD_A = '100000000000000001';
 export const GUILD_B = '100000000000000002';
@@ -64,6 +66,26 @@ export async function fixtureReady(h: Harness): Promise<void> {
       throw new Error('profiles not fetched yet');
     }
   });
+}
+
+/**
+ * The seeded world for the tests of the describe block this is called in: started, with every fixture user
+ * monitored, before them; every socket cut and the service closed after them.
+ */
+export function seededHarness(options: Parameters<typeof startHarness>[0] = {}): () => Harness {
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    h = await startHarness({ setup: seed, ...options });
+    await fixtureReady(h);
+  });
+  afterAll(async () => {
+    await terminateAll();
+    await h?.close();
+  });
+  return () => {
+    if (!h) throw new Error('the service has not started');
+    return h;
+  };
 }
 
 let tick = 0;
@@ -145,3 +167,49 @@ export const presenceOf = (frame: Frame): PresenceData => frame.d as PresenceDat
 /** The user ids of the PRESENCE_UPDATEs among frames. */
 export const updatedUsers = (frames: Frame[]): string[] =>
   frames.filter(isUpdate).map((frame) => presenceOf(frame).user_id ?? '?');
+
+/** Characters beyond ASCII of every UTF-8 length, U+2028 among them (valid in JSON, not in old JS). */
+const WIDE = [...'😀🎶ü漢\u2028é🏳'];
+/** ASCII that JSON escapes, and text that means something to a page. */
+const NARROW = 'plain "quoted" back\\slash\nnew line\ttab\u0001</script>';
+
+/**
+ * A KV of at least `bytes` bytes of JSON, in values each at the value rules' limit: emoji and other
+ * characters beyond ASCII alternating with ASCII that JSON escapes. `salt` makes it differ per user.
+ */
+export function largeKv(bytes: number, salt: string): Record<string, string> {
+  const kv: Record<string, string> = {};
+  let size = 2;
+  for (let i = 0; size < bytes; i++) {
+    const unit = i % 2 === 0 ? WIDE : [...`${salt} ${NARROW} `];
+    const value = Array.from({ length: KV_VALUE_MAX_CHARS }, (_, at) => unit[at % unit.length]).join('');
+    kv[`${salt}_${i}`] = value;
+    size += Buffer.byteLength(JSON.stringify(value)) + salt.length + 8;
+  }
+  return kv;
+}
+
+/**
+ * Writes the user's whole KV straight into the store, as a write that passed the API's rules would (no
+ * KV_MAX_BYTES: a store may hold users past it), replacing what was there.
+ */
+export async function writeStoredKv(
+  h: Harness,
+  userId: string,
+  kv: Record<string, string>,
+): Promise<KvState> {
+  const { kv: before } = await h.app.store.kv.getKv(userId);
+  const change = {
+    set: new Map(Object.entries(kv)),
+    delete: Object.keys(before).filter((key) => !Object.hasOwn(kv, key)),
+  };
+  const state = await h.app.store.kv.writeKv(userId, change, KV_MAX_KEYS);
+  if ('refused' in state) throw new Error(`the store refused the KV: ${state.wouldHave} keys`);
+  return state;
+}
+
+/** Writes the KV into the store and announces it as an accepted write does: subscribers see the change. */
+export async function changeKv(h: Harness, userId: string, kv: Record<string, string>): Promise<void> {
+  const state = await writeStoredKv(h, userId, kv);
+  await h.app.bus.publish('kv.changed', { userId, kv: state.kv, revision: state.revision });
+}
