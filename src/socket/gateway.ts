@@ -127,6 +127,13 @@ export class SocketGateway {
     return this.clients.size;
   }
 
+  /** What the sockets hold written but not yet taken by their connections: bounded per socket by streams. */
+  bufferedBytes(): number {
+    let bytes = 0;
+    for (const client of this.clients) bytes += client.out.bufferedAmount;
+    return bytes;
+  }
+
   /** Open sockets by what they listen to: everyone, several ids, or one (sockets holding nothing aside). */
   subscribedSockets(): Record<SubscriptionKind, number> {
     const counts = { id: 0, ids: 0, all: 0 };
