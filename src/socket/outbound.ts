@@ -68,14 +68,16 @@ export class Outbound {
       for (let next = this.streams.shift(); next; next = this.streams.shift()) {
         if (this.hooks.closed()) return;
         await this.pump(next(this.hooks.nextSeq()));
-        if (this.streams.length === 0 && !this.hooks.closed()) this.hooks.idle();
       }
     } catch (error) {
       this.hooks.failed(error);
+      return;
     } finally {
       this.running = false;
       this.streams.length = 0;
     }
+    // Not busy any more, so what waited goes out now rather than waiting for a stream that may never come.
+    if (!this.hooks.closed()) this.hooks.idle();
   }
 
   /** Sends the fragments one behind the other; the last one, once known, ends the message. */

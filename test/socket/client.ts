@@ -90,6 +90,14 @@ export class SocketClient {
     this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
+  /** Sends a heartbeat every `everyMs` until the socket closes, reading or not. */
+  keepAlive(everyMs: number): void {
+    const timer = setInterval(() => {
+      if (this.ws.readyState === WebSocket.OPEN) this.send({ op: 3 });
+    }, everyMs);
+    void this.closed.then(() => clearInterval(timer));
+  }
+
   /** The TCP connection under the socket: to write frames by hand, or to stop reading. */
   get tcp(): Socket {
     return (this.ws as unknown as { _socket: Socket })._socket;

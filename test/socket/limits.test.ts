@@ -1,11 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { SOCKET_COMMAND_BURST } from '../../src/socket/command-budget.js';
 import { eventually } from '../support/eventually.js';
 import type { Harness } from '../support/harness.js';
 import { sampleValue, scrape } from '../support/prometheus.js';
 import { RawConnection } from '../support/raw-http.js';
-import { type Frame, SocketClient, socketUrl, terminateAll, wireFrame } from './client.js';
+import { type Frame, SocketClient, socketUrl, wireFrame } from './client.js';
 import {
   ALICE,
   BOB,
@@ -35,10 +35,6 @@ const inits = (frames: Frame[]) => frames.filter((frame) => frame.t === 'INIT_ST
 async function refusals(h: Harness, limit: string): Promise<number> {
   return sampleValue(await scrape(h.base), 'presently_rate_limited_total', { limit });
 }
-
-afterEach(async () => {
-  await terminateAll();
-});
 
 describe('with the default limits', () => {
   const service = seededHarness();
@@ -208,11 +204,6 @@ describe('SUBSCRIBE_TO_ALL=false', () => {
 
 describe('MAX_SOCKETS=2', () => {
   const service = seededHarness({ env: { MAX_SOCKETS: '2' } });
-
-  afterEach(async () => {
-    await terminateAll();
-    await eventually(() => expect(service().app.sockets.socketCount).toBe(0));
-  });
 
   it('a third socket is accepted, then closed 1013 try_again_later; once one of the two closes, a new one is accepted', async () => {
     const h = service();
