@@ -246,16 +246,12 @@ export async function changeKv(h: Harness, userId: string, kv: Record<string, st
  */
 export async function joinWithKv(
   h: Harness,
-  userId: string,
-  username: string,
+  user: MemberInput['user'],
   kv: Record<string, string>,
 ): Promise<void> {
-  const { revision } = await writeStoredKv(h, userId, kv);
-  h.simulator.addMember(GUILD_A, {
-    user: { id: userId, username },
-    presence: { status: 'online', activities: [] },
-  });
+  const { revision } = await writeStoredKv(h, user.id, kv);
+  h.simulator.addMember(GUILD_A, { user, presence: { status: 'online', activities: [] } });
   await eventually(() => {
-    if (h.app.registry.kvRevisionOf(userId) !== revision) throw new Error(`${userId}: KV not loaded yet`);
+    if (h.app.registry.kvRevisionOf(user.id) !== revision) throw new Error(`${user.id}: KV not loaded yet`);
   }, 30_000);
 }

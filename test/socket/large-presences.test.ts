@@ -44,8 +44,8 @@ const MEDIUM = '90000000000000200';
 /** The large users join with their KVs already stored. */
 async function joinLarge(h: Harness): Promise<void> {
   for (const [i, id] of LARGE.entries())
-    await joinWithKv(h, id, `large${i}`, largeKv(LARGE_KV_BYTES, `l${i}`));
-  await joinWithKv(h, MEDIUM, 'medium', { note: '😀'.repeat(2_000) });
+    await joinWithKv(h, { id, username: `large${i}` }, largeKv(LARGE_KV_BYTES, `l${i}`));
+  await joinWithKv(h, { id: MEDIUM, username: 'medium' }, { note: '😀'.repeat(2_000) });
 }
 
 /** What `GET /v1/users/:id` answers for each id, by id. */
