@@ -1,6 +1,6 @@
 /** Op 2 and op 4 frames a socket may send in a row before the per-minute pace applies. */
 export const SOCKET_COMMAND_BURST = 10;
-/** What one command costs, in units of which a minute at one a minute refills exactly this many. */
+/** What one command costs: each millisecond refills `perMinute` units, so a minute refills `perMinute` commands. */
 const COMMAND_COST = 60_000;
 
 /**
