@@ -251,7 +251,10 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     metrics.observe({
       monitoredUsers: () => view.size,
       ...(sockets
-        ? { sockets: () => ({ open: sockets.socketCount, subscribed: sockets.subscribedSockets() }) }
+        ? {
+            sockets: () => ({ open: sockets.socketCount, subscribed: sockets.subscribedSockets() }),
+            socketBufferedBytes: () => sockets.bufferedBytes(),
+          }
         : {}),
       ...(gateway
         ? { gatewayShards: () => ({ total: gateway.shardCountHere, ready: gateway.readyShardCount }) }

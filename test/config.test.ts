@@ -256,4 +256,27 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ METRICS_TOKEN: token })).not.toThrow(/secret/);
     }
   });
+
+  it('reads the socket limits: MAX_SOCKETS and SOCKET_COMMANDS_PER_MINUTE (0: off), SUBSCRIBE_TO_ALL', () => {
+    expect(loadConfig({})).toMatchObject({
+      maxSockets: 50_000,
+      socketCommandsPerMinute: 60,
+      subscribeToAll: true,
+    });
+    expect(
+      loadConfig({ MAX_SOCKETS: '0', SOCKET_COMMANDS_PER_MINUTE: '0', SUBSCRIBE_TO_ALL: 'false' }),
+    ).toMatchObject({ maxSockets: 0, socketCommandsPerMinute: 0, subscribeToAll: false });
+    expect(
+      loadConfig({ MAX_SOCKETS: '2', SOCKET_COMMANDS_PER_MINUTE: '600', SUBSCRIBE_TO_ALL: 'true' }),
+    ).toMatchObject({ maxSockets: 2, socketCommandsPerMinute: 600, subscribeToAll: true });
+    expect(() => loadConfig({ MAX_SOCKETS: '-1' })).toThrow(/^MAX_SOCKETS: must be a whole number/);
+    expect(() => loadConfig({ SOCKET_COMMANDS_PER_MINUTE: '1.5' })).toThrow(
+      /^SOCKET_COMMANDS_PER_MINUTE: must be a whole number/,
+    );
+    for (const value of ['no', '0', 'TRUE']) {
+      expect(() => loadConfig({ SUBSCRIBE_TO_ALL: value })).toThrow(
+        /^SUBSCRIBE_TO_ALL: must be true or false/,
+      );
+    }
+  });
 });

@@ -24,6 +24,8 @@ export type GatewaySessionKind = 'new' | 'resumed';
 export interface MetricSources {
   monitoredUsers(): number;
   sockets?(): { open: number; subscribed: Record<SubscriptionKind, number> };
+  /** Bytes handed to the sockets that their connections have not taken yet, all sockets together. */
+  socketBufferedBytes?(): number;
   gatewayShards?(): { total: number; ready: number };
 }
 
@@ -103,6 +105,11 @@ export class Metrics {
     gauge('presently_socket_connections', 'Open WebSocket connections on /socket.', () => {
       return this.sources.sockets?.().open ?? 0;
     });
+    gauge(
+      'presently_socket_buffered_bytes',
+      'Bytes written to open sockets that their connections have not taken yet: what slow readers hold here.',
+      () => this.sources.socketBufferedBytes?.() ?? 0,
+    );
     new Gauge({
       name: 'presently_socket_subscriptions',
       help: 'Open sockets by what they subscribed to: one id, a list of ids, or every user.',
@@ -199,7 +206,7 @@ export class Metrics {
     });
     this.rateLimits = new Counter({
       name: 'presently_rate_limited_total',
-      help: 'Requests refused by a rate limit: read, write, sockets_per_ip, connections_per_ip or bot_commands.',
+      help: 'Requests, connections and socket commands refused by a limit: read, write, connections_per_ip, sockets_per_ip, max_sockets, socket_commands or bot_commands.',
       labelNames: ['limit'],
       registers,
     });

@@ -204,7 +204,9 @@ export interface PresenceBody {
  */
 export function assembleBody({ userJson, fieldsJson, kvJson }: PresenceParts): PresenceBody {
   const fields = fieldsJson.slice(1, -1);
-  if (typeof kvJson === 'string') {
+  // Escaping only ever lengthens text: what is long before it is large, and need not be measured.
+  const unescaped = USER_HEAD.length + userJson.length + fields.length + kvJson.length;
+  if (typeof kvJson === 'string' && unescaped < LARGE_BODY_BYTES) {
     const userLength = asciiLength(userJson);
     const kvLength = asciiLength(kvJson);
     const length =

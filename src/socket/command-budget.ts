@@ -1,12 +1,15 @@
 /** Op 2 and op 4 frames a socket may send in a row before the per-minute pace applies. */
 export const SOCKET_COMMAND_BURST = 10;
+/** What one command costs: each millisecond refills `perMinute` units, so a minute refills `perMinute` commands. */
+const COMMAND_COST = 60_000;
 
 /**
  * A socket's budget of subscribe and unsubscribe commands: `burst` at once, refilled at `perMinute`
  * (0: no limit). Each command costs a look-up per id and an INIT_STATE, which a flood must not get for free.
+ * Counted in whole units, so a client keeping exactly to the pace is never short by a rounding error.
  */
 export class CommandBudget {
-  private tokens: number;
+  private credit: number;
   private at: number;
 
   constructor(
@@ -14,7 +17,7 @@ export class CommandBudget {
     private readonly burst: number = SOCKET_COMMAND_BURST,
     private readonly now: () => number = Date.now,
   ) {
-    this.tokens = burst;
+    this.credit = burst * COMMAND_COST;
     this.at = now();
   }
 
@@ -22,10 +25,12 @@ export class CommandBudget {
   take(): boolean {
     if (this.perMinute === 0) return true;
     const now = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) * this.perMinute) / 60_000);
+    // A wall clock set back refills nothing, and takes nothing away either.
+    const elapsed = Math.max(0, now - this.at);
+    this.credit = Math.min(this.burst * COMMAND_COST, this.credit + elapsed * this.perMinute);
     this.at = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    if (this.credit < COMMAND_COST) return false;
+    this.credit -= COMMAND_COST;
     return true;
   }
 }

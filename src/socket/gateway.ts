@@ -133,6 +133,13 @@ export class SocketGateway {
     return this.clients.size;
   }
 
+  /** What the sockets hold written but not yet taken by their connections: bounded per socket by streams. */
+  bufferedBytes(): number {
+    let bytes = 0;
+    for (const client of this.clients) bytes += client.out.bufferedAmount;
+    return bytes;
+  }
+
   /** Open sockets by what they listen to: everyone, several ids, or one (sockets holding nothing aside). */
   subscribedSockets(): Record<SubscriptionKind, number> {
     const counts = { id: 0, ids: 0, all: 0 };
@@ -197,6 +204,9 @@ export class SocketGateway {
     });
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       settle();
+      // From the start, refused sockets too: ws reports a client's protocol error as an error event, which
+      // with nobody listening would be thrown out of its reader and end the process.
+      ws.on('error', (error) => this.options.logger.debug({ err: error }, 'socket error'));
       if (full) {
         // A socket client understands a close code; an HTTP refusal most of them only see as a failure.
         this.options.metrics?.rateLimited('max_sockets');
@@ -230,7 +240,6 @@ export class SocketGateway {
       }
     });
     ws.on('close', () => this.released(client));
-    ws.on('error', (error) => this.options.logger.debug({ err: error }, 'socket error'));
     this.sendSingle(client, helloJson(this.heartbeatIntervalMs));
   }
 

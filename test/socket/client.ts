@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import type { Socket } from 'node:net';
 import { inflateSync } from 'node:zlib';
 import WebSocket from 'ws';
 
@@ -92,6 +94,24 @@ export class SocketClient {
     this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
+  /** Sends a heartbeat every `everyMs` until the socket closes, reading or not. */
+  keepAlive(everyMs: number): void {
+    const timer = setInterval(() => {
+      if (this.ws.readyState === WebSocket.OPEN) this.send({ op: 3 });
+    }, everyMs);
+    void this.closed.then(() => clearInterval(timer));
+  }
+
+  /** The TCP connection under the socket: to write frames by hand, or to stop reading. */
+  get tcp(): Socket {
+    return (this.ws as unknown as { _socket: Socket })._socket;
+  }
+
+  /** Writes bytes as they are, e.g. several `wireFrame`s in one TCP write. */
+  writeRaw(bytes: Buffer): void {
+    this.tcp.write(bytes);
+  }
+
   /** The next frame not taken yet; fails after `timeoutMs` or if the socket closes first. */
   async next(timeoutMs = DEFAULT_WAIT_MS): Promise<Frame> {
     const deadline = Date.now() + timeoutMs;
@@ -178,6 +198,21 @@ export async function terminateAll(): Promise<void> {
   const clients = [...live];
   for (const client of clients) client.ws.terminate();
   await Promise.all(clients.map((client) => client.closed));
+}
+
+/** A client frame as it goes on the wire (final, masked as RFC 6455 asks of clients); text by default. */
+export function wireFrame(payload: string | Buffer, opcode = 0x1): Buffer {
+  const data = Buffer.from(payload);
+  const extended = data.length < 126 ? 0 : data.length < 0x10000 ? 2 : 8;
+  const head = Buffer.alloc(2 + extended + 4);
+  head[0] = 0x80 | opcode;
+  head[1] = 0x80 | (extended === 0 ? data.length : extended === 2 ? 126 : 127);
+  if (extended === 2) head.writeUInt16BE(data.length, 2);
+  if (extended === 8) head.writeBigUInt64BE(BigInt(data.length), 2);
+  const mask = randomBytes(4);
+  mask.copy(head, 2 + extended);
+  for (let i = 0; i < data.length; i++) data[i] = (data[i] as number) ^ (mask[i % 4] as number);
+  return Buffer.concat([head, data]);
 }
 
 export interface RefusedUpgrade {

@@ -1,9 +1,11 @@
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { customStatusActivity, spotifyActivity } from '../../src/discord/simulator/activities.js';
 import type { DiscordSimulator, MemberInput } from '../../src/discord/simulator/index.js';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
+import { KV_MAX_KEYS, KV_VALUE_MAX_CHARS, type KvState } from '../../src/kv/rules.js';
 import { eventually } from '../support/eventually.js';
-import type { Harness } from '../support/harness.js';
-import type { Frame } from './client.js';
+import { type Harness, startHarness } from '../support/harness.js';
+import { type Frame, terminateAll } from './client.js';
 
 export const GUILD_A = '100000000000000001';
 export const GUILD_B = '100000000000000002';
@@ -64,6 +66,33 @@ export async function fixtureReady(h: Harness): Promise<void> {
       throw new Error('profiles not fetched yet');
     }
   });
+}
+
+/**
+ * The seeded world for the tests of the describe block this is called in: started, with every fixture user
+ * monitored, before them; after each, every socket cut and gone from the server too, so what a test reads
+ * of the server's sockets is its own; closed after them all.
+ */
+export function seededHarness(options: Parameters<typeof startHarness>[0] = {}): () => Harness {
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    h = await startHarness({ setup: seed, ...options });
+    await fixtureReady(h);
+  });
+  afterEach(async () => {
+    await terminateAll();
+    await eventually(() => {
+      if (h && h.app.sockets.socketCount > 0) throw new Error(`${h.app.sockets.socketCount} sockets left`);
+    });
+  });
+  afterAll(async () => {
+    await terminateAll();
+    await h?.close();
+  });
+  return () => {
+    if (!h) throw new Error('the service has not started');
+    return h;
+  };
 }
 
 let tick = 0;
@@ -145,3 +174,84 @@ export const presenceOf = (frame: Frame): PresenceData => frame.d as PresenceDat
 /** The user ids of the PRESENCE_UPDATEs among frames. */
 export const updatedUsers = (frames: Frame[]): string[] =>
   frames.filter(isUpdate).map((frame) => presenceOf(frame).user_id ?? '?');
+
+/** Characters beyond ASCII of every UTF-8 length, U+2028 among them (valid in JSON, not in old JS). */
+const WIDE = [...'😀🎶🏳🦀🌈💾🧪🐙üéßøñçåæ漢字仮名한글ДЖЯ\u2028\u2029€™…«»¿¡ʕ•ᴥ'];
+/** ASCII that JSON escapes, and text that means something to a page. */
+const NARROW = [
+  ...'"\\\n\t\u0001</script>&<>\'',
+  ...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ',
+];
+
+/** A small, seeded PRNG (mulberry32): the same KV for the same salt, and text that deflates no better than text. */
+function random(salt: string): () => number {
+  let state = [...salt].reduce((hash, char) => Math.imul(hash ^ (char.codePointAt(0) ?? 0), 0x9e3779b1), 1);
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/**
+ * A KV of at least `bytes` bytes of JSON, in values each at the value rules' limit: characters beyond ASCII
+ * alternating with ASCII that JSON escapes, drawn at random (seeded by `salt`, which also names the keys).
+ */
+export function largeKv(bytes: number, salt: string): Record<string, string> {
+  const next = random(salt);
+  const kv: Record<string, string> = {};
+  let size = 2;
+  for (let i = 0; size < bytes; i++) {
+    const unit = i % 2 === 0 ? WIDE : NARROW;
+    const value = Array.from(
+      { length: KV_VALUE_MAX_CHARS },
+      () => unit[Math.floor(next() * unit.length)],
+    ).join('');
+    const key = `${salt}_${i}`;
+    kv[key] = value;
+    size += Buffer.byteLength(`${JSON.stringify(key)}:${JSON.stringify(value)},`);
+  }
+  return kv;
+}
+
+/**
+ * Writes the user's whole KV straight into the store, as a write that passed the API's rules would (no
+ * KV_MAX_BYTES: a store may hold users past it), replacing what was there.
+ */
+export async function writeStoredKv(
+  h: Harness,
+  userId: string,
+  kv: Record<string, string>,
+): Promise<KvState> {
+  const { kv: before } = await h.app.store.kv.getKv(userId);
+  const change = {
+    set: new Map(Object.entries(kv)),
+    delete: Object.keys(before).filter((key) => !Object.hasOwn(kv, key)),
+  };
+  const state = await h.app.store.kv.writeKv(userId, change, KV_MAX_KEYS);
+  if ('refused' in state) throw new Error(`the store refused the KV: ${state.wouldHave} keys`);
+  return state;
+}
+
+/** Writes the KV into the store and announces it as an accepted write does: subscribers see the change. */
+export async function changeKv(h: Harness, userId: string, kv: Record<string, string>): Promise<void> {
+  const state = await writeStoredKv(h, userId, kv);
+  await h.app.bus.publish('kv.changed', { userId, kv: state.kv, revision: state.revision });
+}
+
+/**
+ * The user joins Guild A, online, with this KV already stored: the app loads it as it does for anyone who
+ * becomes monitored. Resolves once the presence holds it.
+ */
+export async function joinWithKv(
+  h: Harness,
+  user: MemberInput['user'],
+  kv: Record<string, string>,
+): Promise<void> {
+  const { revision } = await writeStoredKv(h, user.id, kv);
+  h.simulator.addMember(GUILD_A, { user, presence: { status: 'online', activities: [] } });
+  await eventually(() => {
+    if (h.app.registry.kvRevisionOf(user.id) !== revision) throw new Error(`${user.id}: KV not loaded yet`);
+  }, 30_000);
+}
