@@ -229,9 +229,10 @@ export async function writeStoredKv(
     set: new Map(Object.entries(kv)),
     delete: Object.keys(before).filter((key) => !Object.hasOwn(kv, key)),
   };
-  const state = await h.app.store.kv.writeKv(userId, change, KV_MAX_KEYS);
-  if ('refused' in state) throw new Error(`the store refused the KV: ${state.wouldHave} keys`);
-  return state;
+  const limits = { maxKeys: KV_MAX_KEYS, maxBytes: Number.MAX_SAFE_INTEGER };
+  const state = await h.app.store.kv.writeKv(userId, change, limits);
+  if ('refused' in state) throw new Error(`the store refused the KV: ${state.wouldHave} ${state.refused}`);
+  return state.kv === null ? h.app.store.kv.getKv(userId) : { kv: state.kv, revision: state.revision };
 }
 
 /** Writes the KV into the store and announces it as an accepted write does: subscribers see the change. */
