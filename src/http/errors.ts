@@ -30,7 +30,10 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-/** An error the client is told about, in the contract's envelope. */
+/**
+ * An error the client is told about, in the contract's envelope. It is an answer, not a fault: it takes
+ * no stack trace, which would cost more than the refusal it carries (a flood is refused by the thousand).
+ */
 export class ApiError extends Error {
   readonly status: number;
 
@@ -38,7 +41,10 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
   ) {
+    const { stackTraceLimit } = Error;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'ApiError';
     this.status = ERROR_STATUS[code];
   }

@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
@@ -74,6 +74,15 @@ export const DRAIN_TIMEOUT_MS = 5_000;
 
 /** Methods any route answers; preflight lists them so browsers may send KV writes. */
 const CORS_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** The request says a body comes, and it has not all been read. */
+function hasUnreadBody(request: IncomingMessage): boolean {
+  const { headers } = request;
+  const announced =
+    headers['transfer-encoding'] !== undefined ||
+    (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  return announced && !request.complete;
+}
 
 /** Presence reads answered by the fast path, everything else (and what it hands back) by Fastify. */
 function withFastReads(fastReads: FastReads, fastify: RequestHandler): RequestHandler {
@@ -155,6 +164,12 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // Draining: a request that reached us is answered, then its connection closes (see preClose).
     if (closing) reply.header('connection', 'close');
     done();
+  });
+  // A body that was not read (refused before it was, or sent to a route that takes none) is not read after
+  // the answer either, as keeping the connection would need: the connection closes instead.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (hasUnreadBody(request.raw)) reply.header('connection', 'close');
+    done(null, payload);
   });
   // No `allowedHeaders`: the plugin then echoes Access-Control-Request-Headers, `authorization` included.
   // Not strict: an OPTIONS that is no preflight gets the CORS headers and a 204, not a plain-text 400.

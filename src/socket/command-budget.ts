@@ -34,3 +34,8 @@ export class CommandBudget {
     return true;
   }
 }
+
+/** How long a spent budget takes to fill up again. */
+export function refillMs(perMinute: number, burst: number = SOCKET_COMMAND_BURST): number {
+  return (burst * 60_000) / perMinute;
+}

@@ -82,6 +82,13 @@ export class LargePresenceEvent {
     return [Buffer.concat([eventHead(seq), this.prefix]), presenceTail(this.snapshot), CLOSE_BRACE];
   }
 
+  textStream(): MessageStream {
+    const text = (seq: number): Fragments => this.text(seq);
+    return async function* (seq) {
+      yield* text(seq);
+    };
+  }
+
   zlib(): MessageStream {
     const { prefix, snapshot } = this;
     return async function* (seq) {

@@ -8,7 +8,7 @@ import type { Metrics, SubscriptionKind } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceSource } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
-import { CommandBudget } from './command-budget.js';
+import { CommandBudget, refillMs } from './command-budget.js';
 import {
   FRAGMENT_AT_BYTES,
   type Fragments,
@@ -68,7 +68,8 @@ class Client {
 
   constructor(
     readonly ws: WebSocket,
-    socket: Duplex,
+    /** The connection under `ws`. */
+    readonly socket: Duplex,
     readonly ip: string,
     readonly compressed: boolean,
     hooks: (client: Client) => OutboundHooks,
@@ -82,6 +83,11 @@ export class SocketGateway {
   private readonly wss: WebSocketServer;
   private readonly clients = new Set<Client>();
   private readonly perIp = new Map<string, number>();
+  /**
+   * Clients whose socket was closed 4009, until when their new sockets are refused: a socket's budget
+   * starts full, and reconnecting must not refill it.
+   */
+  private readonly cooling = new Map<string, number>();
   /** Upgrades under way: they count against MAX_SOCKETS already. */
   private upgrading = 0;
   readonly subscriptions = new Subscriptions<Client>();
@@ -181,6 +187,19 @@ export class SocketGateway {
     }
     const query = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
     const ip = clientKey(this.options.clientAddress(request));
+    const coolingFor = (this.cooling.get(ip) ?? 0) - Date.now();
+    if (coolingFor > 0) {
+      this.options.metrics?.rateLimited('socket_commands');
+      const seconds = Math.ceil(coolingFor / 1000);
+      refuseUpgrade(
+        socket,
+        429,
+        'rate_limited',
+        `a socket from this address sent more commands than allowed; try again in ${seconds} s`,
+        { 'Retry-After': String(seconds) },
+      );
+      return;
+    }
     const open = this.perIp.get(ip) ?? 0;
     if (this.options.socketsPerIp > 0 && open >= this.options.socketsPerIp) {
       this.options.metrics?.rateLimited('sockets_per_ip');
@@ -210,7 +229,7 @@ export class SocketGateway {
       if (full) {
         // A socket client understands a close code; an HTTP refusal most of them only see as a failure.
         this.options.metrics?.rateLimited('max_sockets');
-        ws.close(Close.TryAgainLater.code, Close.TryAgainLater.reason);
+        closeUnheard(ws, socket, Close.TryAgainLater);
         return;
       }
       accepted = true;
@@ -332,6 +351,11 @@ export class SocketGateway {
 
   private sendEvent(client: Client, userId: Snowflake, event: SharedEvent | LargePresenceEvent): void {
     if (client.closing) return;
+    // Judged on what was already waiting, so one large presence never condemns a socket that reads.
+    if (client.ws.bufferedAmount > this.sendBufferCap) {
+      this.end(client, Close.SlowConsumer);
+      return;
+    }
     if (client.out.busy) {
       // Nothing may come between a stream's fragments: the update goes out after it, as it is then.
       client.waiting ??= new Set();
@@ -342,11 +366,9 @@ export class SocketGateway {
     if (event instanceof SharedEvent) {
       client.seq++;
       this.send(client, client.compressed ? event.zlib(client.seq) : event.text(client.seq));
-    } else if (client.compressed) {
-      client.out.stream(event.zlib());
     } else {
-      client.seq++;
-      this.send(client, event.text(client.seq));
+      // Large: written as the socket drains, spread over turns with every other socket's (outbound.ts).
+      client.out.stream(client.compressed ? event.zlib() : event.textStream());
     }
   }
 
@@ -379,7 +401,9 @@ export class SocketGateway {
   }
 
   private sweep(): void {
-    const silentSince = Date.now() - 2 * this.heartbeatIntervalMs;
+    const now = Date.now();
+    for (const [ip, until] of this.cooling) if (until <= now) this.cooling.delete(ip);
+    const silentSince = now - 2 * this.heartbeatIntervalMs;
     for (const client of this.clients) {
       if (client.lastFrameAt < silentSince) this.end(client, Close.HeartbeatTimeout);
       // A stream the socket has not read for as long is held for a client that is not reading.
@@ -393,9 +417,31 @@ export class SocketGateway {
     if (client.closing) return;
     client.closing = true;
     client.waiting = null;
-    client.ws.close(close.code, close.reason);
-    setTimeout(() => client.ws.terminate(), CLOSE_GRACE_MS).unref();
+    if (close === Close.RateLimited && this.options.commandsPerMinute > 0) {
+      this.cooling.set(client.ip, Date.now() + refillMs(this.options.commandsPerMinute));
+    }
+    if (close === Close.GoingAway) {
+      // Shutting down: the client's side of the close handshake is awaited, as it comes.
+      client.ws.close(close.code, close.reason);
+      setTimeout(() => client.ws.terminate(), CLOSE_GRACE_MS).unref();
+    } else {
+      closeUnheard(client.ws, client.socket, close);
+    }
   }
+}
+
+/**
+ * Closes a socket whose client has said all it will be heard for. What it sends from now on is dropped
+ * as it arrives, never decoded (a client flooding frames costs nothing once refused, and its leaving is
+ * still noticed at once); the connection ends once the close frame has gone out, so the client learns
+ * the code at once; and it is cut after a grace.
+ */
+function closeUnheard(ws: WebSocket, socket: Duplex, close: CloseReason): void {
+  ws.close(close.code, close.reason);
+  socket.removeAllListeners('data');
+  socket.on('data', () => {});
+  socket.end();
+  setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
 }
 
 /** The event of a change, shared by every subscriber: small ones copied per socket, large ones not. */

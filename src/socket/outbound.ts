@@ -1,12 +1,34 @@
 import type { Duplex } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { WebSocket } from 'ws';
-import type { Fragments, MessageStream } from './frames.js';
+import { FRAGMENT_AT_BYTES, type Fragments, type MessageStream } from './frames.js';
 
 /** A stream waits for the socket to drain once this much is buffered: memory per socket stays bounded. */
 export const STREAM_HIGH_WATER_BYTES = 256 * 1024;
 /** A stream lets other work run after producing this much in one go, so one socket never holds the loop. */
 const STREAM_SLICE_BYTES = 256 * 1024;
+/**
+ * Large fragments (a large presence's shared bytes) all sockets together write in one turn of the event
+ * loop: a presence of a megabyte fanned out to a hundred sockets is written over a hundred turns, with
+ * every other client served in between, not in one long stall.
+ */
+export const TURN_WRITE_BYTES = 1024 * 1024;
+
+let writtenThisTurn = 0;
+let turnEndScheduled = false;
+
+/** Waits for a turn with room for `bytes` more, then counts them in it. */
+async function turnWithRoom(bytes: number): Promise<void> {
+  while (writtenThisTurn > 0 && writtenThisTurn + bytes > TURN_WRITE_BYTES) await nextTurn();
+  if (!turnEndScheduled) {
+    turnEndScheduled = true;
+    setImmediate(() => {
+      writtenThisTurn = 0;
+      turnEndScheduled = false;
+    });
+  }
+  writtenThisTurn += bytes;
+}
 
 export interface OutboundHooks {
   /** The seq of the stream about to start: taken when it starts, so seqs go out in order. */
@@ -86,7 +108,7 @@ export class Outbound {
     let produced = 0;
     for await (const fragment of fragments) {
       if (this.hooks.closed()) return;
-      if (held) this.ws.send(held, { binary: this.binary, fin: false });
+      if (held) await this.write(held, false);
       held = fragment;
       produced += fragment.length;
       if (this.ws.bufferedAmount >= STREAM_HIGH_WATER_BYTES) {
@@ -97,7 +119,12 @@ export class Outbound {
         produced = 0;
       }
     }
-    if (held && !this.hooks.closed()) this.ws.send(held, { binary: this.binary, fin: true });
+    if (held) await this.write(held, true);
+  }
+
+  private async write(fragment: Buffer, fin: boolean): Promise<void> {
+    if (fragment.length >= FRAGMENT_AT_BYTES) await turnWithRoom(fragment.length);
+    if (!this.hooks.closed()) this.ws.send(fragment, { binary: this.binary, fin });
   }
 
   private drained(): Promise<void> {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_USERS } from '../../src/discord/simulator/demo.js';
 import { generateApiKey } from '../../src/keys/api-key.js';
-import { SocketClient } from '../socket/client.js';
+import { refusedUpgrade, SocketClient, socketUrl } from '../socket/client.js';
 import { type NodeProcess, startNodeProcess } from '../support/node-process.js';
 import { RawConnection } from '../support/raw-http.js';
 
@@ -64,11 +64,15 @@ describe('a hostile client without a key', () => {
     expect(statuses.slice(0, firstLimited).every((status) => status === 401)).toBe(true);
     expect(statuses.slice(firstLimited).every((status) => status === 429)).toBe(true);
 
-    // Sockets: a subscribe flood, every subscription at once, a frame too large, garbage.
-    const flood = await SocketClient.connect(url, '?compression=zlib_json');
-    const unmonitored = Array.from({ length: 1000 }, (_, i) => String(10n ** 17n + BigInt(i)));
-    for (let i = 0; i < 30; i++) flood.send({ op: 2, d: { subscribe_to_ids: unmonitored } });
-    expect((await flood.closedWith()).code).toBe(4009);
+    // A handshake that is not one.
+    const handshake = await RawConnection.open(url);
+    await handshake.write(
+      'GET /socket HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+    );
+    await handshake.waitFor(/HTTP\/1\.1 400/);
+
+    // Sockets: every subscription at once, a frame too large, garbage, then a subscribe flood, after which
+    // the address gets no new socket for a while.
     const everyone = await SocketClient.connect(url);
     everyone.send({ op: 2, d: { subscribe_to_all: true } });
     expect((await everyone.next()).t).toBe('INIT_STATE');
@@ -77,19 +81,19 @@ describe('a hostile client without a key', () => {
     const garbage = await SocketClient.connect(url);
     garbage.ws.send(Buffer.from([0xff, 0xfe, 0x00]));
     expect([1007, 4006]).toContain((await garbage.closedWith()).code);
+    const flood = await SocketClient.connect(url, '?compression=zlib_json');
+    const unmonitored = Array.from({ length: 1000 }, (_, i) => String(10n ** 17n + BigInt(i)));
+    for (let i = 0; i < 30; i++) flood.send({ op: 2, d: { subscribe_to_ids: unmonitored } });
+    expect((await flood.closedWith()).code).toBe(4009);
+    expect((await refusedUpgrade(socketUrl(url))).statusCode).toBe(429);
 
-    // HTTP that is not HTTP, headers past the cap, a handshake that is not one.
+    // HTTP that is not HTTP, headers past the cap.
     const raw = await RawConnection.open(url);
     await raw.write('NOT HTTP AT ALL\r\n\r\n');
     await raw.closed;
     const big = await RawConnection.open(url);
     await big.write(`GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     await big.waitFor(/HTTP\/1\.1 431/);
-    const handshake = await RawConnection.open(url);
-    await handshake.write(
-      'GET /socket HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
-    );
-    await handshake.waitFor(/HTTP\/1\.1 400/);
 
     await Promise.all(attacks);
     expect((await fetch(`${url}/v1/health`)).status).toBe(200);

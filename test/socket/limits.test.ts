@@ -5,7 +5,7 @@ import { eventually } from '../support/eventually.js';
 import type { Harness } from '../support/harness.js';
 import { sampleValue, scrape } from '../support/prometheus.js';
 import { RawConnection } from '../support/raw-http.js';
-import { type Frame, SocketClient, socketUrl, wireFrame } from './client.js';
+import { type Frame, refusedUpgrade, SocketClient, socketUrl, wireFrame } from './client.js';
 import {
   ALICE,
   BOB,
@@ -34,19 +34,26 @@ const inits = (frames: Frame[]) => frames.filter((frame) => frame.t === 'INIT_ST
 const inOneWrite = (frames: unknown[]): Buffer =>
   Buffer.concat(frames.map((frame) => wireFrame(typeof frame === 'string' ? frame : JSON.stringify(frame))));
 
+let lastAddress = 0;
+/** A client address of its own for every socket, unless told (a 4009 keeps its address out for a while). */
+const nextAddress = () => `198.51.100.${++lastAddress % 250}`;
+const connect = (base: string, query = '', address = nextAddress()) =>
+  SocketClient.connect(base, query, { 'x-forwarded-for': address });
+
 /** The refusals the rate-limit counter shows for `limit`. */
 async function refusals(h: Harness, limit: string): Promise<number> {
   return sampleValue(await scrape(h.base), 'presently_rate_limited_total', { limit });
 }
 
 describe('with the default limits', () => {
-  const service = seededHarness();
+  // Behind a trusted proxy, so that each socket can come from an address of its own.
+  const service = seededHarness({ env: { TRUST_PROXY: '127.0.0.1' } });
 
   describe('SOCKET_COMMANDS_PER_MINUTE (60 a minute after a burst of 10)', () => {
     it('10 op 2 frames in a row each get their INIT_STATE; the 11th closes 4009 rate_limited, counted once', async () => {
       const h = service();
       const before = await refusals(h, 'socket_commands');
-      const client = await SocketClient.connect(h.base);
+      const client = await connect(h.base);
       client.writeRaw(inOneWrite(Array.from({ length: SOCKET_COMMAND_BURST + 1 }, () => subscribeTo(ALICE))));
       expect(await client.closedWith()).toEqual({ code: 4009, reason: 'rate_limited' });
       const answered = inits(client.pending);
@@ -59,7 +66,7 @@ describe('with the default limits', () => {
 
     it('heartbeats are not counted: 100 of them between the 10 commands close nothing', async () => {
       const h = service();
-      const client = await SocketClient.connect(h.base);
+      const client = await connect(h.base);
       const frames: unknown[] = [];
       for (let i = 0; i < SOCKET_COMMAND_BURST; i++) {
         frames.push(subscribeTo(i % 2 === 0 ? ALICE : BOB));
@@ -74,7 +81,7 @@ describe('with the default limits', () => {
 
     it('op 4 counts as op 2 does', async () => {
       const h = service();
-      const client = await SocketClient.connect(h.base);
+      const client = await connect(h.base);
       const frames: unknown[] = [];
       for (let i = 0; i < SOCKET_COMMAND_BURST / 2; i++) {
         frames.push(subscribeTo(ALICE), { op: 4, d: { unsubscribe_from_id: ALICE } });
@@ -87,9 +94,10 @@ describe('with the default limits', () => {
 
     it('the budget is per socket: another socket of the same client is unaffected', async () => {
       const h = service();
-      const bystander = await SocketClient.connect(h.base);
+      const address = nextAddress();
+      const bystander = await connect(h.base, '', address);
       await bystander.subscribe({ subscribe_to_id: BOB });
-      const flooder = await SocketClient.connect(h.base);
+      const flooder = await connect(h.base, '', address);
       flooder.writeRaw(
         inOneWrite(Array.from({ length: SOCKET_COMMAND_BURST + 1 }, () => subscribeTo(ALICE))),
       );
@@ -103,8 +111,17 @@ describe('with the default limits', () => {
       const update = (await bystander.until(updateFor(BOB))).at(-1) as Frame;
       expect(presenceOf(update).custom_status?.text).toBe(text);
       expect(bystander.closeEvent).toBeUndefined();
-      // And a socket opened after the flood starts with a whole budget of its own.
-      const newcomer = await SocketClient.connect(h.base);
+      // A new socket from that address is refused until a budget would have filled up again, so
+      // reconnecting is no way around it; from any other address, a socket has a whole budget.
+      const refused = await refusedUpgrade(socketUrl(h.base), { 'x-forwarded-for': address });
+      expect(refused.statusCode).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(10);
+      expect(JSON.parse(refused.body)).toEqual({
+        success: false,
+        error: { code: 'rate_limited', message: expect.stringContaining('try again in') },
+      });
+      const newcomer = await connect(h.base);
       for (let i = 0; i < SOCKET_COMMAND_BURST; i++) await newcomer.subscribe({ subscribe_to_id: CAROL });
     });
   });
@@ -118,7 +135,7 @@ describe('with the default limits', () => {
       'a bad frame (%s) and a subscribe in one TCP write: closed with the bad frame’s code, no INIT_STATE',
       async (reason, bad, code) => {
         const h = service();
-        const client = await SocketClient.connect(h.base);
+        const client = await connect(h.base);
         client.writeRaw(inOneWrite([bad, subscribeTo(ALICE), { op: 2, d: { subscribe_to_all: true } }]));
         expect(await client.closedWith()).toEqual({ code, reason });
         expect(client.pending).toEqual([]);
@@ -127,7 +144,7 @@ describe('with the default limits', () => {
     it('frames that came with the one that spent the budget are not heard: the refusal is counted once', async () => {
       const h = service();
       const before = await refusals(h, 'socket_commands');
-      const client = await SocketClient.connect(h.base);
+      const client = await connect(h.base);
       client.writeRaw(inOneWrite(Array.from({ length: 3 * SOCKET_COMMAND_BURST }, () => subscribeTo(ALICE))));
       expect((await client.closedWith()).code).toBe(4009);
       expect(inits(client.pending)).toHaveLength(SOCKET_COMMAND_BURST);
@@ -141,7 +158,7 @@ describe('SOCKET_COMMANDS_PER_MINUTE=0', () => {
 
   it('never closes: 50 commands in a row are all answered, and updates still come', async () => {
     const h = service();
-    const client = await SocketClient.connect(h.base, ZLIB);
+    const client = await connect(h.base, ZLIB);
     client.writeRaw(
       inOneWrite(Array.from({ length: 50 }, () => ({ op: 2, d: { subscribe_to_ids: [ALICE, NOBODY] } }))),
     );
@@ -160,7 +177,7 @@ describe('SUBSCRIBE_TO_ALL=false', () => {
   it('subscribe_to_all closes 4006 with a reason saying it is turned off', async () => {
     const h = service();
     for (const query of ['', ZLIB]) {
-      const client = await SocketClient.connect(h.base, query);
+      const client = await connect(h.base, query);
       client.send({ op: 2, d: { subscribe_to_all: true } });
       expect(await client.closedWith()).toEqual({
         code: 4006,
@@ -172,7 +189,7 @@ describe('SUBSCRIBE_TO_ALL=false', () => {
 
   it('also alongside ids, and after subscriptions that worked', async () => {
     const h = service();
-    const client = await SocketClient.connect(h.base);
+    const client = await connect(h.base);
     await client.subscribe({ subscribe_to_id: ALICE });
     client.send({ op: 2, d: { subscribe_to_ids: [BOB], subscribe_to_all: true } });
     expect((await client.closedWith()).code).toBe(4006);
@@ -181,7 +198,7 @@ describe('SUBSCRIBE_TO_ALL=false', () => {
 
   it('subscribe_to_id and subscribe_to_ids work as ever, so do subscribe_to_all: false and unsubscribe_from_all', async () => {
     const h = service();
-    const client = await SocketClient.connect(h.base);
+    const client = await connect(h.base);
     expect((await client.subscribe({ subscribe_to_id: ALICE })).d).toEqual(await restPresence(h, ALICE));
     const map = await client.subscribe({ subscribe_to_ids: [BOB, CAROL, NOBODY], subscribe_to_all: false });
     expect(map.d).toEqual({ [BOB]: await restPresence(h, BOB), [CAROL]: await restPresence(h, CAROL) });
@@ -199,8 +216,8 @@ describe('MAX_SOCKETS=2', () => {
   it('a third socket is accepted, then closed 1013 try_again_later; once one of the two closes, a new one is accepted', async () => {
     const h = service();
     const before = await refusals(h, 'max_sockets');
-    const first = await SocketClient.connect(h.base);
-    const second = await SocketClient.connect(h.base, ZLIB);
+    const first = await connect(h.base);
+    const second = await connect(h.base, ZLIB);
     const third = await SocketClient.open(socketUrl(h.base));
     expect(await third.closedWith()).toEqual({ code: 1013, reason: 'try_again_later' });
     expect(third.frames).toEqual([]); // not even Hello
@@ -212,7 +229,7 @@ describe('MAX_SOCKETS=2', () => {
     await second.subscribe({ subscribe_to_id: ALICE });
 
     await first.close();
-    const replacement = await eventually(() => SocketClient.connect(h.base));
+    const replacement = await eventually(() => connect(h.base));
     expect((await replacement.subscribe({ subscribe_to_id: ALICE })).d).toEqual(await restPresence(h, ALICE));
     const again = await SocketClient.open(socketUrl(h.base));
     expect((await again.closedWith()).code).toBe(1013);
@@ -220,8 +237,8 @@ describe('MAX_SOCKETS=2', () => {
 
   it('a refused socket that sends a broken frame at once does not bring the process down', async () => {
     const h = service();
-    await SocketClient.connect(h.base);
-    await SocketClient.connect(h.base);
+    await connect(h.base);
+    await connect(h.base);
     // The upgrade and a frame with a reserved opcode in one TCP write: ws reads the frame as the close
     // is under way, and reports it as an error event on a socket nobody listens to otherwise.
     const raw = await RawConnection.open(h.base);
@@ -266,9 +283,9 @@ describe('a frame whose handling fails', () => {
   it('closes that socket 1011 internal_error, logs one error, and every other socket goes on', async () => {
     const h = service();
     const logged = errorLines().length;
-    const bystander = await SocketClient.connect(h.base);
+    const bystander = await connect(h.base);
     await bystander.subscribe({ subscribe_to_ids: [ALICE, BOB] });
-    const failing = await SocketClient.connect(h.base);
+    const failing = await connect(h.base);
     await failing.subscribe({ subscribe_to_id: ALICE });
 
     failing.send(subscribeTo(BROKEN));
@@ -278,7 +295,7 @@ describe('a frame whose handling fails', () => {
     const text = bump(h, ALICE);
     const update = (await bystander.until(updateFor(ALICE))).at(-1) as Frame;
     expect(presenceOf(update).custom_status?.text).toBe(text);
-    const fresh = await SocketClient.connect(h.base);
+    const fresh = await connect(h.base);
     expect((await fresh.subscribe({ subscribe_to_id: ALICE })).d).toEqual(await restPresence(h, ALICE));
 
     const errors = errorLines().slice(logged);
@@ -294,10 +311,10 @@ describe('a frame whose handling fails', () => {
     await changeKv(h, BOB, largeKv(200_000, 'bob'));
     await eventually(() => expect(h.app.registry.get(BOB)?.body.length).toBeGreaterThan(200_000));
     const logged = errorLines().length;
-    const bystander = await SocketClient.connect(h.base, ZLIB);
+    const bystander = await connect(h.base, ZLIB);
     await bystander.subscribe({ subscribe_to_id: ALICE });
     for (const query of ['', ZLIB]) {
-      const failing = await SocketClient.connect(h.base, query);
+      const failing = await connect(h.base, query);
       // Bob's presence is written first, in fragments; the source fails on the next id.
       failing.send({ op: 2, d: { subscribe_to_ids: [BOB, BROKEN] } });
       expect(await failing.closedWith()).toEqual({ code: 1011, reason: 'internal_error' });
