@@ -351,22 +351,16 @@ export class SocketGateway {
 
   private sendEvent(client: Client, userId: Snowflake, event: SharedEvent | LargePresenceEvent): void {
     if (client.closing) return;
-    // Judged on what was already waiting, so one large presence never condemns a socket that reads.
-    if (client.ws.bufferedAmount > this.sendBufferCap) {
-      this.end(client, Close.SlowConsumer);
-      return;
-    }
     if (client.out.busy) {
+      if (this.tooSlow(client)) return;
       // Nothing may come between a stream's fragments: the update goes out after it, as it is then.
       client.waiting ??= new Set();
       client.waiting.add(userId);
       if (client.waiting.size > MAX_WAITING_UPDATES) this.end(client, Close.SlowConsumer);
-      return;
-    }
-    if (event instanceof SharedEvent) {
+    } else if (event instanceof SharedEvent) {
       client.seq++;
       this.send(client, client.compressed ? event.zlib(client.seq) : event.text(client.seq));
-    } else {
+    } else if (!this.tooSlow(client)) {
       // Large: written as the socket drains, spread over turns with every other socket's (outbound.ts).
       client.out.stream(client.compressed ? event.zlib() : event.textStream());
     }
@@ -390,14 +384,19 @@ export class SocketGateway {
   }
 
   private send(client: Client, message: Buffer | string | Fragments): void {
-    if (client.closing || client.ws.readyState !== WebSocket.OPEN) return;
-    // Judged on what was already waiting, so one large presence never condemns a socket that reads.
-    if (client.ws.bufferedAmount > this.sendBufferCap) {
-      this.end(client, Close.SlowConsumer);
-      return;
-    }
+    if (client.closing || client.ws.readyState !== WebSocket.OPEN || this.tooSlow(client)) return;
     client.out.send(message);
     this.options.metrics?.frameSent();
+  }
+
+  /**
+   * Whether the socket has more unsent than its cap, and is closed 4008 for it. Judged on what was already
+   * waiting, so one large presence never condemns a socket that reads.
+   */
+  private tooSlow(client: Client): boolean {
+    if (client.ws.bufferedAmount <= this.sendBufferCap) return false;
+    this.end(client, Close.SlowConsumer);
+    return true;
   }
 
   private sweep(): void {
