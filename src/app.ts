@@ -344,8 +344,9 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   const rest = new REST({ api: discord.apiUrl, cdn: discord.cdnUrl, version: '10' }).setToken(discord.token);
   const profiles = new ProfileFetcher({ rest, store: store.profiles, registry, logger });
   cleanups.push(() => profiles.stop());
-  bus.subscribe('kv.changed', (change) => registry.kvChanged(change.userId, change.kv, change.revision));
-  registry.onChange(new MonitoredLoader({ registry, profiles, kv: store.kv, logger }).observe);
+  const loader = new MonitoredLoader({ registry, profiles, kv: store.kv, logger });
+  bus.subscribe('kv.changed', loader.kvChanged);
+  registry.onChange(loader.observe);
 
   const gateway = new DiscordGateway({
     token: discord.token,

@@ -1,10 +1,14 @@
-import type { Kv, Snowflake } from '../presence/model.js';
+import type { KvDelta } from '../kv/delta.js';
+import type { Snowflake } from '../presence/model.js';
 import type { PublishedPresence } from '../presence/replica.js';
 
 /** Every message the bus carries, by topic. */
 export interface BusMessages {
-  /** A user's KV after an accepted write; `revision` orders writes, so a late message never wins. */
-  'kv.changed': { userId: Snowflake; kv: Kv; revision: number };
+  /**
+   * An accepted write that changed a user's KV, as the change it made: `revision` orders writes, so a late
+   * message never wins, and one that does not follow the revision held asks for the KV to be read again.
+   */
+  'kv.changed': { userId: Snowflake; revision: number } & KvDelta;
   /** Scale-out: a user's shared presence, published by the ingest node that owns the user. */
   'presence.changed': PublishedPresence;
   /** Scale-out: the owning node no longer sees the user; `node` is to publish its view of them. */

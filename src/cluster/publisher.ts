@@ -120,7 +120,7 @@ export class SharedPresencePublisher {
     for (let i = 0; i < users.length; i += KV_RELOAD_BATCH) {
       const batch = users.slice(i, i + KV_RELOAD_BATCH);
       for (const [userId, state] of await kv.getKvs(batch))
-        registry.kvChanged(userId, state.kv, state.revision);
+        registry.kvLoaded(userId, state.kv, state.revision);
     }
   }
 

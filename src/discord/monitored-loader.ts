@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { BusMessages } from '../bus/ports.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceRegistry } from '../presence/registry.js';
 import type { KvStore } from '../store/ports.js';
@@ -23,6 +24,10 @@ export interface MonitoredLoaderOptions {
  */
 export class MonitoredLoader {
   private readonly waiting = new TurnBatch<Snowflake>((userIds) => this.load(userIds), MONITORED_LOAD_BATCH);
+  private readonly kvReloads = new TurnBatch<Snowflake>(
+    (userIds) => this.loadKvs(userIds),
+    MONITORED_LOAD_BATCH,
+  );
 
   constructor(private readonly options: MonitoredLoaderOptions) {}
 
@@ -32,14 +37,25 @@ export class MonitoredLoader {
     this.waiting.add(change.userId);
   };
 
+  /** An accepted KV write announced on the bus: applied, or (a change missed) the KV read again. */
+  readonly kvChanged = (change: BusMessages['kv.changed']): void => {
+    if (!this.options.registry.kvChanged(change.userId, change, change.revision))
+      this.kvReloads.add(change.userId);
+  };
+
   private load(userIds: Snowflake[]): void {
-    const { registry, profiles, kv, logger } = this.options;
+    const { profiles, logger } = this.options;
     profiles.usersMonitored(userIds).catch((error: unknown) => {
       logger.warn({ err: error, users: userIds.length }, 'could not load the stored profiles');
     });
+    this.loadKvs(userIds);
+  }
+
+  private loadKvs(userIds: Snowflake[]): void {
+    const { registry, kv, logger } = this.options;
     kv.getKvs(userIds)
       .then((states) => {
-        for (const [userId, state] of states) registry.kvChanged(userId, state.kv, state.revision);
+        for (const [userId, state] of states) registry.kvLoaded(userId, state.kv, state.revision);
       })
       .catch((error: unknown) =>
         logger.error({ err: error, users: userIds.length }, 'could not load the stored KV'),

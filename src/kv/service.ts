@@ -1,6 +1,7 @@
 import type { Bus } from '../bus/ports.js';
 import type { Snowflake } from '../presence/model.js';
 import type { KvStore } from '../store/ports.js';
+import { deltaOf } from './delta.js';
 import {
   changeRejection,
   KV_MAX_KEYS,
@@ -48,8 +49,12 @@ export class KvService {
     if (rejection) return { ok: false, rejection };
     const result = await this.store.writeKv(userId, change as KvChange, this.limits);
     if ('refused' in result) return { ok: false, rejection: limitRejection(result, this.limits) };
-    if (result.kv === null) return { ok: true };
-    await this.bus.publish('kv.changed', { userId, kv: result.kv, revision: result.revision });
+    if (!result.changed) return { ok: true };
+    await this.bus.publish('kv.changed', {
+      userId,
+      revision: result.revision,
+      ...deltaOf(change as KvChange),
+    });
     await this.visible?.(userId, result.revision);
     return { ok: true };
   }

@@ -1,3 +1,4 @@
+import { applyDelta, applyDeltaToBytes, type KvDelta } from '../kv/delta.js';
 import { isGuildCopy } from './guild-copy.js';
 import type { DiscordUser, Kv, PresenceSummary, Profile, RawPresence, Snowflake } from './model.js';
 import { type NormalizeOptions, presenceFields } from './presence.js';
@@ -180,12 +181,31 @@ export class PresenceRegistry implements PresenceSource {
     this.refresh(userId, entry, null);
   }
 
-  /** The user's KV as of `revision`; ignored for users not monitored (it is loaded when they come). */
-  kvChanged(userId: Snowflake, kv: Kv, revision: number): void {
+  /** The user's whole KV as of `revision`, as the store holds it; ignored for users not monitored. */
+  kvLoaded(userId: Snowflake, kv: Kv, revision: number): void {
     const entry = this.entries.get(userId);
     if (!entry || revision <= entry.kvRevision) return;
     entry.kvRevision = revision;
     this.refresh(userId, entry, null, JSON.stringify(kv));
+  }
+
+  /**
+   * An accepted write's change at `revision`, applied to the KV held. False when it cannot be: the KV held
+   * is not the revision before it (a change missed, or the KV not loaded yet), and must be loaded again.
+   */
+  kvChanged(userId: Snowflake, delta: KvDelta, revision: number): boolean {
+    const entry = this.entries.get(userId);
+    if (!entry || revision <= entry.kvRevision) return true;
+    if (entry.kvRevision === 0 || revision !== entry.kvRevision + 1) return false;
+    const held = entry.snapshot.kvJson();
+    entry.kvRevision = revision;
+    this.refresh(
+      userId,
+      entry,
+      null,
+      typeof held === 'string' ? applyDelta(held, delta) : applyDeltaToBytes(held, delta),
+    );
+    return true;
   }
 
   memberRemoved(guildId: Snowflake, userId: Snowflake): void {
@@ -250,7 +270,7 @@ export class PresenceRegistry implements PresenceSource {
    * Renders the entry again, with the user of `merged` when there is one, else the one held as text, and
    * the KV of `kvJson` when it changed, else the one held as text.
    */
-  private refresh(userId: Snowflake, entry: Entry, merged: Merged | null, kvJson?: string): void {
+  private refresh(userId: Snowflake, entry: Entry, merged: Merged | null, kvJson?: string | Buffer): void {
     const previous = entry.snapshot;
     const userJson = merged?.changed ? null : userJsonIn(previous.body, entry.userLength);
     const user = merged?.user ?? (JSON.parse(userJson as string) as DiscordUser);

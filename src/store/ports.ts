@@ -1,6 +1,6 @@
 import type { KvChange, KvLimits, KvState } from '../kv/rules.js';
 import type { StatusEntry, StoredStats, TopTrack, TrackEntry } from '../presence/history.js';
-import type { Kv, Profile, Snowflake } from '../presence/model.js';
+import type { Profile, Snowflake } from '../presence/model.js';
 
 /** A profile as the store keeps it: what `GET /users/:id` said, and when. */
 export interface StoredProfile {
@@ -25,10 +25,14 @@ export interface KvLimitRefusal {
   wouldHave: number;
 }
 
-/** An accepted write: the revision it left, and the KV; null when it changed nothing (nor the revision). */
+/**
+ * An accepted write: the revision it left, and whether it changed anything (a write of the values stored
+ * already, or of deletes of absent keys, leaves the revision as it was). The KV is not read back: whoever
+ * holds it applies the change.
+ */
 export interface KvWritten {
   revision: number;
-  kv: Kv | null;
+  changed: boolean;
 }
 
 export interface KvStore {

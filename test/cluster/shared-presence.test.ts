@@ -211,7 +211,7 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     await eventually(() => expect(api.replica.get(ALICE.id)).toBeDefined());
 
     const shown = api.sync.waitForKv(ALICE.id, 4, 5_000);
-    zero.registry.kvChanged(ALICE.id, { city: 'Lyon' }, 4);
+    zero.registry.kvLoaded(ALICE.id, { city: 'Lyon' }, 4);
     expect(await shown).toBe(true);
     expect(api.replica.get(ALICE.id)?.presence.kv).toEqual({ city: 'Lyon' });
     expect(await api.sync.waitForKv(BOB.id, 1, 5_000)).toBe(true);
@@ -339,10 +339,10 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     const api = await apiNode();
     const store = openRedisStore(zero.link.redis, prefix);
     const bobs = await store.kv.writeKv(BOB.id, { set: new Map([['own', 'value']]), delete: [] }, KV_LIMITS);
-    if ('refused' in bobs || bobs.kv === null) throw new Error('not written');
+    if ('refused' in bobs || !bobs.changed) throw new Error('not written');
     zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
     zero.registry.memberSeen(GUILD_ON_0, BOB, online);
-    zero.registry.kvChanged(BOB.id, bobs.kv, bobs.revision);
+    zero.registry.kvLoaded(BOB.id, { own: 'value' }, bobs.revision);
     await eventually(() => expect(api.replica.get(ALICE.id)).toBeDefined());
 
     await cut(links[links.length - 1] as ClusterLink, name);
@@ -352,11 +352,12 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
       { set: new Map([['city', 'Oslo']]), delete: [] },
       KV_LIMITS,
     );
-    if ('refused' in written || written.kv === null) throw new Error('not written');
+    if ('refused' in written || !written.changed) throw new Error('not written');
     await links[links.length - 1]?.bus.publish('kv.changed', {
       userId: ALICE.id,
-      kv: written.kv,
       revision: written.revision,
+      set: [['city', 'Oslo']],
+      delete: [],
     });
 
     await eventually(() => expect(api.replica.get(ALICE.id)?.presence.kv).toEqual({ city: 'Oslo' }));

@@ -49,7 +49,7 @@ describe('loading what is stored for users who start being monitored', () => {
       ),
     });
     registry.onChange(loader.observe);
-    return { store, registry, profileBatches, kvBatches, logged };
+    return { store, registry, loader, profileBatches, kvBatches, logged };
   }
 
   it('reads the KV and profiles of a whole member listing in batches, and gives each user theirs back', async () => {
@@ -97,5 +97,31 @@ describe('loading what is stored for users who start being monitored', () => {
     registry.memberSeen('300000000000000002', { id: userId(1), username: 'one again' });
     await new Promise((resolve) => setImmediate(resolve));
     expect(profileBatches).toEqual([[userId(1)]]);
+  });
+
+  it('applies an announced KV change that follows the revision held, and reads the KV again after a gap', async () => {
+    const { store, registry, loader, kvBatches } = await setup();
+    const id = userId(1);
+    await store.kv.writeKv(id, { set: new Map([['a', '1']]), delete: [] }, KV_LIMITS);
+    registry.memberSeen(GUILD, { id, username: 'u1' });
+    await eventually(() => expect(registry.get(id)?.presence.kv).toEqual({ a: '1' }));
+    const reads = kvBatches.length;
+
+    // The next revision: applied as it is, nothing read.
+    await store.kv.writeKv(id, { set: new Map([['b', '2']]), delete: ['a'] }, KV_LIMITS);
+    loader.kvChanged({ userId: id, revision: 2, set: [['b', '2']], delete: ['a'] });
+    expect(registry.get(id)?.presence.kv).toEqual({ b: '2' });
+    expect(kvBatches.length).toBe(reads);
+
+    // Revision 3 never arrived: 4 cannot be applied to 2, so the KV is read back from the store.
+    await store.kv.writeKv(id, { set: new Map([['c', '3']]), delete: [] }, KV_LIMITS);
+    await store.kv.writeKv(id, { set: new Map([['d', '4']]), delete: [] }, KV_LIMITS);
+    loader.kvChanged({ userId: id, revision: 4, set: [['d', '4']], delete: [] });
+    await eventually(() => expect(registry.get(id)?.presence.kv).toEqual({ b: '2', c: '3', d: '4' }));
+    expect(kvBatches.length).toBe(reads + 1);
+    expect(registry.kvRevisionOf(id)).toBe(4);
+    // And a late message is ignored.
+    loader.kvChanged({ userId: id, revision: 3, set: [['c', 'late']], delete: [] });
+    expect(registry.get(id)?.presence.kv).toEqual({ b: '2', c: '3', d: '4' });
   });
 });

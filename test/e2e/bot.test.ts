@@ -619,11 +619,18 @@ describe('realtime', () => {
     await say(h, '?set d 4 via the bot');
     expect((await rest(h, 'DELETE', '/v1/users/@me/kv/a', { key })).status).toBe(204);
 
-    expect(seen.map((message) => message.kv)).toEqual([
-      { a: '1' },
-      { a: '1', b: '2', c: '3' },
-      { a: '1', b: '2', c: '3', d: '4 via the bot' },
-      { b: '2', c: '3', d: '4 via the bot' },
+    // Each announces the change it made.
+    expect(seen.map((message) => ({ set: message.set, delete: message.delete }))).toEqual([
+      { set: [['a', '1']], delete: [] },
+      {
+        set: [
+          ['b', '2'],
+          ['c', '3'],
+        ],
+        delete: [],
+      },
+      { set: [['d', '4 via the bot']], delete: [] },
+      { set: [], delete: ['a'] },
     ]);
     const revisions = seen.map((message) => message.revision);
     for (let i = 1; i < revisions.length; i++) {

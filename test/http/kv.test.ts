@@ -560,9 +560,9 @@ describe('writes that change nothing', () => {
       await accepted(() => del(u, 'missing'), u.id, { a: '1' });
       expect(await stored(u.id)).toEqual({ kv: { a: '1' }, revision: 1 });
       await accepted(() => put(u, 'b', '2'), u.id, { a: '1', b: '2' });
-      expect(seen.map(({ kv, revision }) => ({ kv, revision }))).toEqual([
-        { kv: { a: '1' }, revision: 1 },
-        { kv: { a: '1', b: '2' }, revision: 2 },
+      expect(seen.map(({ set, delete: deleted, revision }) => ({ set, delete: deleted, revision }))).toEqual([
+        { set: [['a', '1']], delete: [], revision: 1 },
+        { set: [['b', '2']], delete: [], revision: 2 },
       ]);
     } finally {
       unsubscribe();

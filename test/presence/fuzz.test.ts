@@ -270,7 +270,7 @@ describe('normalization, fuzzed', () => {
               registry.profileFetched(e.userId, e.profile as Profile);
               break;
             case 'kv':
-              registry.kvChanged(e.userId, e.kv, e.revision);
+              registry.kvLoaded(e.userId, e.kv, e.revision);
               break;
             case 'remove':
               registry.memberRemoved(e.guild, e.userId);

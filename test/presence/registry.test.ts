@@ -113,7 +113,7 @@ describe('PresenceRegistry', () => {
     for (let i = 0; i < 3; i++)
       reg.memberSeen(GUILD_A, { id: ALICE.id }, listening(`song ${i} ✨`, 1_700_000_000_000 + i));
     reg.profileFetched(ALICE.id, { banner: 'a_banner', accent_color: 0x123456 });
-    reg.kvChanged(ALICE.id, { note: 'héllo' }, 1);
+    reg.kvLoaded(ALICE.id, { note: 'héllo' }, 1);
     const snapshot = reg.get(ALICE.id);
     expect(snapshot?.presence.discord_user).toEqual(user);
     expect(snapshot?.body).toMatch(/^[\x20-\x7e]*$/);

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { customStatusActivity, spotifyActivity } from '../../src/discord/simulator/activities.js';
 import type { DiscordSimulator, MemberInput } from '../../src/discord/simulator/index.js';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
+import { deltaOf } from '../../src/kv/delta.js';
 import { KV_MAX_KEYS, KV_VALUE_MAX_CHARS, type KvState } from '../../src/kv/rules.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -215,6 +216,20 @@ export function largeKv(bytes: number, salt: string): Record<string, string> {
   return kv;
 }
 
+/** The change that makes the stored KV `kv`, written straight into the store. */
+async function writeWhole(h: Harness, userId: string, kv: Record<string, string>) {
+  const { kv: before } = await h.app.store.kv.getKv(userId);
+  const change = {
+    set: new Map(Object.entries(kv)),
+    delete: Object.keys(before).filter((key) => !Object.hasOwn(kv, key)),
+  };
+  const limits = { maxKeys: KV_MAX_KEYS, maxBytes: Number.MAX_SAFE_INTEGER };
+  const written = await h.app.store.kv.writeKv(userId, change, limits);
+  if ('refused' in written)
+    throw new Error(`the store refused the KV: ${written.wouldHave} ${written.refused}`);
+  return { change, written };
+}
+
 /**
  * Writes the user's whole KV straight into the store, as a write that passed the API's rules would (no
  * KV_MAX_BYTES: a store may hold users past it), replacing what was there.
@@ -224,21 +239,16 @@ export async function writeStoredKv(
   userId: string,
   kv: Record<string, string>,
 ): Promise<KvState> {
-  const { kv: before } = await h.app.store.kv.getKv(userId);
-  const change = {
-    set: new Map(Object.entries(kv)),
-    delete: Object.keys(before).filter((key) => !Object.hasOwn(kv, key)),
-  };
-  const limits = { maxKeys: KV_MAX_KEYS, maxBytes: Number.MAX_SAFE_INTEGER };
-  const state = await h.app.store.kv.writeKv(userId, change, limits);
-  if ('refused' in state) throw new Error(`the store refused the KV: ${state.wouldHave} ${state.refused}`);
-  return state.kv === null ? h.app.store.kv.getKv(userId) : { kv: state.kv, revision: state.revision };
+  await writeWhole(h, userId, kv);
+  return h.app.store.kv.getKv(userId);
 }
 
 /** Writes the KV into the store and announces it as an accepted write does: subscribers see the change. */
 export async function changeKv(h: Harness, userId: string, kv: Record<string, string>): Promise<void> {
-  const state = await writeStoredKv(h, userId, kv);
-  await h.app.bus.publish('kv.changed', { userId, kv: state.kv, revision: state.revision });
+  const { change, written } = await writeWhole(h, userId, kv);
+  if (written.changed) {
+    await h.app.bus.publish('kv.changed', { userId, revision: written.revision, ...deltaOf(change) });
+  }
 }
 
 /**

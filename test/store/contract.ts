@@ -44,6 +44,21 @@ const keyLimit = (maxKeys: number) => ({ ...KV_LIMITS, maxKeys });
 /** A byte cap, with room for any number of keys the tests of it write. */
 const byteCap = (maxBytes: number) => ({ ...KV_LIMITS, maxBytes });
 
+/**
+ * A write, and the KV it left as the store reads it afterwards: the refusal as it is, `kv: null` for a
+ * write that changed nothing (the store answers only the revision and whether anything changed).
+ */
+async function writeAndRead(
+  store: Store,
+  userId: string,
+  change: ReturnType<typeof write>,
+  limits: typeof KV_LIMITS,
+) {
+  const result = await store.kv.writeKv(userId, change, limits);
+  if ('refused' in result) return result;
+  return { revision: result.revision, kv: result.changed ? (await store.kv.getKv(userId)).kv : null };
+}
+
 /** Opens a store of its own, or, given a closed one, that store's data again. */
 export type OpenStore = (reopening?: Store) => Promise<Store>;
 
@@ -170,7 +185,7 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
       it('a change that sets and deletes the same key keeps the set value', async () => {
         const store = await open();
         await store.kv.writeKv('1', write({ a: '1' }), KV_LIMITS);
-        expect(await store.kv.writeKv('1', write({ a: '2' }, ['a']), KV_LIMITS)).toEqual({
+        expect(await writeAndRead(store, '1', write({ a: '2' }, ['a']), KV_LIMITS)).toEqual({
           kv: { a: '2' },
           revision: 2,
         });
@@ -218,11 +233,11 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
       it('merges, deletes and counts revisions', async () => {
         const store = await open();
         expect(await store.kv.getKv('1')).toEqual({ kv: {}, revision: 0 });
-        expect(await store.kv.writeKv('1', write({ a: '1', b: '2' }), KV_LIMITS)).toEqual({
+        expect(await writeAndRead(store, '1', write({ a: '1', b: '2' }), KV_LIMITS)).toEqual({
           kv: { a: '1', b: '2' },
           revision: 1,
         });
-        expect(await store.kv.writeKv('1', write({ b: '3' }, ['a', 'missing']), KV_LIMITS)).toEqual({
+        expect(await writeAndRead(store, '1', write({ b: '3' }, ['a', 'missing']), KV_LIMITS)).toEqual({
           kv: { b: '3' },
           revision: 2,
         });
@@ -232,15 +247,15 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
       it('refuses a write that would pass the limit and writes none of it', async () => {
         const store = await open();
         await store.kv.writeKv('1', write({ a: '1', b: '2' }), keyLimit(3));
-        expect(await store.kv.writeKv('1', write({ c: '3', d: '4' }), keyLimit(3))).toEqual({
+        expect(await writeAndRead(store, '1', write({ c: '3', d: '4' }), keyLimit(3))).toEqual({
           refused: 'keys',
           wouldHave: 4,
         });
         expect(await store.kv.getKv('1')).toEqual({ kv: { a: '1', b: '2' }, revision: 1 });
-        expect(await store.kv.writeKv('1', write({ a: 'x', c: '3' }), keyLimit(3))).toMatchObject({
+        expect(await writeAndRead(store, '1', write({ a: 'x', c: '3' }), keyLimit(3))).toMatchObject({
           revision: 2,
         });
-        expect(await store.kv.writeKv('1', write({ d: '4' }, ['a']), keyLimit(3))).toMatchObject({
+        expect(await writeAndRead(store, '1', write({ d: '4' }, ['a']), keyLimit(3))).toMatchObject({
           kv: { b: '2', c: '3', d: '4' },
         });
       });
@@ -249,7 +264,7 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         const store = await open();
         await store.kv.writeKv('1', write({ a: '1', b: '2' }), keyLimit(3));
         expect(
-          await store.kv.writeKv('1', write({ a: 'changed', c: '3', d: '4' }, ['b']), keyLimit(2)),
+          await writeAndRead(store, '1', write({ a: 'changed', c: '3', d: '4' }, ['b']), keyLimit(2)),
         ).toEqual({
           refused: 'keys',
           wouldHave: 3,
@@ -260,13 +275,25 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
       it('counts a key deleted twice in one change once', async () => {
         const store = await open();
         await store.kv.writeKv('1', write({ a: '1', b: '2' }), keyLimit(2));
-        expect(await store.kv.writeKv('1', write({ c: '3', d: '4' }, ['a', 'a']), keyLimit(2))).toEqual({
+        expect(await writeAndRead(store, '1', write({ c: '3', d: '4' }, ['a', 'a']), keyLimit(2))).toEqual({
           refused: 'keys',
           wouldHave: 3,
         });
-        expect(await store.kv.writeKv('1', write({ c: '3' }, ['a', 'a']), keyLimit(2))).toEqual({
+        expect(await writeAndRead(store, '1', write({ c: '3' }, ['a', 'a']), keyLimit(2))).toEqual({
           kv: { b: '2', c: '3' },
           revision: 2,
+        });
+      });
+
+      it('answers the revision a write left and whether it changed anything, never the KV', async () => {
+        const store = await open();
+        expect(await store.kv.writeKv('1', write({ a: '1' }), KV_LIMITS)).toEqual({
+          revision: 1,
+          changed: true,
+        });
+        expect(await store.kv.writeKv('1', write({ a: '1' }), KV_LIMITS)).toEqual({
+          revision: 1,
+          changed: false,
         });
       });
 
@@ -274,16 +301,20 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         const store = await open();
         await store.kv.writeKv('1', write({ a: '1', b: '2' }), KV_LIMITS);
         const unchanged = { revision: 1, kv: null };
-        expect(await store.kv.writeKv('1', write({ a: '1' }), KV_LIMITS)).toEqual(unchanged);
-        expect(await store.kv.writeKv('1', write({}, ['missing', 'missing']), KV_LIMITS)).toEqual(unchanged);
-        expect(await store.kv.writeKv('1', write({ b: '2' }, ['b', 'gone']), KV_LIMITS)).toEqual(unchanged);
+        expect(await writeAndRead(store, '1', write({ a: '1' }), KV_LIMITS)).toEqual(unchanged);
+        expect(await writeAndRead(store, '1', write({}, ['missing', 'missing']), KV_LIMITS)).toEqual(
+          unchanged,
+        );
+        expect(await writeAndRead(store, '1', write({ b: '2' }, ['b', 'gone']), KV_LIMITS)).toEqual(
+          unchanged,
+        );
         expect(await store.kv.getKv('1')).toEqual({ kv: { a: '1', b: '2' }, revision: 1 });
-        expect(await store.kv.writeKv('2', write({}, ['missing']), KV_LIMITS)).toEqual({
+        expect(await writeAndRead(store, '2', write({}, ['missing']), KV_LIMITS)).toEqual({
           revision: 0,
           kv: null,
         });
         expect(await store.kv.getKvs(['2'])).toEqual(new Map());
-        expect(await store.kv.writeKv('1', write({ a: '1' }, ['b']), KV_LIMITS)).toEqual({
+        expect(await writeAndRead(store, '1', write({ a: '1' }, ['b']), KV_LIMITS)).toEqual({
           kv: { a: '1' },
           revision: 2,
         });
@@ -294,12 +325,14 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         const cap = byteCap(100);
         await store.kv.writeKv('1', write({ a: 'x'.repeat(50) }), cap);
         // One byte of key and 24 two-byte characters: 100 bytes in all, exactly the cap.
-        expect(await store.kv.writeKv('1', write({ b: 'é'.repeat(24) }), cap)).toMatchObject({ revision: 2 });
-        expect(await store.kv.writeKv('1', write({ c: '' }), cap)).toEqual({
+        expect(await writeAndRead(store, '1', write({ b: 'é'.repeat(24) }), cap)).toMatchObject({
+          revision: 2,
+        });
+        expect(await writeAndRead(store, '1', write({ c: '' }), cap)).toEqual({
           refused: 'bytes',
           wouldHave: 101,
         });
-        expect(await store.kv.writeKv('1', write({ a: 'x'.repeat(49), d: '🎧' }), cap)).toEqual({
+        expect(await writeAndRead(store, '1', write({ a: 'x'.repeat(49), d: '🎧' }), cap)).toEqual({
           refused: 'bytes',
           wouldHave: 104,
         });
@@ -308,14 +341,14 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
           revision: 2,
         });
         // What a write frees counts: a shorter value, a deleted key.
-        expect(await store.kv.writeKv('1', write({ a: 'x'.repeat(48), c: '' }), cap)).toMatchObject({
+        expect(await writeAndRead(store, '1', write({ a: 'x'.repeat(48), c: '' }), cap)).toMatchObject({
           revision: 3,
         });
-        expect(await store.kv.writeKv('1', write({ e: 'z'.repeat(49) }, ['a']), cap)).toMatchObject({
+        expect(await writeAndRead(store, '1', write({ e: 'z'.repeat(49) }, ['a']), cap)).toMatchObject({
           kv: { b: 'é'.repeat(24), c: '', e: 'z'.repeat(49) },
           revision: 4,
         });
-        expect(await store.kv.writeKv('1', write({ f: '' }), cap)).toEqual({
+        expect(await writeAndRead(store, '1', write({ f: '' }), cap)).toEqual({
           refused: 'bytes',
           wouldHave: 101,
         });
@@ -336,33 +369,35 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         const store = await open();
         await store.kv.writeKv('1', write({ a: 'x'.repeat(200) }), byteCap(1_000));
         const cap = byteCap(100);
-        expect(await store.kv.writeKv('1', write({ a: 'x'.repeat(201) }), cap)).toEqual({
+        expect(await writeAndRead(store, '1', write({ a: 'x'.repeat(201) }), cap)).toEqual({
           refused: 'bytes',
           wouldHave: 202,
         });
-        expect(await store.kv.writeKv('1', write({ a: 'x'.repeat(200) }), cap)).toEqual({
+        expect(await writeAndRead(store, '1', write({ a: 'x'.repeat(200) }), cap)).toEqual({
           revision: 1,
           kv: null,
         });
         // As large as before is not larger: accepted.
-        expect(await store.kv.writeKv('1', write({ a: 'y'.repeat(200) }), cap)).toMatchObject({
+        expect(await writeAndRead(store, '1', write({ a: 'y'.repeat(200) }), cap)).toMatchObject({
           revision: 2,
         });
-        expect(await store.kv.writeKv('1', write({ a: 'x'.repeat(150) }), cap)).toMatchObject({
+        expect(await writeAndRead(store, '1', write({ a: 'x'.repeat(150) }), cap)).toMatchObject({
           revision: 3,
         });
-        expect(await store.kv.writeKv('1', write({ b: 'v' }), cap)).toEqual({
+        expect(await writeAndRead(store, '1', write({ b: 'v' }), cap)).toEqual({
           refused: 'bytes',
           wouldHave: 153,
         });
         expect(await store.kv.getKv('1')).toEqual({ kv: { a: 'x'.repeat(150) }, revision: 3 });
-        expect(await store.kv.writeKv('1', write({ b: 'v' }, ['a']), cap)).toEqual({
+        expect(await writeAndRead(store, '1', write({ b: 'v' }, ['a']), cap)).toEqual({
           kv: { b: 'v' },
           revision: 4,
         });
         // Back under the cap, the cap holds again.
-        expect(await store.kv.writeKv('1', write({ c: 'x'.repeat(97) }), cap)).toMatchObject({ revision: 5 });
-        expect(await store.kv.writeKv('1', write({ d: '' }), cap)).toEqual({
+        expect(await writeAndRead(store, '1', write({ c: 'x'.repeat(97) }), cap)).toMatchObject({
+          revision: 5,
+        });
+        expect(await writeAndRead(store, '1', write({ d: '' }), cap)).toEqual({
           refused: 'bytes',
           wouldHave: 101,
         });
@@ -373,11 +408,11 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         await first.kv.writeKv('1', write({ a: 'x'.repeat(80), gone: 'soon' }), byteCap(100));
         const store = await reopen(first);
         expect(
-          await store.kv.writeKv('1', write({ b: 'x'.repeat(9) }, ['gone']), byteCap(100)),
+          await writeAndRead(store, '1', write({ b: 'x'.repeat(9) }, ['gone']), byteCap(100)),
         ).toMatchObject({
           revision: 2,
         });
-        expect(await store.kv.writeKv('1', write({ c: 'x'.repeat(9) }), byteCap(100))).toEqual({
+        expect(await writeAndRead(store, '1', write({ c: 'x'.repeat(9) }), byteCap(100))).toEqual({
           refused: 'bytes',
           wouldHave: 101,
         });
@@ -386,11 +421,10 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
       it('keeps a key named __proto__ as data', async () => {
         const store = await open();
         const set = new Map([['__proto__', 'polluted']]);
-        const result = (await store.kv.writeKv('1', { set, delete: [] }, KV_LIMITS)) as {
-          kv: Record<string, string>;
-        };
-        expect(Object.hasOwn(result.kv, '__proto__')).toBe(true);
-        expect(JSON.stringify(result.kv)).toBe('{"__proto__":"polluted"}');
+        expect(await store.kv.writeKv('1', { set, delete: [] }, KV_LIMITS)).toEqual({
+          revision: 1,
+          changed: true,
+        });
         expect(({} as Record<string, unknown>).polluted).toBeUndefined();
         const read = await store.kv.getKv('1');
         expect(Object.hasOwn(read.kv, '__proto__')).toBe(true);

@@ -92,7 +92,10 @@ describe.skipIf(!hasRedis)('Redis store migrations', () => {
     const cap = { ...KV_LIMITS, maxBytes: 100 };
     const write = (key: string, value: string) => ({ set: new Map([[key, value]]), delete: [] });
     expect(await store.kv.writeKv('1', write('c', ''), cap)).toEqual({ refused: 'bytes', wouldHave: 101 });
-    expect(await store.kv.writeKv('1', write('a', 'x'.repeat(50)), cap)).toEqual({ revision: 7, kv: null });
+    expect(await store.kv.writeKv('1', write('a', 'x'.repeat(50)), cap)).toEqual({
+      revision: 7,
+      changed: false,
+    });
     expect(await store.kv.writeKv('1', write('a', 'y'.repeat(49)), cap)).toMatchObject({ revision: 8 });
     expect(await store.kv.writeKv('1', write('c', ''), cap)).toMatchObject({ revision: 9 });
     expect(await store.kv.writeKv('1', write('d', ''), cap)).toEqual({ refused: 'bytes', wouldHave: 101 });

@@ -139,7 +139,10 @@ describe('embedded SQLite store', () => {
         wouldHave: 101,
       });
     }
-    expect(await store.kv.writeKv('1', write('a', 'x'.repeat(50)), cap)).toEqual({ revision: 7, kv: null });
+    expect(await store.kv.writeKv('1', write('a', 'x'.repeat(50)), cap)).toEqual({
+      revision: 7,
+      changed: false,
+    });
     expect(await store.kv.writeKv('1', write('a', 'y'.repeat(50)), cap)).toMatchObject({ revision: 8 });
     await store.close();
   });

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { byCodePoint } from '../../kv/order.js';
 import type { KvChange, KvLimits, KvState } from '../../kv/rules.js';
 import type { Snowflake } from '../../presence/model.js';
 import type { KvLimitRefusal, KvStore, KvWritten } from '../ports.js';
@@ -9,7 +10,7 @@ import type { RedisKeys } from './keys.js';
  * One script, so the limits are checked against what is stored at the moment of the write and the change
  * lands whole or not at all. KEYS: kv hash, revision, byte total. ARGV: max keys, max bytes, number of
  * sets, then set pairs, then keys to delete. Returns {'keys' or 'bytes', would-have} when refused,
- * {'same', revision} when nothing would change, else {'written', revision, field, value, …}.
+ * {'same', revision} when nothing would change, else {'written', revision}.
  */
 const WRITE = `
 local max_keys, max_bytes, sets = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -53,10 +54,7 @@ if #updates == 0 and #removes == 0 then return {'same', tonumber(redis.call('GET
 for _, key in ipairs(removes) do redis.call('HDEL', KEYS[1], key) end
 for _, i in ipairs(updates) do redis.call('HSET', KEYS[1], ARGV[4 + i * 2], ARGV[5 + i * 2]) end
 redis.call('SET', KEYS[3], bytes)
-local reply = redis.call('HGETALL', KEYS[1])
-table.insert(reply, 1, redis.call('INCR', KEYS[2]))
-table.insert(reply, 1, 'written')
-return reply
+return {'written', redis.call('INCR', KEYS[2])}
 `;
 
 /**
@@ -116,14 +114,14 @@ export class RedisKvStore implements KvStore {
     const argv: (string | number)[] = [limits.maxKeys, limits.maxBytes, change.set.size];
     for (const [key, value] of change.set) argv.push(key, value);
     for (const key of change.delete) argv.push(key);
-    const [outcome, figure, ...fields] = await this.redis.kvWrite(
+    const [outcome, figure] = await this.redis.kvWrite(
       this.keys.kv(userId),
       this.keys.kvRevision(userId),
       this.keys.kvBytes(userId),
       argv,
     );
     if (outcome === 'keys' || outcome === 'bytes') return { refused: outcome, wouldHave: Number(figure) };
-    return { revision: Number(figure), kv: outcome === 'same' ? null : sorted(pairs(fields)) };
+    return { revision: Number(figure), changed: outcome === 'written' };
   }
 }
 
@@ -142,29 +140,4 @@ function pairs(fields: readonly (string | number | null)[]): [string, string][] 
 /** Ordered by key, as the embedded store answers; fromEntries keeps a key named __proto__ as data. */
 function sorted(entries: [string, string][]): Record<string, string> {
   return Object.fromEntries(entries.sort(([a], [b]) => byCodePoint(a, b)));
-}
-
-/** First unit of a surrogate pair, and the units above the surrogates. */
-const SURROGATES = 0xd800;
-const ABOVE_SURROGATES = 0xe000;
-
-/**
- * Code point order, which is UTF-8's byte order and so SQLite's. JavaScript's `<` compares UTF-16 units,
- * which puts a character beyond U+FFFF (a surrogate pair) before U+E000–U+FFFF; moving the surrogates
- * above those units gives code point order.
- */
-function byCodePoint(a: string, b: string): number {
-  const length = Math.min(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x !== y) return codePointRank(x) - codePointRank(y);
-  }
-  return a.length - b.length;
-}
-
-function codePointRank(unit: number): number {
-  if (unit >= ABOVE_SURROGATES) return unit - (ABOVE_SURROGATES - SURROGATES);
-  if (unit >= SURROGATES) return unit + (0x10000 - ABOVE_SURROGATES);
-  return unit;
 }

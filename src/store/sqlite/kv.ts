@@ -86,11 +86,12 @@ export class SqliteKvStore implements KvStore {
       }
       if (count > limits.maxKeys) return { refused: 'keys', wouldHave: count } as const;
       if (bytes > limits.maxBytes && bytes > before) return { refused: 'bytes', wouldHave: bytes } as const;
-      if (removed.length === 0 && updated.length === 0) return { revision: totals?.revision ?? 0, kv: null };
+      if (removed.length === 0 && updated.length === 0)
+        return { revision: totals?.revision ?? 0, changed: false };
       for (const key of removed) this.remove.run(userId, key);
       for (const [key, value] of updated) this.upsert.run(userId, key, value);
       const revision = (this.bump.get(userId, bytes) as { revision: number }).revision;
-      return { kv: this.read(userId), revision };
+      return { revision, changed: true };
     });
   }
 
