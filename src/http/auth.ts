@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { ApiKeyService } from '../keys/service.js';
 import type { Snowflake } from '../presence/model.js';
@@ -8,7 +9,7 @@ import { ApiError } from './errors.js';
 export const ME = '@me';
 
 /** `Authorization: <key>` or `Authorization: Bearer <key>`; an empty header is no key. */
-export function presentedKey(request: FastifyRequest): string | undefined {
+export function presentedKey(request: { headers: IncomingHttpHeaders }): string | undefined {
   const header = request.headers.authorization;
   if (typeof header !== 'string') return undefined;
   const value = header

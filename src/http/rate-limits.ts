@@ -5,6 +5,7 @@ import { clientKey } from '../net/client-address.js';
 import type { Snowflake } from '../presence/model.js';
 import { ApiError } from './errors.js';
 import type { ReadLimiter } from './fast-read.js';
+import type { RefusedWrites } from './refused-writes.js';
 
 /** Limits count requests per minute. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -18,6 +19,21 @@ export interface RateLimitSettings {
   redis?: { client: Redis; prefix: string };
   /** Told of every request a limit refuses (metrics). */
   onLimited?(kind: LimitKind): void;
+  /** Told of the clients whose budget for keyless writes is spent, to refuse their next ones at once. */
+  refused?: RefusedWrites;
+}
+
+/** How a refused write's budget is named when it is the client's, not a key owner's. */
+const KEYLESS = ' without a valid API key from this address';
+
+/** The message of a write refused for its budget: `whose` names the budget, after "a minute". */
+export function writeRefusal(max: number, whose: string, seconds: number): string {
+  return `more than ${max} KV writes a minute${whose}; retry in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}`;
+}
+
+/** `writeRefusal` of a client's budget of writes refused for their key. */
+export function keylessWriteRefusal(max: number, seconds: number): string {
+  return writeRefusal(max, KEYLESS, seconds);
 }
 
 export type LimitKind = 'read' | 'write';
@@ -116,15 +132,18 @@ export async function writeBudgetsOf(
     }
     settings.onLimited?.('write');
     reply.header('ratelimit-remaining', 0).header('retry-after', state.ttlInSeconds);
-    const seconds = state.ttlInSeconds;
-    throw new ApiError(
-      'rate_limited',
-      `more than ${max} KV writes a minute${whose}; retry in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}`,
-    );
+    throw new ApiError('rate_limited', writeRefusal(max, whose, state.ttlInSeconds));
   };
   return {
     chargeOwner: (reply, owner) => charge(reply, `user:${owner}`, ''),
-    chargeClient: (request, reply) =>
-      charge(reply, `ip:${clientKey(request.ip)}`, ' without a valid API key from this address'),
+    chargeClient: async (request, reply) => {
+      const client = clientKey(request.ip);
+      try {
+        await charge(reply, `ip:${client}`, KEYLESS);
+      } catch (error) {
+        settings.refused?.spent(client, Number(reply.getHeader('retry-after')));
+        throw error;
+      }
+    },
   };
 }

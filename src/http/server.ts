@@ -18,6 +18,7 @@ import { FastReads, type RequestHandler } from './fast-read.js';
 import { registerOpenApi } from './openapi.js';
 import type { PageExample } from './page/render.js';
 import { limitReads, type RateLimitSettings, readLimiterOf, writeBudgetsOf } from './rate-limits.js';
+import { RefusedWrites } from './refused-writes.js';
 import { avatarRoutes } from './routes/avatar.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { discordInviteRoutes } from './routes/discord-invite.js';
@@ -95,9 +96,12 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const trust = options.trustProxy ?? null;
   const clientAddress = clientAddressOf(trust);
   const fastReads = new FastReads(options.view, clientAddress, options.ops?.metrics);
+  const limits = options.rateLimits ?? { read: 0, write: 0 };
+  const refused = limits.write > 0 ? new RefusedWrites(limits.write, options.ops?.metrics) : null;
   const app: FastifyInstance = Fastify({
     serverFactory: (handler) => {
-      const serve = options.serveApi === false ? handler : withFastReads(fastReads, handler);
+      const api = refused ? refused.handler(options.keys, clientAddress, handler) : handler;
+      const serve = options.serveApi === false ? handler : withFastReads(fastReads, api);
       const server = createServer(serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS), serve);
       capConnections(server, {
         perClient: options.connectionsPerIp ?? 0,
@@ -180,7 +184,6 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     await app.register(healthRoutes({ readiness, draining: () => closing }));
     await app.register(metricsRoutes({ metrics, token: metricsToken }));
   }
-  const limits = options.rateLimits ?? { read: 0, write: 0 };
   // Two scopes, two budgets: every read route shares the per-IP one, the KV routes the per-key one.
   await app.register(async (reads) => {
     await limitReads(reads, limits);
@@ -209,7 +212,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   });
   if (options.serveApi !== false) {
     await app.register(async (writes) => {
-      const budgets = await writeBudgetsOf(writes, limits);
+      const budgets = await writeBudgetsOf(writes, { ...limits, ...(refused ? { refused } : {}) });
       await writes.register(kvRoutes({ keys: options.keys, kv: options.kv, budgets }));
     });
   }

@@ -4,6 +4,7 @@ import { generateApiKey } from '../../src/keys/api-key.js';
 import { insertApiKey } from '../support/api-key.js';
 import { startApiNode } from '../support/api-node.js';
 import { type Harness, startHarness } from '../support/harness.js';
+import { RawConnection } from '../support/raw-http.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 
 const hasRedis = await redisAvailable('rate limits across API nodes');
@@ -129,6 +130,17 @@ describe('rate limits', () => {
 
     expect((await put(key)).status).toBe(204);
     expect((await h.app.store.kv.getKv(USER)).kv).toEqual({ note: 'flood' });
+
+    // Spent, a keyless write is refused before its body is read: the answer comes while the body is
+    // still owed, and the connection ends with it.
+    const raw = await RawConnection.open(h.base);
+    await raw.write(
+      `PATCH /v1/users/${USER}/kv HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"a":`,
+    );
+    const answer = await raw.waitFor(/"code":"rate_limited"/);
+    expect(answer).toMatch(/^HTTP\/1\.1 429 /);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    await raw.closed;
   });
 
   it('behind a trusted proxy, clients with different X-Forwarded-For have a write budget each', async () => {

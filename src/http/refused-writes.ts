@@ -1,0 +1,92 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isApiKeyShape } from '../keys/api-key.js';
+import type { ApiKeyService } from '../keys/service.js';
+import { clientKey } from '../net/client-address.js';
+import type { Metrics } from '../ops/metrics.js';
+import { presentedKey } from './auth.js';
+import type { RequestHandler } from './fast-read.js';
+import { keylessWriteRefusal } from './rate-limits.js';
+import { SECURITY_HEADERS } from './security-headers.js';
+
+/** The paths of KV writes: `/v1/users/<id or @me>/kv…`. */
+const KV_PATH = /^\/v1\/users\/[^/?]+\/kv(?:[/?]|$)/;
+
+/**
+ * Clients past their budget of KV writes refused for their key (see rate-limits.ts), until it refills.
+ * While they are, such a write is refused before anything else is done for it: a flood of writes with
+ * no key, or with made-up keys, costs a look-up at most, not a request's way through the framework, and
+ * its body is never read (the connection closes).
+ */
+export class RefusedWrites {
+  private readonly until = new Map<string, number>();
+
+  constructor(
+    /** RATE_LIMIT_WRITE, which the refusal names. */
+    private readonly perMinute: number,
+    private readonly metrics?: Metrics,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The client (a clientKey) was just refused for its budget, which refills in `seconds`. */
+  spent(client: string, seconds: number): void {
+    this.until.set(client, this.now() + seconds * 1000);
+  }
+
+  /**
+   * A request handler that refuses keyless KV writes of spent clients at once, and passes everything else
+   * (a live key among them: its owner writes whatever the address did) to `next`.
+   */
+  handler(
+    keys: ApiKeyService,
+    clientAddress: (request: IncomingMessage) => string,
+    next: RequestHandler,
+  ): RequestHandler {
+    return (request, response) => {
+      const seconds =
+        this.until.size === 0 || request.method === 'GET' || !KV_PATH.test(request.url ?? '')
+          ? 0
+          : this.secondsLeft(clientKey(clientAddress(request)));
+      if (seconds === 0) {
+        next(request, response);
+        return;
+      }
+      const key = presentedKey(request);
+      if (key === undefined || !isApiKeyShape(key)) {
+        this.refuse(response, seconds);
+        return;
+      }
+      keys.ownerOf(key).then(
+        (owner) => (owner === undefined ? this.refuse(response, seconds) : next(request, response)),
+        () => next(request, response),
+      );
+    };
+  }
+
+  private secondsLeft(client: string): number {
+    const until = this.until.get(client);
+    if (until === undefined) return 0;
+    const left = Math.ceil((until - this.now()) / 1000);
+    if (left > 0) return left;
+    this.until.delete(client);
+    return 0;
+  }
+
+  private refuse(response: ServerResponse, seconds: number): void {
+    this.metrics?.rateLimited('write');
+    const message = keylessWriteRefusal(this.perMinute, seconds);
+    const body = JSON.stringify({ success: false, error: { code: 'rate_limited', message } });
+    response.writeHead(429, {
+      ...SECURITY_HEADERS,
+      'access-control-allow-origin': '*',
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'retry-after': String(seconds),
+      'ratelimit-limit': String(this.perMinute),
+      'ratelimit-remaining': '0',
+      'ratelimit-reset': String(seconds),
+      // Its body is not read: the connection ends with the answer.
+      connection: 'close',
+    });
+    response.end(body);
+  }
+}
