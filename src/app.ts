@@ -66,6 +66,8 @@ export interface AppOptions {
   socket?: { heartbeatIntervalMs?: number; sendBufferCapBytes?: number };
   /** Tests lengthen the history batch interval to hold changes queued. */
   history?: { flushMs?: number };
+  /** Tests answer the refusals of abusive clients at once (ABUSE_REFUSAL_DELAY_MS). */
+  abuseRefusalDelayMs?: number;
 }
 
 /** How long a KV write on an API node waits for its presence to show the change before answering. */
@@ -227,6 +229,9 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         ...(cluster ? { redis: { client: cluster.limiter, prefix: config.redisPrefix } } : {}),
         onLimited: (kind) => metrics.rateLimited(kind),
       },
+      ...(options.abuseRefusalDelayMs === undefined
+        ? {}
+        : { abuseRefusalDelayMs: options.abuseRefusalDelayMs }),
       ops: { metrics, metricsToken: config.metricsToken, readiness },
     });
     intake.push(() => http.close());
@@ -245,6 +250,9 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             subscribeToAll: config.subscribeToAll,
             metrics,
             ...options.socket,
+            ...(options.abuseRefusalDelayMs === undefined
+              ? {}
+              : { refusalDelayMs: options.abuseRefusalDelayMs }),
           });
     if (sockets) intake.push(() => sockets.close());
     const gateway = discordSide?.gateway;

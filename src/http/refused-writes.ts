@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isApiKeyShape } from '../keys/api-key.js';
 import type { ApiKeyService } from '../keys/service.js';
 import { clientKey } from '../net/client-address.js';
+import { ABUSE_REFUSAL_DELAY_MS } from '../net/tarpit.js';
 import type { Metrics } from '../ops/metrics.js';
 import { presentedKey } from './auth.js';
 import type { RequestHandler } from './fast-read.js';
@@ -20,12 +21,19 @@ const KV_PATH = /^\/v1\/users\/[^/?]+\/kv(?:[/?]|$)/;
 export class RefusedWrites {
   private readonly until = new Map<string, number>();
 
+  private readonly metrics: Metrics | undefined;
+  private readonly delayMs: number;
+  private readonly now: () => number;
+
   constructor(
     /** RATE_LIMIT_WRITE, which the refusal names. */
     private readonly perMinute: number,
-    private readonly metrics?: Metrics,
-    private readonly now: () => number = Date.now,
-  ) {}
+    options: { metrics?: Metrics; delayMs?: number; now?: () => number } = {},
+  ) {
+    this.metrics = options.metrics;
+    this.delayMs = options.delayMs ?? ABUSE_REFUSAL_DELAY_MS;
+    this.now = options.now ?? Date.now;
+  }
 
   /** The client (a clientKey) was just refused for its budget, which refills in `seconds`. */
   spent(client: string, seconds: number): void {
@@ -71,7 +79,14 @@ export class RefusedWrites {
     return 0;
   }
 
+  /** Answers after ABUSE_REFUSAL_DELAY_MS: the client was refused already, and keeps asking. */
   private refuse(response: ServerResponse, seconds: number): void {
+    if (this.delayMs === 0) this.answer(response, seconds);
+    else setTimeout(() => this.answer(response, seconds), this.delayMs).unref();
+  }
+
+  private answer(response: ServerResponse, seconds: number): void {
+    if (response.destroyed) return;
     this.metrics?.rateLimited('write');
     const message = keylessWriteRefusal(this.perMinute, seconds);
     const body = JSON.stringify({ success: false, error: { code: 'rate_limited', message } });

@@ -6,6 +6,7 @@ import type { RecentStatuses } from '../history/recent-status.js';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
 import { clientAddressOf } from '../net/client-address.js';
+import { ABUSE_REFUSAL_DELAY_MS } from '../net/tarpit.js';
 import type { TrustFunction } from '../net/trust-proxy.js';
 import { countRequests } from '../ops/http-metrics.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -56,6 +57,8 @@ export interface HttpServerOptions {
   inviteUrl?: string | null;
   /** Tests give the card route its own image cache (fetch, timeouts) and clock. */
   card?: Pick<CardRouteDeps, 'images' | 'now'>;
+  /** How long an abusive client waits for a refusal; absent: ABUSE_REFUSAL_DELAY_MS. */
+  abuseRefusalDelayMs?: number;
   /** Slow clients are cut off after these; absent: the defaults. */
   timeouts?: HttpTimeouts;
   /** `/metrics`, `/v1/health`, `/v1/ready` and request metrics; absent: none of them (tests of other things). */
@@ -97,7 +100,13 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const clientAddress = clientAddressOf(trust);
   const fastReads = new FastReads(options.view, clientAddress, options.ops?.metrics);
   const limits = options.rateLimits ?? { read: 0, write: 0 };
-  const refused = limits.write > 0 ? new RefusedWrites(limits.write, options.ops?.metrics) : null;
+  const refused =
+    limits.write > 0
+      ? new RefusedWrites(limits.write, {
+          ...(options.ops ? { metrics: options.ops.metrics } : {}),
+          delayMs: options.abuseRefusalDelayMs ?? ABUSE_REFUSAL_DELAY_MS,
+        })
+      : null;
   const app: FastifyInstance = Fastify({
     serverFactory: (handler) => {
       const api = refused ? refused.handler(options.keys, clientAddress, handler) : handler;

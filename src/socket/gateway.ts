@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { SECURITY_HEADER_LINES } from '../http/security-headers.js';
 import { type ClientAddressOf, clientKey } from '../net/client-address.js';
+import { ABUSE_REFUSAL_DELAY_MS } from '../net/tarpit.js';
 import type { Metrics, SubscriptionKind } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceSource } from '../presence/registry.js';
@@ -53,6 +54,8 @@ export interface SocketGatewayOptions {
   subscribeToAll: boolean;
   heartbeatIntervalMs?: number;
   sendBufferCapBytes?: number;
+  /** How long an abusive client waits for a refused upgrade; ABUSE_REFUSAL_DELAY_MS unless told. */
+  refusalDelayMs?: number;
   /** Counts frames, fan-out time and sockets refused over the per-IP cap. */
   metrics?: Metrics;
 }
@@ -191,19 +194,19 @@ export class SocketGateway {
     if (coolingFor > 0) {
       this.options.metrics?.rateLimited('socket_commands');
       const seconds = Math.ceil(coolingFor / 1000);
-      refuseUpgrade(
+      this.refuseAbuse(
         socket,
-        429,
-        'rate_limited',
         `a socket from this address sent more commands than allowed; try again in ${seconds} s`,
-        { 'Retry-After': String(seconds) },
+        {
+          'Retry-After': String(seconds),
+        },
       );
       return;
     }
     const open = this.perIp.get(ip) ?? 0;
     if (this.options.socketsPerIp > 0 && open >= this.options.socketsPerIp) {
       this.options.metrics?.rateLimited('sockets_per_ip');
-      refuseUpgrade(socket, 429, 'rate_limited', `at most ${this.options.socketsPerIp} sockets per IP`);
+      this.refuseAbuse(socket, `at most ${this.options.socketsPerIp} sockets per IP`);
       return;
     }
     const full = this.options.maxSockets > 0 && this.clients.size + this.upgrading >= this.options.maxSockets;
@@ -235,6 +238,16 @@ export class SocketGateway {
       accepted = true;
       this.connected(ws, socket, ip, query.get('compression') === 'zlib_json');
     });
+  }
+
+  /** A 429 to a client that keeps asking past its limit, after ABUSE_REFUSAL_DELAY_MS (net/tarpit.ts). */
+  private refuseAbuse(socket: Duplex, message: string, headers: Record<string, string> = {}): void {
+    const refuse = (): void => {
+      if (!socket.destroyed) refuseUpgrade(socket, 429, 'rate_limited', message, headers);
+    };
+    const delay = this.options.refusalDelayMs ?? ABUSE_REFUSAL_DELAY_MS;
+    if (delay === 0) refuse();
+    else setTimeout(refuse, delay).unref();
   }
 
   private releaseSlot(ip: string): void {

@@ -21,9 +21,10 @@ afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
 
-async function start(env: Record<string, string>): Promise<Harness> {
+async function start(env: Record<string, string>, abuseRefusalDelayMs = 0): Promise<Harness> {
   harness = await startHarness({
     env,
+    abuseRefusalDelayMs,
     setup: (sim) =>
       sim.createGuild({
         id: GUILD,
@@ -141,6 +142,23 @@ describe('rate limits', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 429 /);
     expect(answer).toMatch(/\r\nconnection: close\r\n/i);
     await raw.closed;
+  });
+
+  it('a client that keeps writing without a key once refused waits for each refusal; its reads do not', async () => {
+    const h = await start({ RATE_LIMIT_WRITE: '1', RATE_LIMIT_READ: '0' }, 1_000);
+    const put = () => fetch(`${h.base}/v1/users/${USER}/kv/note`, { method: 'PUT', body: 'x' });
+    expect((await put()).status).toBe(401);
+    // The refusal that spends the budget is answered at once; the next one is held.
+    await expectLimited(await put(), 1);
+    const order: string[] = [];
+    const held = put().then(async (response) => {
+      order.push(`write ${response.status}`);
+      return response;
+    });
+    const read = await fetch(`${h.base}/v1/users/${USER}`);
+    order.push(`read ${read.status}`);
+    await expectLimited(await held, 1);
+    expect(order).toEqual(['read 200', 'write 429']);
   });
 
   it('behind a trusted proxy, clients with different X-Forwarded-For have a write budget each', async () => {

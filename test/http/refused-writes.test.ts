@@ -37,7 +37,7 @@ async function serve(refused: RefusedWrites): Promise<{ base: string; passed: st
 describe('keyless KV writes of a client whose budget is spent', () => {
   it('are refused before the framework sees them; a live key, reads and other paths go on', async () => {
     let now = 1_000_000;
-    const refused = new RefusedWrites(120, undefined, () => now);
+    const refused = new RefusedWrites(120, { delayMs: 0, now: () => now });
     const { base, passed } = await serve(refused);
     const put = (authorization?: string) =>
       fetch(`${base}/v1/users/@me/kv/a`, {

@@ -326,3 +326,26 @@ describe('a frame whose handling fails', () => {
     await changeKv(h, BOB, {});
   });
 });
+
+describe('a client that keeps opening sockets after its 4009', () => {
+  const service = seededHarness({ env: { TRUST_PROXY: '127.0.0.1' }, abuseRefusalDelayMs: 1_000 });
+
+  it('waits for each refusal, while every other client is served meanwhile', async () => {
+    const h = service();
+    const address = nextAddress();
+    const flooder = await connect(h.base, '', address);
+    flooder.writeRaw(inOneWrite(Array.from({ length: SOCKET_COMMAND_BURST + 1 }, () => subscribeTo(ALICE))));
+    expect((await flooder.closedWith()).code).toBe(4009);
+
+    const order: string[] = [];
+    const held = refusedUpgrade(socketUrl(h.base), { 'x-forwarded-for': address }).then((refused) => {
+      order.push(`refused ${refused.statusCode}`);
+      return refused;
+    });
+    const other = await connect(h.base);
+    await other.subscribe({ subscribe_to_id: BOB });
+    order.push('served');
+    expect((await held).statusCode).toBe(429);
+    expect(order).toEqual(['served', 'refused 429']);
+  });
+});

@@ -41,6 +41,8 @@ export async function startHarness(
     socket?: AppOptions['socket'];
     /** The app's logger; default: silent (TEST_LOG_LEVEL to see it). */
     logger?: Logger;
+    /** How long abusive clients wait for their refusals; default 0 (a test of the delay sets it). */
+    abuseRefusalDelayMs?: number;
   } = {},
 ): Promise<Harness> {
   const simulator =
@@ -63,6 +65,7 @@ export async function startHarness(
   const started = await startApp(config, {
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     onFatal: (code, reason) => fatal.push({ code, reason }),
+    abuseRefusalDelayMs: options.abuseRefusalDelayMs ?? 0,
     ...(options.socket ? { socket: options.socket } : {}),
   });
   const app = wholeApp(started);

@@ -1,0 +1,7 @@
+/**
+ * How long a client already refused for abuse (its keyless writes, or its sockets, past their budget)
+ * waits for each further refusal. Answered at once, a flood is refused as fast as it can reconnect, and
+ * every refusal costs a connection's setup and teardown; made to wait, it gets at most one answer a second
+ * per connection it may hold (CONNECTIONS_PER_IP).
+ */
+export const ABUSE_REFUSAL_DELAY_MS = 1_000;
