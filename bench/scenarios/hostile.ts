@@ -30,8 +30,9 @@ const SLOW_READ_EVERY_MS = 1_000;
 const MEMBER_SOCKETS = 100;
 const MEMBER_SOCKET_ADDRESSES = 2;
 const MEMBER_WRITE_EVERY_MS = 1_000;
-const FLOOD_SOCKETS = 8;
-const FLOOD_CONNECTIONS = 8;
+/** As many as one address may hold: SOCKETS_PER_IP's default, and most of CONNECTIONS_PER_IP's. */
+const FLOOD_SOCKETS = 100;
+const FLOOD_CONNECTIONS = 200;
 
 /** Measured blocks per side and phase; quiet and attack alternate (QA AQ QA), so drifts cancel. */
 const BLOCKS = 3;

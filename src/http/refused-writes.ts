@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isApiKeyShape } from '../keys/api-key.js';
 import type { ApiKeyService } from '../keys/service.js';
 import { clientKey } from '../net/client-address.js';
-import { ABUSE_REFUSAL_DELAY_MS } from '../net/tarpit.js';
+import { ABUSE_REFUSAL_DELAY_MS, refuseLater } from '../net/tarpit.js';
 import type { Metrics } from '../ops/metrics.js';
 import { presentedKey } from './auth.js';
 import type { RequestHandler } from './fast-read.js';
@@ -79,10 +79,9 @@ export class RefusedWrites {
     return 0;
   }
 
-  /** Answers after ABUSE_REFUSAL_DELAY_MS: the client was refused already, and keeps asking. */
+  /** Answers after ABUSE_REFUSAL_DELAY_MS (or up to twice it): the client was refused already, and keeps asking. */
   private refuse(response: ServerResponse, seconds: number): void {
-    if (this.delayMs === 0) this.answer(response, seconds);
-    else setTimeout(() => this.answer(response, seconds), this.delayMs).unref();
+    refuseLater(this.delayMs, () => this.answer(response, seconds));
   }
 
   private answer(response: ServerResponse, seconds: number): void {

@@ -5,3 +5,12 @@
  * per connection it may hold (CONNECTIONS_PER_IP).
  */
 export const ABUSE_REFUSAL_DELAY_MS = 1_000;
+
+/**
+ * Runs `refuse` after `delayMs` and up to as long again: a flood's refusals, asked for all at once, are
+ * answered spread over that time rather than all in one turn of the event loop.
+ */
+export function refuseLater(delayMs: number, refuse: () => void): void {
+  if (delayMs === 0) refuse();
+  else setTimeout(refuse, delayMs * (1 + Math.random())).unref();
+}

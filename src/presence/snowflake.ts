@@ -6,5 +6,6 @@ const SNOWFLAKE_LIMIT = 2n ** 64n;
 
 /** A Discord id: 1–20 digits whose value fits in 64 bits. */
 export function isSnowflake(value: string): boolean {
-  return SNOWFLAKE.test(value) && BigInt(value) < SNOWFLAKE_LIMIT;
+  // Below 20 digits every value fits (10^19 < 2^64): only 20 digits need the comparison.
+  return SNOWFLAKE.test(value) && (value.length < 20 || BigInt(value) < SNOWFLAKE_LIMIT);
 }

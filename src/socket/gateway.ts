@@ -4,12 +4,13 @@ import type { Logger } from 'pino';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { SECURITY_HEADER_LINES } from '../http/security-headers.js';
 import { type ClientAddressOf, clientKey } from '../net/client-address.js';
-import { ABUSE_REFUSAL_DELAY_MS } from '../net/tarpit.js';
+import { ABUSE_REFUSAL_DELAY_MS, refuseLater } from '../net/tarpit.js';
 import type { Metrics, SubscriptionKind } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceSource } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
-import { CommandBudget, refillMs } from './command-budget.js';
+import { CommandBudget, refillMs, SOCKET_COMMAND_BURST } from './command-budget.js';
+import { CommandQueue } from './command-queue.js';
 import {
   FRAGMENT_AT_BYTES,
   type Fragments,
@@ -33,6 +34,8 @@ import { Subscriptions } from './subscriptions.js';
 export const SOCKET_PATH = '/socket';
 /** A closing socket that does not finish its close handshake in this long is cut. */
 const CLOSE_GRACE_MS = 5_000;
+/** Frames up to this size (a heartbeat, a subscription to a few ids) are handled as they come. */
+const SMALL_FRAME_BYTES = 1024;
 /** Users a socket may have waiting for an update while a stream is under way; past it, a slow consumer. */
 export const MAX_WAITING_UPDATES = 10_000;
 
@@ -67,6 +70,8 @@ class Client {
   /** Users whose update came while a stream was under way: sent after it, as they are then. */
   waiting: Set<Snowflake> | null = null;
   budget: CommandBudget | null = null;
+  /** Frames of this socket waiting in the command queue. */
+  queued = 0;
   readonly out: Outbound;
 
   constructor(
@@ -94,6 +99,7 @@ export class SocketGateway {
   /** Upgrades under way: they count against MAX_SOCKETS already. */
   private upgrading = 0;
   readonly subscriptions = new Subscriptions<Client>();
+  private readonly commands = new CommandQueue();
   private readonly heartbeatIntervalMs: number;
   private readonly sendBufferCap: number;
   private readonly sweepTimer: NodeJS.Timeout;
@@ -242,12 +248,9 @@ export class SocketGateway {
 
   /** A 429 to a client that keeps asking past its limit, after ABUSE_REFUSAL_DELAY_MS (net/tarpit.ts). */
   private refuseAbuse(socket: Duplex, message: string, headers: Record<string, string> = {}): void {
-    const refuse = (): void => {
+    refuseLater(this.options.refusalDelayMs ?? ABUSE_REFUSAL_DELAY_MS, () => {
       if (!socket.destroyed) refuseUpgrade(socket, 429, 'rate_limited', message, headers);
-    };
-    const delay = this.options.refusalDelayMs ?? ABUSE_REFUSAL_DELAY_MS;
-    if (delay === 0) refuse();
-    else setTimeout(refuse, delay).unref();
+    });
   }
 
   private releaseSlot(ip: string): void {
@@ -264,13 +267,7 @@ export class SocketGateway {
       failed: (error) => this.failed(self, error, 'sending'),
     }));
     this.clients.add(client);
-    ws.on('message', (data) => {
-      try {
-        this.received(client, data);
-      } catch (error) {
-        this.failed(client, error, 'a frame');
-      }
-    });
+    ws.on('message', (data) => this.arrived(client, data));
     ws.on('close', () => this.released(client));
     this.sendSingle(client, helloJson(this.heartbeatIntervalMs));
   }
@@ -291,10 +288,37 @@ export class SocketGateway {
     this.releaseSlot(client.ip);
   }
 
-  private received(client: Client, data: RawData): void {
+  /**
+   * A frame came: a small one (a heartbeat, a subscription to a few ids) is handled at once; a larger one
+   * waits its turn in the command queue, in order with the socket's others. Past a burst and one more
+   * waiting, a frame is dropped unread: the budget allows no more commands in a row, so the one before it
+   * closes the socket.
+   */
+  private arrived(client: Client, data: RawData): void {
     // A socket on its way out has said all it will be heard for.
     if (client.closing) return;
     client.lastFrameAt = Date.now();
+    if (client.queued === 0 && byteLengthOf(data) <= SMALL_FRAME_BYTES) {
+      this.handle(client, data);
+      return;
+    }
+    if (client.queued > SOCKET_COMMAND_BURST) return;
+    client.queued++;
+    this.commands.push(() => {
+      client.queued--;
+      if (!client.closing) this.handle(client, data);
+    });
+  }
+
+  private handle(client: Client, data: RawData): void {
+    try {
+      this.received(client, data);
+    } catch (error) {
+      this.failed(client, error, 'a frame');
+    }
+  }
+
+  private received(client: Client, data: RawData): void {
     const text = Array.isArray(data)
       ? Buffer.concat(data).toString()
       : Buffer.from(data as ArrayBuffer).toString();
@@ -491,4 +515,9 @@ function refuseUpgrade(
       'Connection: close\r\n\r\n' +
       body,
   );
+}
+
+function byteLengthOf(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }

@@ -349,3 +349,36 @@ describe('a client that keeps opening sockets after its 4009', () => {
     expect(order).toEqual(['served', 'refused 429']);
   });
 });
+
+describe('large commands from many sockets at once', () => {
+  const service = seededHarness({ env: { TRUST_PROXY: '127.0.0.1' } });
+  /** An op 2 of more than a kilobyte: it waits its turn in the command queue. */
+  const large = (n: number) => ({
+    op: 2,
+    d: {
+      subscribe_to_ids: [
+        ALICE,
+        ...Array.from({ length: 80 }, (_, i) => String(10n ** 17n + BigInt(n * 100 + i))),
+      ],
+    },
+  });
+
+  it('are answered in order, each socket its burst and then 4009, while a small subscription is answered at once', async () => {
+    const h = service();
+    const flooders = await Promise.all(Array.from({ length: 5 }, () => connect(h.base)));
+    for (const flooder of flooders) {
+      flooder.writeRaw(inOneWrite(Array.from({ length: 3 * SOCKET_COMMAND_BURST }, (_, n) => large(n))));
+    }
+    const bystander = await connect(h.base);
+    expect(Object.keys((await bystander.subscribe({ subscribe_to_ids: [BOB] })).d as object)).toEqual([BOB]);
+    for (const flooder of flooders) {
+      expect(await flooder.closedWith()).toEqual({ code: 4009, reason: 'rate_limited' });
+      const answered = inits(flooder.pending);
+      expect(answered.map((frame) => frame.seq)).toEqual(
+        Array.from({ length: SOCKET_COMMAND_BURST }, (_, i) => i + 1),
+      );
+      for (const frame of answered) expect(Object.keys(frame.d as object)).toEqual([ALICE]);
+    }
+    expect(bystander.closeEvent).toBeUndefined();
+  });
+});
