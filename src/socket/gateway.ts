@@ -9,7 +9,7 @@ import type { Metrics, SubscriptionKind } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceSource } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
-import { CommandBudget, refillMs, SOCKET_COMMAND_BURST } from './command-budget.js';
+import { CommandBudget, refillMs } from './command-budget.js';
 import { CommandQueue } from './command-queue.js';
 import {
   FRAGMENT_AT_BYTES,
@@ -22,6 +22,7 @@ import {
 import { type InitState, initStateJson, initStateStream, mapOf, monitoredAmong } from './init-state.js';
 import { Outbound, type OutboundHooks } from './outbound.js';
 import {
+  type ClientCommand,
   Close,
   type CloseReason,
   HEARTBEAT_INTERVAL_MS,
@@ -34,8 +35,8 @@ import { Subscriptions } from './subscriptions.js';
 export const SOCKET_PATH = '/socket';
 /** A closing socket that does not finish its close handshake in this long is cut. */
 const CLOSE_GRACE_MS = 5_000;
-/** Frames up to this size (a heartbeat, a subscription to a few ids) are handled as they come. */
-const SMALL_FRAME_BYTES = 1024;
+/** A command naming more ids than this waits its turn in the command queue (command-queue.ts). */
+const QUEUE_AT_IDS = 50;
 /** Users a socket may have waiting for an update while a stream is under way; past it, a slow consumer. */
 export const MAX_WAITING_UPDATES = 10_000;
 
@@ -70,8 +71,10 @@ class Client {
   /** Users whose update came while a stream was under way: sent after it, as they are then. */
   waiting: Set<Snowflake> | null = null;
   budget: CommandBudget | null = null;
-  /** Frames of this socket waiting in the command queue. */
+  /** Commands of this socket waiting in the command queue. */
   queued = 0;
+  /** Its budget is spent while commands wait: it is closed 4009 after them, and heard no more. */
+  spent = false;
   readonly out: Outbound;
 
   constructor(
@@ -288,29 +291,10 @@ export class SocketGateway {
     this.releaseSlot(client.ip);
   }
 
-  /**
-   * A frame came: a small one (a heartbeat, a subscription to a few ids) is handled at once; a larger one
-   * waits its turn in the command queue, in order with the socket's others. Past a burst and one more
-   * waiting, a frame is dropped unread: the budget allows no more commands in a row, so the one before it
-   * closes the socket.
-   */
   private arrived(client: Client, data: RawData): void {
     // A socket on its way out has said all it will be heard for.
-    if (client.closing) return;
+    if (client.closing || client.spent) return;
     client.lastFrameAt = Date.now();
-    if (client.queued === 0 && byteLengthOf(data) <= SMALL_FRAME_BYTES) {
-      this.handle(client, data);
-      return;
-    }
-    if (client.queued > SOCKET_COMMAND_BURST) return;
-    client.queued++;
-    this.commands.push(() => {
-      client.queued--;
-      if (!client.closing) this.handle(client, data);
-    });
-  }
-
-  private handle(client: Client, data: RawData): void {
     try {
       this.received(client, data);
     } catch (error) {
@@ -318,6 +302,11 @@ export class SocketGateway {
     }
   }
 
+  /**
+   * A frame is read and judged at once (a heartbeat, a bad frame, a command past the budget end there);
+   * a command's work is done at once too, unless it names many ids or others of its socket are waiting:
+   * then it waits its turn in the command queue, in order with the socket's others.
+   */
   private received(client: Client, data: RawData): void {
     const text = Array.isArray(data)
       ? Buffer.concat(data).toString()
@@ -334,9 +323,38 @@ export class SocketGateway {
     client.budget ??= new CommandBudget(this.options.commandsPerMinute);
     if (!client.budget.take()) {
       this.options.metrics?.rateLimited('socket_commands');
-      this.end(client, Close.RateLimited);
+      if (client.queued === 0) {
+        this.end(client, Close.RateLimited);
+        return;
+      }
+      // The commands waiting are answered first; the socket is read no further meanwhile.
+      client.spent = true;
+      client.socket.pause();
+      this.queue(client, () => this.end(client, Close.RateLimited));
       return;
     }
+    if (client.queued === 0 && command.ids.length <= QUEUE_AT_IDS) {
+      this.run(client, command);
+      return;
+    }
+    this.queue(client, () => this.run(client, command));
+  }
+
+  /** `work` for the socket, after what it has waiting in the command queue. */
+  private queue(client: Client, work: () => void): void {
+    client.queued++;
+    this.commands.push(() => {
+      client.queued--;
+      if (client.closing) return;
+      try {
+        work();
+      } catch (error) {
+        this.failed(client, error, 'a frame');
+      }
+    });
+  }
+
+  private run(client: Client, command: Extract<ClientCommand, { op: 'subscribe' | 'unsubscribe' }>): void {
     if (command.op === 'unsubscribe') {
       this.subscriptions.unsubscribe(client, command.ids, command.all);
       return;
@@ -515,9 +533,4 @@ function refuseUpgrade(
       'Connection: close\r\n\r\n' +
       body,
   );
-}
-
-function byteLengthOf(data: RawData): number {
-  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
-  return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }
