@@ -23,8 +23,9 @@ import { eventually } from '../support/eventually.js';
  * - history has no client to tell: the recorder gathers changes in memory and writes them as one batch,
  *   one SQLite transaction, at most a second later (HISTORY_FLUSH_MS). A batch is acknowledged when that
  *   transaction commits (synchronous=FULL: durable at commit), and the first moment an outsider can know
- *   it is when `GET /history` serves it, since history is read from the database, never from the
- *   recorder's memory. So everything `/history` served before the kill must survive it; the changes
+ *   it is when `GET /history` serves its track, since tracks are read from the database only (the status
+ *   history also shows the changes just seen, which are as live as the presence). So every track
+ *   `/history` served before the kill must survive it; the changes
  *   still waiting in the batch at the kill (up to a second's worth) may be lost, but never a part of a
  *   batch, nor a batch while a later one survives: what survives is a gap-free run of what Discord sent.
  *
