@@ -4,7 +4,7 @@ import { GatewayIntentBits } from 'discord-api-types/v10';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/discord/simulator/index.js';
 import { eventually, sleep } from '../support/eventually.js';
-import { freePort } from '../support/node-process.js';
+import { freePort, outputOf } from '../support/node-process.js';
 
 /**
  * Closes that reconnecting cannot fix (API.md, "Process"): the service as `npm start` runs it, its own
@@ -72,25 +72,21 @@ async function startService(sim: DiscordSimulator, token: string): Promise<Servi
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
+  const output = outputOf(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   const logLines = () =>
-    output.split('\n').flatMap((line) => {
-      try {
-        return [JSON.parse(line) as { level: number; msg: string }];
-      } catch {
-        return [];
-      }
-    });
-  return { child, port, output: () => output, logLines, exited };
+    output()
+      .split('\n')
+      .flatMap((line) => {
+        try {
+          return [JSON.parse(line) as { level: number; msg: string }];
+        } catch {
+          return [];
+        }
+      });
+  return { child, port, output, logLines, exited };
 }
 
 async function exitOf(service: Service): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {

@@ -53,13 +53,7 @@ export async function startNodeProcess(
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
+  const output = outputOf(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
   const node: NodeProcess = {
@@ -67,7 +61,7 @@ export async function startNodeProcess(
     port,
     url,
     child,
-    output: () => output,
+    output,
     exited,
     stop: async (graceMs = 10_000) => {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
@@ -80,7 +74,7 @@ export async function startNodeProcess(
   };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000);
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output}`);
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output()}`);
     try {
       const response = await fetch(`${url}/v1/version`);
       if (response.ok) return node;
@@ -89,7 +83,7 @@ export async function startNodeProcess(
     }
     if (Date.now() > deadline) {
       await node.stop(0);
-      throw new Error(`${name} did not answer within the time:\n${output}`);
+      throw new Error(`${name} did not answer within the time:\n${output()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -104,15 +98,20 @@ export async function runToExit(
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
+  const output = outputOf(child);
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
   clearTimeout(timer);
-  return { code, signal, output };
+  return { code, signal, output: output() };
+}
+
+/** Everything `child` writes to stdout and stderr, as it is so far. */
+export function outputOf(child: ChildProcess): () => string {
+  let output = '';
+  const add = (chunk: Buffer): void => {
+    output += chunk.toString();
+  };
+  child.stdout?.on('data', add);
+  child.stderr?.on('data', add);
+  return () => output;
 }
