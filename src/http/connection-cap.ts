@@ -1,7 +1,7 @@
-import type { IncomingMessage, Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { clientKey } from '../net/client-address.js';
+import { whenUpgraded } from '../net/upgraded.js';
 import { ERROR_STATUS, rawErrorAnswer } from './errors.js';
 
 /** `CONNECTIONS_PER_IP` unless told. */
@@ -24,7 +24,8 @@ export interface ConnectionCapOptions {
 /**
  * Caps the connections each TCP peer (an IPv6 peer being its /64) holds open on `server` at once. One past
  * the cap is answered `503 too_many_connections` and closed before node:http sees it, so no request on it
- * is parsed. A connection that becomes a WebSocket leaves the count: sockets have caps of their own.
+ * is parsed. A connection that becomes a WebSocket (accepted as one, not merely asking) leaves the count:
+ * sockets have caps of their own.
  */
 export function capConnections(server: Server, options: ConnectionCapOptions): void {
   if (options.perClient === 0) return;
@@ -62,27 +63,10 @@ export function capConnections(server: Server, options: ConnectionCapOptions): v
       open.set(key, held + 1);
       counted.set(socket, key);
       socket.once('close', () => release(socket));
+      // A WebSocket is counted by the socket caps instead, from the moment it is accepted.
+      whenUpgraded(socket, () => release(socket));
     }
     for (const listener of accept) listener.call(server, socket);
-  });
-  leaveOnUpgrade(server, release);
-}
-
-/**
- * Calls `release` with every connection handed to the server's 'upgrade' listeners, listening only while
- * something else does: node:http gives a request with an Upgrade header to those listeners when there are
- * any, and to the request handler otherwise (a node that serves no sockets answers it as any request).
- */
-function leaveOnUpgrade(server: Server, release: (socket: Socket) => void): void {
-  const leave = (_request: IncomingMessage, socket: Duplex): void => release(socket as Socket);
-  server.on('newListener', (event: string | symbol, listener: unknown) => {
-    if (event === 'upgrade' && listener !== leave && server.listenerCount('upgrade') === 0) {
-      server.on('upgrade', leave);
-    }
-  });
-  server.on('removeListener', (event: string | symbol, listener: unknown) => {
-    if (event !== 'upgrade' || listener === leave) return;
-    if (server.listeners('upgrade').every((other) => other === leave)) server.off('upgrade', leave);
   });
 }
 

@@ -11,6 +11,18 @@ import { SECURITY_HEADERS } from './security-headers.js';
 
 /** The paths of KV writes: `/v1/users/<id or @me>/kv…`. */
 const KV_PATH = /^\/v1\/users\/[^/?]+\/kv(?:[/?]|$)/;
+/** How often clients whose budget has refilled are forgotten: a write budget's window. */
+const SWEEP_EVERY_MS = 60_000;
+
+/** Whether the path is a KV write's, percent-encoded or not, as the router reads it. */
+function isKvPath(url: string): boolean {
+  if (!url.includes('%')) return KV_PATH.test(url);
+  try {
+    return KV_PATH.test(decodeURI(url));
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Clients past their budget of KV writes refused for their key (see rate-limits.ts), until it refills.
@@ -20,6 +32,7 @@ const KV_PATH = /^\/v1\/users\/[^/?]+\/kv(?:[/?]|$)/;
  */
 export class RefusedWrites {
   private readonly until = new Map<string, number>();
+  private sweptAt = 0;
 
   private readonly metrics: Metrics | undefined;
   private readonly delayMs: number;
@@ -37,7 +50,13 @@ export class RefusedWrites {
 
   /** The client (a clientKey) was just refused for its budget, which refills in `seconds`. */
   spent(client: string, seconds: number): void {
-    this.until.set(client, this.now() + seconds * 1000);
+    const now = this.now();
+    // Clients whose budget has refilled are forgotten, at most once a budget window.
+    if (now - this.sweptAt >= SWEEP_EVERY_MS) {
+      this.sweptAt = now;
+      for (const [key, until] of this.until) if (until <= now) this.until.delete(key);
+    }
+    this.until.set(client, now + seconds * 1000);
   }
 
   /**
@@ -51,7 +70,7 @@ export class RefusedWrites {
   ): RequestHandler {
     return (request, response) => {
       const seconds =
-        this.until.size === 0 || request.method === 'GET' || !KV_PATH.test(request.url ?? '')
+        this.until.size === 0 || request.method === 'GET' || !isKvPath(request.url ?? '')
           ? 0
           : this.secondsLeft(clientKey(clientAddress(request)));
       if (seconds === 0) {

@@ -32,7 +32,12 @@ import { metricsRoutes } from './routes/metrics.js';
 import { userRoutes } from './routes/users.js';
 import { type VersionInfo, versionRoutes } from './routes/version.js';
 import { SECURITY_HEADERS } from './security-headers.js';
-import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts, serverOptions } from './timeouts.js';
+import {
+  DEFAULT_HTTP_TIMEOUTS,
+  type HttpTimeouts,
+  STALLED_CONNECTION_MS,
+  serverOptions,
+} from './timeouts.js';
 
 export interface HttpServerOptions {
   view: PresenceView;
@@ -112,6 +117,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       const api = refused ? refused.handler(options.keys, clientAddress, handler) : handler;
       const serve = options.serveApi === false ? handler : withFastReads(fastReads, api);
       const server = createServer(serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS), serve);
+      server.setTimeout(STALLED_CONNECTION_MS);
       capConnections(server, {
         perClient: options.connectionsPerIp ?? 0,
         isTrustedProxy: (address) => trust?.(address, 0) ?? false,

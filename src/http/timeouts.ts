@@ -22,6 +22,12 @@ export const DEFAULT_HTTP_TIMEOUTS: Readonly<HttpTimeouts> = {
   keepAliveMs: 72_000,
 };
 
+/**
+ * A connection on which nothing moves this long while a request is under way (an answer its client does not
+ * read, say) is cut: what it holds (a large presence's bytes among them) is let go.
+ */
+export const STALLED_CONNECTION_MS = 60_000;
+
 /** Request line plus headers, in bytes (node:http's default, named here); over it: 431. */
 export const MAX_HEADER_BYTES = 16 * 1024;
 

@@ -3,7 +3,7 @@ import { isGuildCopy } from './guild-copy.js';
 import type { DiscordUser, Kv, PresenceSummary, Profile, RawPresence, Snowflake } from './model.js';
 import { type NormalizeOptions, presenceFields } from './presence.js';
 import { OFFLINE_PRESENCE } from './raw.js';
-import { assembleBody, PresenceSnapshot, sameBody, userJsonIn } from './snapshot.js';
+import { assembleBody, LARGE_BODY_BYTES, PresenceSnapshot, sameBody, userJsonIn } from './snapshot.js';
 import { isSnowflake } from './snowflake.js';
 import { mergeUser } from './user.js';
 
@@ -203,7 +203,7 @@ export class PresenceRegistry implements PresenceSource {
       userId,
       entry,
       null,
-      typeof held === 'string' ? applyDelta(held, delta) : applyDeltaToBytes(held, delta),
+      typeof held === 'string' ? applyDelta(held, delta) : smallAsText(applyDeltaToBytes(held, delta)),
     );
     return true;
   }
@@ -304,6 +304,11 @@ export class PresenceRegistry implements PresenceSource {
 /** The held user, read back from the text of their presence. */
 function userOf(entry: Entry): DiscordUser {
   return JSON.parse(userJsonIn(entry.snapshot.body, entry.userLength)) as DiscordUser;
+}
+
+/** A KV's JSON bytes that have become small go back to text, to be held in an ASCII body again. */
+function smallAsText(kvJson: Buffer): string | Buffer {
+  return kvJson.length < LARGE_BODY_BYTES ? kvJson.toString() : kvJson;
 }
 
 function snapshotOfRendered(rendered: Rendered, version: number): PresenceSnapshot {

@@ -217,7 +217,10 @@ export function assembleBody({ userJson, fieldsJson, kvJson }: PresenceParts): P
     }
   }
   const head = Buffer.from(`${USER_HEAD}${userJson},${fields}${KV_KEY}`);
-  const kv = typeof kvJson === 'string' ? Buffer.from(kvJson) : kvJson;
+  // Text out of an ASCII body holds `\uXXXX` escapes: as bytes, the KV is the JSON a store's read gives.
+  const text =
+    typeof kvJson === 'string' && kvJson.includes('\\u') ? JSON.stringify(JSON.parse(kvJson)) : kvJson;
+  const kv = typeof text === 'string' ? Buffer.from(text) : text;
   return {
     body: Buffer.concat([head, kv, BODY_TAIL_BYTES]),
     userLength: Buffer.byteLength(userJson),

@@ -16,9 +16,18 @@ export class CommandBudget {
     private readonly perMinute: number,
     private readonly burst: number = SOCKET_COMMAND_BURST,
     private readonly now: () => number = Date.now,
+    /** Commands spent already (what the same client's sockets spent before this one). */
+    spent = 0,
   ) {
-    this.credit = burst * COMMAND_COST;
+    this.credit = Math.max(0, burst - spent) * COMMAND_COST;
     this.at = now();
+  }
+
+  /** Commands spent and not refilled yet, as of now (fractions of one included). */
+  spent(): number {
+    if (this.perMinute === 0) return 0;
+    const elapsed = Math.max(0, this.now() - this.at);
+    return Math.max(0, this.burst - (this.credit + elapsed * this.perMinute) / COMMAND_COST);
   }
 
   /** Takes one command's worth; false when the budget is spent. */

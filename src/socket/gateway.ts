@@ -5,11 +5,12 @@ import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { SECURITY_HEADER_LINES } from '../http/security-headers.js';
 import { type ClientAddressOf, clientKey } from '../net/client-address.js';
 import { ABUSE_REFUSAL_DELAY_MS, refuseLater } from '../net/tarpit.js';
+import { upgraded } from '../net/upgraded.js';
 import type { Metrics, SubscriptionKind } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange, PresenceSource } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
-import { CommandBudget, refillMs } from './command-budget.js';
+import { CommandBudget, refillMs, SOCKET_COMMAND_BURST } from './command-budget.js';
 import { CommandQueue } from './command-queue.js';
 import {
   FRAGMENT_AT_BYTES,
@@ -27,6 +28,7 @@ import {
   type CloseReason,
   HEARTBEAT_INTERVAL_MS,
   MAX_CLIENT_FRAME_BYTES,
+  nestedDeeperThan,
   parseClientFrame,
   SEND_BUFFER_CAP_BYTES,
 } from './protocol.js';
@@ -37,6 +39,10 @@ export const SOCKET_PATH = '/socket';
 const CLOSE_GRACE_MS = 5_000;
 /** A command naming more ids than this waits its turn in the command queue (command-queue.ts). */
 const QUEUE_AT_IDS = 50;
+/** A frame larger than this is no heartbeat (`{"op":3}`): it is charged as a command before it is read. */
+const SMALL_FRAME_BYTES = 1024;
+/** Objects and arrays within objects and arrays a command ever needs (`{"d":{"subscribe_to_ids":[…]}}`), with room. */
+const MAX_FRAME_DEPTH = 8;
 /** Users a socket may have waiting for an update while a stream is under way; past it, a slow consumer. */
 export const MAX_WAITING_UPDATES = 10_000;
 
@@ -99,6 +105,13 @@ export class SocketGateway {
    * starts full, and reconnecting must not refill it.
    */
   private readonly cooling = new Map<string, number>();
+  /**
+   * Each client's commands over all its sockets: what SOCKETS_PER_IP sockets may send together, and no
+   * more, so that closing a socket and opening another is no way to a fresh budget.
+   */
+  private readonly clientBudgets = new Map<string, CommandBudget>();
+  /** Upgrades whose refusal is being held (refuseAbuse): let go at once when the gateway closes. */
+  private readonly held = new Set<Duplex>();
   /** Upgrades under way: they count against MAX_SOCKETS already. */
   private upgrading = 0;
   readonly subscriptions = new Subscriptions<Client>();
@@ -108,6 +121,9 @@ export class SocketGateway {
   private readonly sweepTimer: NodeJS.Timeout;
   private readonly unsubscribeSource: () => void;
   private readonly upgradeListener = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // node:http hands the connection over with nobody listening for its errors: a client resetting it
+    // (while its refusal is held, say) would otherwise be an uncaught exception.
+    socket.on('error', () => socket.destroy());
     // A throw here would escape node:http as an uncaught exception and end the process: one request
     // must never be able to do that, whatever it holds.
     try {
@@ -177,6 +193,7 @@ export class SocketGateway {
     clearInterval(this.sweepTimer);
     this.unsubscribeSource();
     this.options.server.off('upgrade', this.upgradeListener);
+    for (const socket of this.held) socket.destroy();
     const closed = [...this.clients].map(
       (client) =>
         new Promise<void>((resolve) => {
@@ -213,11 +230,13 @@ export class SocketGateway {
       return;
     }
     const open = this.perIp.get(ip) ?? 0;
-    if (this.options.socketsPerIp > 0 && open >= this.options.socketsPerIp) {
+    const { socketsPerIp } = this.options;
+    if (socketsPerIp > 0 && open >= socketsPerIp) {
       this.options.metrics?.rateLimited('sockets_per_ip');
-      this.refuseAbuse(socket, `at most ${this.options.socketsPerIp} sockets per IP`);
+      this.refuseAbuse(socket, `at most ${socketsPerIp} sockets per IP`);
       return;
     }
+
     const full = this.options.maxSockets > 0 && this.clients.size + this.upgrading >= this.options.maxSockets;
     // The slot is taken now, so concurrent upgrades cannot pass the cap; an upgrade ws refuses gives it back.
     this.perIp.set(ip, open + 1);
@@ -245,13 +264,17 @@ export class SocketGateway {
         return;
       }
       accepted = true;
+      upgraded(socket);
       this.connected(ws, socket, ip, query.get('compression') === 'zlib_json');
     });
   }
 
   /** A 429 to a client that keeps asking past its limit, after ABUSE_REFUSAL_DELAY_MS (net/tarpit.ts). */
   private refuseAbuse(socket: Duplex, message: string, headers: Record<string, string> = {}): void {
+    this.held.add(socket);
+    socket.once('close', () => this.held.delete(socket));
     refuseLater(this.options.refusalDelayMs ?? ABUSE_REFUSAL_DELAY_MS, () => {
+      this.held.delete(socket);
       if (!socket.destroyed) refuseUpgrade(socket, 429, 'rate_limited', message, headers);
     });
   }
@@ -286,6 +309,8 @@ export class SocketGateway {
   }
 
   private released(client: Client): void {
+    // Gone: what it had waiting in the command queue is dropped with it.
+    client.closing = true;
     if (!this.clients.delete(client)) return;
     this.subscriptions.release(client);
     this.releaseSlot(client.ip);
@@ -308,10 +333,22 @@ export class SocketGateway {
    * then it waits its turn in the command queue, in order with the socket's others.
    */
   private received(client: Client, data: RawData): void {
-    const text = Array.isArray(data)
-      ? Buffer.concat(data).toString()
-      : Buffer.from(data as ArrayBuffer).toString();
-    const command = parseClientFrame(text, {
+    const bytes = Buffer.isBuffer(data)
+      ? data
+      : Array.isArray(data)
+        ? Buffer.concat(data)
+        : Buffer.from(data as ArrayBuffer);
+    // Larger than a heartbeat ever is, it can only be a command: charged before it is parsed, and refused
+    // unparsed when nested deeper than a command ever is.
+    const large = bytes.length > SMALL_FRAME_BYTES;
+    if (large) {
+      if (!this.charged(client)) return;
+      if (nestedDeeperThan(bytes, MAX_FRAME_DEPTH)) {
+        this.end(client, Close.InvalidPayload);
+        return;
+      }
+    }
+    const command = parseClientFrame(bytes.toString(), {
       maxIds: this.options.maxIdsPerSocket,
       subscribeToAll: this.options.subscribeToAll,
     });
@@ -320,24 +357,42 @@ export class SocketGateway {
       this.end(client, command.close);
       return;
     }
-    client.budget ??= new CommandBudget(this.options.commandsPerMinute);
-    if (!client.budget.take()) {
-      this.options.metrics?.rateLimited('socket_commands');
-      if (client.queued === 0) {
-        this.end(client, Close.RateLimited);
-        return;
-      }
-      // The commands waiting are answered first; the socket is read no further meanwhile.
-      client.spent = true;
-      client.socket.pause();
-      this.queue(client, () => this.end(client, Close.RateLimited));
-      return;
-    }
+    if (!large && !this.charged(client)) return;
     if (client.queued === 0 && command.ids.length <= QUEUE_AT_IDS) {
       this.run(client, command);
       return;
     }
     this.queue(client, () => this.run(client, command));
+  }
+
+  /**
+   * Takes a command's worth of the socket's budget; false when it is spent, and the socket is closed 4009
+   * (after the commands it has waiting, if any; it is read no further meanwhile).
+   */
+  private charged(client: Client): boolean {
+    client.budget ??= new CommandBudget(this.options.commandsPerMinute);
+    if (client.budget.take() && this.clientBudget(client.ip).take()) return true;
+    this.options.metrics?.rateLimited('socket_commands');
+    if (client.queued === 0) {
+      this.end(client, Close.RateLimited);
+    } else {
+      client.spent = true;
+      client.socket.pause();
+      this.queue(client, () => this.end(client, Close.RateLimited));
+    }
+    return false;
+  }
+
+  /** The client's budget over all its sockets; unlimited when SOCKETS_PER_IP is off. */
+  private clientBudget(ip: string): CommandBudget {
+    let budget = this.clientBudgets.get(ip);
+    if (!budget) {
+      const sockets = this.options.socketsPerIp;
+      const perMinute = sockets === 0 ? 0 : this.options.commandsPerMinute * sockets;
+      budget = new CommandBudget(perMinute, SOCKET_COMMAND_BURST * sockets);
+      this.clientBudgets.set(ip, budget);
+    }
+    return budget;
   }
 
   /** `work` for the socket, after what it has waiting in the command queue. */
@@ -457,6 +512,7 @@ export class SocketGateway {
   private sweep(): void {
     const now = Date.now();
     for (const [ip, until] of this.cooling) if (until <= now) this.cooling.delete(ip);
+    for (const [ip, budget] of this.clientBudgets) if (budget.spent() === 0) this.clientBudgets.delete(ip);
     const silentSince = now - 2 * this.heartbeatIntervalMs;
     for (const client of this.clients) {
       if (client.lastFrameAt < silentSince) this.end(client, Close.HeartbeatTimeout);

@@ -122,9 +122,22 @@ export class Outbound {
     if (held) await this.write(held, true);
   }
 
+  /**
+   * Writes a fragment, a large one as views of at most STREAM_HIGH_WATER_BYTES each, paced like the rest:
+   * however large a presence, what waits for a socket stays about that size.
+   */
   private async write(fragment: Buffer, fin: boolean): Promise<void> {
-    if (fragment.length >= FRAGMENT_AT_BYTES) await turnWithRoom(fragment.length);
-    if (!this.hooks.closed()) this.ws.send(fragment, { binary: this.binary, fin });
+    for (let from = 0; from < fragment.length || from === 0; from += STREAM_HIGH_WATER_BYTES) {
+      const piece =
+        fragment.length > STREAM_HIGH_WATER_BYTES
+          ? fragment.subarray(from, from + STREAM_HIGH_WATER_BYTES)
+          : fragment;
+      const last = from + STREAM_HIGH_WATER_BYTES >= fragment.length;
+      if (from > 0 && this.ws.bufferedAmount >= STREAM_HIGH_WATER_BYTES) await this.drained();
+      if (piece.length >= FRAGMENT_AT_BYTES) await turnWithRoom(piece.length);
+      if (this.hooks.closed()) return;
+      this.ws.send(piece, { binary: this.binary, fin: fin && last });
+    }
   }
 
   private drained(): Promise<void> {

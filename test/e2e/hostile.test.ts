@@ -89,6 +89,15 @@ describe('a hostile client without a key', () => {
     for (let i = 0; i < 30; i++) flood.send({ op: 2, d: { subscribe_to_ids: unmonitored } });
     expect((await flood.closedWith()).code).toBe(4009);
     expect((await refusedUpgrade(socketUrl(url))).statusCode).toBe(429);
+    // Upgrades reset by their client while their refusal is held, or as soon as they are sent.
+    const handshakeTo = (path: string) =>
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n';
+    for (let i = 0; i < 40; i++) {
+      const reset = await RawConnection.open(url);
+      await reset.write(handshakeTo(i % 2 === 0 ? '/socket' : '/nope'));
+      reset.socket.resetAndDestroy();
+    }
 
     // HTTP that is not HTTP, headers past the cap.
     const raw = await RawConnection.open(url);

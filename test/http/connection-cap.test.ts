@@ -139,3 +139,37 @@ describe('CONNECTIONS_PER_IP on a node that serves no sockets', () => {
     }
   });
 });
+
+describe('CONNECTIONS_PER_IP and upgrades that are refused', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    // Refusals held long enough to still be held when the next connection comes.
+    h = await startHarness({
+      env: { CONNECTIONS_PER_IP: '2', SOCKETS_PER_IP: '1' },
+      abuseRefusalDelayMs: 60_000,
+    });
+  });
+
+  afterAll(async () => {
+    for (const connection of opened.splice(0)) connection.destroy();
+    await h?.close();
+  });
+
+  it('counts an upgrade until it is accepted: held refusals take room, and a reset of one is nothing to report', async () => {
+    await SocketClient.connect(h.base);
+    const upgrade =
+      'GET /socket HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n';
+    // Past SOCKETS_PER_IP: refused, the refusal held.
+    const first = await open(h.base);
+    await first.write(upgrade);
+    const second = await open(h.base);
+    await second.write(upgrade);
+    await expectRefused(await open(h.base), 2);
+    // A client resetting a held refusal ends only that connection; the service goes on.
+    first.socket.resetAndDestroy();
+    await first.closed;
+    await served(h.base);
+  });
+});

@@ -76,3 +76,16 @@ describe('keyless KV writes of a client whose budget is spent', () => {
     ]);
   });
 });
+
+describe('the path of a keyless write', () => {
+  it('is recognised percent-encoded too, as the router reads it', async () => {
+    const refused = new RefusedWrites(120, { delayMs: 0 });
+    const { base, passed } = await serve(refused);
+    refused.spent('203.0.113.7', 30);
+    for (const path of ['/v1/%75sers/@me/kv/a', '/v1/users/@me/%6Bv/a', '/v1/users/%40me/kv']) {
+      expect((await fetch(`${base}${path}`, { method: 'PUT', body: 'x' })).status, path).toBe(429);
+    }
+    expect((await fetch(`${base}/v1/users/%E0%A4%A/kv`, { method: 'PUT', body: 'x' })).status).toBe(200);
+    expect(passed).toEqual(['PUT /v1/users/%E0%A4%A/kv']);
+  });
+});

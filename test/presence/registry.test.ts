@@ -245,4 +245,25 @@ describe('PresenceRegistry', () => {
     reg.profileFetched(ALICE.id, { banner: null, accent_color: null });
     expect(changes.map((c) => c.kind)).toEqual(['monitored']);
   });
+
+  it('applies a KV change to the KV it holds: small as text, large as bytes, each form what a store read gives', () => {
+    const { registry: reg, changes } = registry();
+    reg.memberSeen(GUILD_A, ALICE);
+    reg.kvLoaded(ALICE.id, { note: 'héllo' }, 1);
+    expect(typeof reg.get(ALICE.id)?.body).toBe('string');
+    expect(reg.kvChanged(ALICE.id, { set: [['big', '🎧'.repeat(20_000)]], delete: [] }, 2)).toBe(true);
+    expect(Buffer.isBuffer(reg.get(ALICE.id)?.body)).toBe(true);
+    expect(reg.get(ALICE.id)?.presence.kv).toEqual({ big: '🎧'.repeat(20_000), note: 'héllo' });
+    // The same KV read whole from the store is no change at all: the bytes are the same.
+    const seen = changes.length;
+    reg.kvLoaded(ALICE.id, { big: '🎧'.repeat(20_000), note: 'héllo' }, 3);
+    expect(changes.length).toBe(seen);
+    // Small again: back to text.
+    expect(reg.kvChanged(ALICE.id, { set: [], delete: ['big'] }, 4)).toBe(true);
+    expect(reg.get(ALICE.id)?.body).toMatch(/^[\x20-\x7e]*$/);
+    expect(reg.get(ALICE.id)?.presence.kv).toEqual({ note: 'héllo' });
+    // A revision that skips one cannot be applied: the KV must be read again.
+    expect(reg.kvChanged(ALICE.id, { set: [['x', '1']], delete: [] }, 6)).toBe(false);
+    expect(reg.get(ALICE.id)?.presence.kv).toEqual({ note: 'héllo' });
+  });
 });

@@ -382,3 +382,80 @@ describe('large commands from many sockets at once', () => {
     expect(bystander.closeEvent).toBeUndefined();
   });
 });
+
+describe('a client that opens a new socket for every burst of commands', () => {
+  const service = seededHarness({ env: { TRUST_PROXY: '127.0.0.1', SOCKETS_PER_IP: '2' } });
+
+  it('gets no fresh budget: over all its sockets, what SOCKETS_PER_IP sockets may send together', async () => {
+    const h = service();
+    const address = nextAddress();
+    for (let round = 0; round < 2; round++) {
+      const socket = await connect(h.base, '', address);
+      for (let i = 0; i < SOCKET_COMMAND_BURST; i++) await socket.subscribe({ subscribe_to_id: ALICE });
+      socket.ws.terminate();
+      await socket.closed;
+    }
+    const third = await connect(h.base, '', address);
+    third.send(subscribeTo(ALICE));
+    expect(await third.closedWith()).toEqual({ code: 4009, reason: 'rate_limited' });
+    // Another client is not touched.
+    const other = await connect(h.base);
+    expect((await other.subscribe({ subscribe_to_id: ALICE })).t).toBe('INIT_STATE');
+  });
+});
+
+describe('frames larger than a heartbeat', () => {
+  const service = seededHarness({ env: { TRUST_PROXY: '127.0.0.1' } });
+  const bigHeartbeat = JSON.stringify({ op: 3, d: 'x'.repeat(60_000) });
+
+  it('count as commands, heartbeat or not: the eleventh large heartbeat closes 4009', async () => {
+    const h = service();
+    const client = await connect(h.base);
+    client.writeRaw(inOneWrite(Array.from({ length: SOCKET_COMMAND_BURST + 1 }, () => bigHeartbeat)));
+    expect(await client.closedWith()).toEqual({ code: 4009, reason: 'rate_limited' });
+  });
+
+  it('nested deeper than any command are refused 4006 unparsed; a small heartbeat is never counted', async () => {
+    const h = service();
+    const client = await connect(h.base);
+    client.writeRaw(inOneWrite(Array.from({ length: 50 }, () => ({ op: 3 }))));
+    expect((await client.subscribe({ subscribe_to_id: ALICE })).t).toBe('INIT_STATE');
+    client.writeRaw(wireFrame(`{"op":3,"d":${'['.repeat(30_000)}${']'.repeat(30_000)}}`));
+    expect(await client.closedWith()).toEqual({ code: 4006, reason: 'invalid_payload' });
+  });
+});
+
+describe('commands waiting in the queue for a socket that goes away', () => {
+  const service = seededHarness({ env: { TRUST_PROXY: '127.0.0.1' } });
+  const many = (n: number) => ({
+    op: 2,
+    d: {
+      subscribe_to_ids: Array.from({ length: 1000 }, (_, i) => String(10n ** 17n + BigInt(n * 1000 + i))),
+    },
+  });
+
+  it('subscribe it to nothing: what it held is let go with it', async () => {
+    const h = service();
+    const busy = await Promise.all(Array.from({ length: 5 }, () => connect(h.base)));
+    const leaving = await Promise.all(Array.from({ length: 5 }, () => connect(h.base)));
+    // The queue is full of the busy sockets' work when the others' commands come, and their closes after.
+    for (const socket of busy) socket.writeRaw(inOneWrite(Array.from({ length: 8 }, (_, n) => many(n))));
+    for (const socket of leaving) {
+      socket.writeRaw(inOneWrite([many(9), { op: 2, d: { subscribe_to_all: true } }]));
+      // Closed as a client closes: its frames, then its close, while its commands still wait their turn.
+      socket.ws.close();
+    }
+    await Promise.all(leaving.map((socket) => socket.closed));
+    for (const socket of busy) socket.ws.terminate();
+    await eventually(() => {
+      expect(h.app.sockets.socketCount).toBe(0);
+      expect(h.app.sockets.subscriptions.count).toBe(0);
+      expect(h.app.sockets.subscriptions.subscriberCount).toBe(0);
+    });
+    // A later command of another socket proves the queue has been worked through.
+    const probe = await connect(h.base);
+    expect((await probe.subscribe(many(1).d)).t).toBe('INIT_STATE');
+    probe.ws.terminate();
+    await eventually(() => expect(h.app.sockets.subscriptions.count).toBe(0));
+  });
+});
