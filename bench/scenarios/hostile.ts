@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config.js';
 import { PATCH_BODY_LIMIT, PUT_BODY_LIMIT } from '../../src/http/routes/kv.js';
@@ -33,6 +34,8 @@ const MEMBER_WRITE_EVERY_MS = 1_000;
 /** As many as one address may hold: SOCKETS_PER_IP's default, and most of CONNECTIONS_PER_IP's. */
 const FLOOD_SOCKETS = 100;
 const FLOOD_CONNECTIONS = 200;
+/** The attack's processes run at this niceness (the lowest priority): see `client` below. */
+const ATTACKER_NICENESS = 19;
 
 /** Measured blocks per side and phase; quiet and attack alternate (QA AQ QA), so drifts cancel. */
 const BLOCKS = 3;
@@ -177,8 +180,8 @@ function phaseRows(phase: Phase, measured: Measured): Row[] {
         `the attack: ${phase.what}. What it got, over ${BLOCKS} blocks of ${BLOCK_MS / 1000} s: ` +
         `${listTally(tallies[phase.key] ?? {})}. Above 1× is the service's CPU spent on the attack, per ` +
         `normal operation. The service used ${busy('attack', 'service')} of a core under attack, ` +
-        `${busy('quiet', 'service')} quiet; the attack's clients ${busy('attack', 'attack')} (the machine's ` +
-        `cores serve everything). Event-loop delay p99 of the worst block: service ${loop('attack', 0)} ` +
+        `${busy('quiet', 'service')} quiet; the attack's clients ${busy('attack', 'attack')}, at niceness ` +
+        `${ATTACKER_NICENESS} (the machine's cores serve everything). Event-loop delay p99 of the worst block: service ${loop('attack', 0)} ` +
         `under attack, ${loop('quiet', 0)} quiet; the normal clients' own loops ${loop('attack', 1)} ` +
         `(readers) and ${loop('attack', 2)} (subscribers) under attack, ${loop('quiet', 1)} and ` +
         `${loop('quiet', 2)} quiet`,
@@ -217,8 +220,15 @@ export async function hostile(): Promise<Row[]> {
       if (exited !== null) throw new Error(`hostile: ${exited}`);
     };
     const member = benchUserId(MEMBER);
-    const client = async (script: string, env: Record<string, string>): Promise<BenchChild> => {
+    const client = async (
+      script: string,
+      env: Record<string, string>,
+      attack = false,
+    ): Promise<BenchChild> => {
       const child = startChild(script, [], { URL: ready.url, ...env });
+      // On one machine the attack's own CPU would delay the very clients it is measured by: at the lowest
+      // priority it takes what they leave, as an attacker on other machines would.
+      if (attack && child.process.pid !== undefined) setPriority(child.process.pid, ATTACKER_NICENESS);
       // Clients are stopped before the service, which would otherwise close their sockets at them.
       children.unshift(child);
       await child.next('ready');
@@ -267,17 +277,25 @@ export async function hostile(): Promise<Row[]> {
           'zlib_json) subscribe to them',
         attackers: [
           kvMember,
-          await client('slow-readers', {
-            PATH_TO_READ: `/v1/users/${member}`,
-            READERS: String(SLOW_READERS),
-            ADDRESSES: loopback(4, SLOW_READER_ADDRESSES).join(','),
-            READ_EVERY_MS: String(SLOW_READ_EVERY_MS),
-          }),
-          await client('member-subscribers', {
-            USER_ID: member,
-            SOCKETS: String(MEMBER_SOCKETS),
-            ADDRESSES: loopback(5, MEMBER_SOCKET_ADDRESSES).join(','),
-          }),
+          await client(
+            'slow-readers',
+            {
+              PATH_TO_READ: `/v1/users/${member}`,
+              READERS: String(SLOW_READERS),
+              ADDRESSES: loopback(4, SLOW_READER_ADDRESSES).join(','),
+              READ_EVERY_MS: String(SLOW_READ_EVERY_MS),
+            },
+            true,
+          ),
+          await client(
+            'member-subscribers',
+            {
+              USER_ID: member,
+              SOCKETS: String(MEMBER_SOCKETS),
+              ADDRESSES: loopback(5, MEMBER_SOCKET_ADDRESSES).join(','),
+            },
+            true,
+          ),
         ],
       },
       {
@@ -289,11 +307,17 @@ export async function hostile(): Promise<Row[]> {
           `member at the cap, the rest unmonitored) and subscribe_to_all in turn, past the burst of ` +
           `${SOCKET_COMMAND_BURST}, connecting again whenever closed`,
         attackers: [
-          await client('subscribe-flood', {
-            SOCKETS: String(FLOOD_SOCKETS),
-            ADDRESS: loopback(6, 1)[0] as string,
-            IDS: Array.from({ length: defaults.subscriptionsPerSocket }, (_, n) => benchUserId(n)).join(','),
-          }),
+          await client(
+            'subscribe-flood',
+            {
+              SOCKETS: String(FLOOD_SOCKETS),
+              ADDRESS: loopback(6, 1)[0] as string,
+              IDS: Array.from({ length: defaults.subscriptionsPerSocket }, (_, n) => benchUserId(n)).join(
+                ',',
+              ),
+            },
+            true,
+          ),
         ],
       },
       {
@@ -304,13 +328,17 @@ export async function hostile(): Promise<Row[]> {
           `${formatNumber(PUT_BODY_LIMIT)} B without a key, PATCHes of ${formatNumber(PATCH_BODY_LIMIT)} B ` +
           'of nested arrays or of tiny keys with made-up keys, DELETEs with made-up keys',
         attackers: [
-          await client('write-flood', {
-            CONNECTIONS: String(FLOOD_CONNECTIONS),
-            ADDRESS: loopback(7, 1)[0] as string,
-            USER_ID: member,
-            PUT_BODY_BYTES: String(PUT_BODY_LIMIT),
-            PATCH_BODY_BYTES: String(PATCH_BODY_LIMIT),
-          }),
+          await client(
+            'write-flood',
+            {
+              CONNECTIONS: String(FLOOD_CONNECTIONS),
+              ADDRESS: loopback(7, 1)[0] as string,
+              USER_ID: member,
+              PUT_BODY_BYTES: String(PUT_BODY_LIMIT),
+              PATCH_BODY_BYTES: String(PATCH_BODY_LIMIT),
+            },
+            true,
+          ),
         ],
       },
     ];

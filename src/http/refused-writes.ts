@@ -100,6 +100,8 @@ export class RefusedWrites {
 
   /** Answers after ABUSE_REFUSAL_DELAY_MS (or up to twice it): the client was refused already, and keeps asking. */
   private refuse(response: ServerResponse, seconds: number): void {
+    // Its body is never read: the client's sending stops at what the connection's buffers hold.
+    response.socket?.pause();
     refuseLater(this.delayMs, () => this.answer(response, seconds));
   }
 
