@@ -9,10 +9,10 @@ export const STREAM_HIGH_WATER_BYTES = 256 * 1024;
 const STREAM_SLICE_BYTES = 256 * 1024;
 /**
  * Large fragments (a large presence's shared bytes) all sockets together write in one turn of the event
- * loop: a presence of a megabyte fanned out to a hundred sockets is written over a hundred turns, with
+ * loop: a presence of a megabyte fanned out to a hundred sockets is written over four hundred turns, with
  * every other client served in between, not in one long stall.
  */
-export const TURN_WRITE_BYTES = 1024 * 1024;
+export const TURN_WRITE_BYTES = 256 * 1024;
 
 let writtenThisTurn = 0;
 let turnEndScheduled = false;
