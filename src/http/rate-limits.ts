@@ -27,7 +27,7 @@ export interface RateLimitSettings {
 const KEYLESS = ' without a valid API key from this address';
 
 /** The message of a write refused for its budget: `whose` names the budget, after "a minute". */
-export function writeRefusal(max: number, whose: string, seconds: number): string {
+function writeRefusal(max: number, whose: string, seconds: number): string {
   return `more than ${max} KV writes a minute${whose}; retry in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}`;
 }
 

@@ -268,8 +268,3 @@ export function kvAtOf(json: string, presence: Presence): number {
   const kvBytes = HAS_BEYOND_ASCII.test(json) ? Buffer.byteLength(kv) : asciiLength(kv);
   return Buffer.byteLength(json) - 1 - kvBytes;
 }
-
-/** A snapshot of a presence object, serialized here (tests, and JSON that did not say where its KV is). */
-export function snapshotOf(presence: Presence, json: string, version: number): PresenceSnapshot {
-  return snapshotOfJson(json, version, presence.discord_status, kvAtOf(json, presence));
-}

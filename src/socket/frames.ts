@@ -147,6 +147,6 @@ function eventHeadText(seq: number): string {
   return `{"op":${Op.Event},"seq":${seq},`;
 }
 
-export function eventHead(seq: number): Buffer {
+function eventHead(seq: number): Buffer {
   return Buffer.from(eventHeadText(seq));
 }

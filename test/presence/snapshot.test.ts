@@ -5,15 +5,19 @@ import {
   asciiJson,
   assembleBody,
   envelopeOf,
+  kvAtOf,
   LARGE_BODY_BYTES,
   PresenceSnapshot,
-  snapshotOf,
   snapshotOfJson,
   userJsonIn,
 } from '../../src/presence/snapshot.js';
 
 const presence = (name: string) =>
   ({ discord_user: { username: name }, discord_status: 'online', kv: {} }) as unknown as Presence;
+
+/** A snapshot of a presence serialized here, as another node would publish it. */
+const snapshotOf = (presence: Presence, json: string, version: number) =>
+  snapshotOfJson(json, version, presence.discord_status, kvAtOf(json, presence));
 
 const NAMES = [
   'nova',
