@@ -61,6 +61,13 @@ interface Service {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/**
+ * Every request gives up after this: once the service is killed, its port may be taken by another test's
+ * server that never answers, and a request without a limit would wait on it for good.
+ */
+const ANSWER_WITHIN_MS = 10_000;
+const answerWithin = (): AbortSignal => AbortSignal.timeout(ANSWER_WITHIN_MS);
+
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 const simulators: DiscordSimulator[] = [];
@@ -126,14 +133,14 @@ async function writerPresence(service: Service): Promise<{ kv: Record<string, st
   if (service.child.exitCode !== null) {
     throw new Error(`the service exited with ${service.child.exitCode}:\n${service.output.join('')}`);
   }
-  const response = await fetch(`${service.base}/v1/users/${WRITER}`);
+  const response = await fetch(`${service.base}/v1/users/${WRITER}`, { signal: answerWithin() });
   expect(response.status).toBe(200);
   return ((await response.json()) as { data: { kv: Record<string, string> } }).data;
 }
 
 /** The songs of a user's track history as the API serves it, newest first. */
 async function servedSongs(service: Service, userId: string): Promise<string[]> {
-  const response = await fetch(`${service.base}/v1/users/${userId}/history`);
+  const response = await fetch(`${service.base}/v1/users/${userId}/history`, { signal: answerWithin() });
   expect(response.status).toBe(200);
   const body = (await response.json()) as { data: { track_history: { song: string }[] } };
   return body.data.track_history.map((entry) => entry.song);
@@ -237,6 +244,7 @@ function writes(base: string, key: string, count: number): Write[] {
         values,
         request: () =>
           fetch(`${base}/v1/users/@me/kv`, {
+            signal: answerWithin(),
             method: 'PATCH',
             headers: { authorization: key, 'content-type': 'application/json' },
             body: JSON.stringify(values),
@@ -249,6 +257,7 @@ function writes(base: string, key: string, count: number): Write[] {
       values: { [`k${index}`]: value },
       request: () =>
         fetch(`${base}/v1/users/@me/kv/k${index}`, {
+          signal: answerWithin(),
           method: 'PUT',
           headers: { authorization: key },
           body: value,
