@@ -62,6 +62,19 @@ const BEYOND_CONTRACT = [
   // The avatar link with `.jpeg`, which the service accepts as `.jpg` (the tables list four formats).
   'GET /{id}.jpeg',
 ];
+/**
+ * Routes of the contract this version does not serve yet. Each leaves the list with the change that serves
+ * it: the check fails while a listed route is documented.
+ */
+const NOT_YET_SERVED = [
+  'GET /v1/users',
+  'GET /v1/users/{id}/events',
+  'GET /v1/events',
+  'POST /v1/users/@me/webhooks',
+  'GET /v1/users/@me/webhooks',
+  'DELETE /v1/users/@me/webhooks/{id}',
+  'GET /v1/users/{id}/card.png',
+];
 /** The page that shows the document: not an operation of the API. */
 const NOT_IN_DOCUMENT = [`GET ${DOCS_PATH}`];
 /** Operations that need the user's API key. */
@@ -197,8 +210,11 @@ describe('the document covers the contract', () => {
     // Both tables: ten REST routes, six rows around the API (nine routes).
     expect(routes.length).toBeGreaterThanOrEqual(19);
     const documented = new Set(operationsOf(document).map(([route]) => route));
-    const expected = routes.filter((route) => !NOT_IN_DOCUMENT.includes(route));
+    const expected = routes.filter(
+      (route) => !NOT_IN_DOCUMENT.includes(route) && !NOT_YET_SERVED.includes(route),
+    );
     expect(expected.filter((route) => !documented.has(route))).toEqual([]);
+    expect(NOT_YET_SERVED.filter((route) => documented.has(route) || !routes.includes(route))).toEqual([]);
     // Nothing documented that the contract does not have, but the operations listed for their reasons;
     // and each of those is documented and still beyond the contract (else it leaves the list).
     expect([...documented].filter((route) => ![...routes, ...BEYOND_CONTRACT].includes(route))).toEqual([]);
