@@ -1,10 +1,10 @@
 /**
  * How long a client already refused for abuse (its keyless writes, or its sockets, past their budget)
  * waits for each further refusal. Answered at once, a flood is refused as fast as it can reconnect, and
- * every refusal costs a connection's setup and teardown; made to wait, it gets at most one answer a second
- * per connection it may hold (CONNECTIONS_PER_IP).
+ * every refusal costs a connection's setup and teardown (and the kernel's copy of the body it pushes);
+ * made to wait, it gets one answer per connection it may hold (CONNECTIONS_PER_IP) every few seconds.
  */
-export const ABUSE_REFUSAL_DELAY_MS = 1_000;
+export const ABUSE_REFUSAL_DELAY_MS = 4_000;
 
 /**
  * Runs `refuse` after `delayMs` and up to as long again: a flood's refusals, asked for all at once, are
