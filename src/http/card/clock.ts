@@ -100,17 +100,33 @@ export function clockSvg(spec: ClockSpec): Clock {
   const line = fontSize * LINE;
   const top = spec.y - fontSize * BASELINE;
   const elapsedSeconds = elapsed / SECOND;
-  // Every strip is timed from the start of the track or activity: begin = -elapsed.
-  const begin = `-${num(elapsedSeconds, 3)}s`;
-  const repeat = stopSeconds === null ? 'repeatCount="indefinite"' : `repeatDur="${num(stopSeconds, 3)}s"`;
 
+  /**
+   * A strip whose place steps every `step` seconds through `values` (from the one shown now), repeating
+   * (the seconds) or not (the minutes, whose strip ends where the clock does):
+   * it starts on the value of now, so a renderer that does not animate shows the true time, and its
+   * timeline begins at the start of the current step.
+   */
   const strip = (
     x: number,
     w: number,
     anchor: 'middle' | 'end',
     values: string[],
-    timing: string,
+    step: number,
+    repeats = true,
   ): string => {
+    const into = elapsedSeconds % step;
+    const timing = [
+      `begin="${num(-into, 3)}s"`,
+      `dur="${values.length * step}s"`,
+      !repeats
+        ? ''
+        : stopSeconds === null
+          ? 'repeatCount="indefinite"'
+          : `repeatDur="${num(Math.max(0, stopSeconds - elapsedSeconds + into), 3)}s"`,
+    ]
+      .filter((attribute) => attribute !== '')
+      .join(' ');
     const tx = anchor === 'middle' ? w / 2 : w;
     const texts = values
       .map(
@@ -127,15 +143,16 @@ export function clockSvg(spec: ClockSpec): Clock {
     );
   };
 
-  const tens = ['0', '1', '2', '3', '4', '5'];
-  const ones = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'];
-  const minuteBegin = `-${num(elapsedSeconds - firstMinute * 60, 3)}s`;
+  /** The digits `0`…`count - 1` in turn, from `first`. */
+  const cycle = (count: number, first: number): string[] =>
+    Array.from({ length: count }, (_, i) => String((first + i) % count));
+  const seconds = Math.floor(elapsedSeconds);
   const svg =
     '<g class="clock">' +
-    strip(left, prefixWidth, 'end', minutes, `begin="${minuteBegin}" dur="${minutes.length * 60}s"`) +
+    strip(left, prefixWidth, 'end', minutes, 60, false) +
     `<text x="${num(left + prefixWidth + colon / 2)}" y="${num(spec.y)}" class="${className}" text-anchor="middle">:</text>` +
-    strip(left + prefixWidth + colon, digit, 'middle', tens, `begin="${begin}" dur="60s" ${repeat}`) +
-    strip(left + prefixWidth + colon + digit, digit, 'middle', ones, `begin="${begin}" dur="10s" ${repeat}`) +
+    strip(left + prefixWidth + colon, digit, 'middle', cycle(6, Math.floor((seconds % 60) / 10)), 10) +
+    strip(left + prefixWidth + colon + digit, digit, 'middle', cycle(10, seconds % 10), 1) +
     '</g>';
   return { svg, width };
 }

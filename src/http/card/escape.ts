@@ -1,3 +1,5 @@
+import { graphemes, isEmoji } from './truncate.js';
+
 /**
  * Text that reaches the card comes from users (names, statuses, activity text written by any app). It goes
  * into XML, so it is cleaned of what XML cannot hold and escaped; nothing a user writes can become markup.
@@ -49,7 +51,27 @@ export function isolate(text: string): string {
   return `${FSI}${text}${PDI}`;
 }
 
-/** Cleaned, isolated and escaped: how every piece of user text enters the SVG. */
+/**
+ * Isolated and escaped, its emoji in `<tspan class="emoji">`: how every piece of user text enters the
+ * SVG. The text's font stack names no emoji font (one would draw spaces and digits too); runs of emoji
+ * get the emoji stack where they occur.
+ */
 export function userText(text: string): string {
-  return escapeXml(isolate(text));
+  if (!MAYBE_EMOJI.test(text)) return escapeXml(isolate(text));
+  let out = '';
+  let run = '';
+  for (const grapheme of graphemes(text)) {
+    if (isEmoji(grapheme)) {
+      run += grapheme;
+      continue;
+    }
+    if (run !== '') out += `<tspan class="emoji">${escapeXml(run)}</tspan>`;
+    run = '';
+    out += escapeXml(grapheme);
+  }
+  if (run !== '') out += `<tspan class="emoji">${escapeXml(run)}</tspan>`;
+  return `${FSI}${out}${PDI}`;
 }
+
+/** Text with none of these has no emoji, and is not segmented. */
+const MAYBE_EMOJI = /[^ -~]/;

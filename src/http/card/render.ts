@@ -2,6 +2,7 @@ import { clockSvg, formatClock } from './clock.js';
 import type { CardActivity, CardContent, CardIdle, CardMusic } from './content.js';
 import { DEFAULT_AVATAR_COLOURS } from './default-avatar.js';
 import { escapeXml, isolate, userText } from './escape.js';
+import { FONT_FACE_CSS, FONT_FAMILY } from './font.js';
 import type { CardOptions } from './options.js';
 import { num } from './svg.js';
 import {
@@ -64,8 +65,13 @@ const FONTS = {
 /** Labels are spaced out; the estimate has to know. */
 const LABEL_SPACING = 0.08;
 
-const FONT_STACK =
-  "-apple-system,BlinkMacSystemFont,'Segoe UI','Noto Sans',Helvetica,Arial,sans-serif,'Apple Color Emoji','Segoe UI Emoji','Noto Color Emoji'";
+/**
+ * The card's own font first (font.ts), then fonts with the same metrics (Liberation Sans and Arimo are
+ * Arial's), so the layout holds where the embedded font is not read (librsvg). No emoji font: those
+ * draw spaces and digits too; emoji get EMOJI_STACK where they occur (see `userText`).
+ */
+const FONT_STACK = `'${FONT_FAMILY}','Liberation Sans',Arimo,Arial,Helvetica,sans-serif`;
+const EMOJI_STACK = "'Noto Color Emoji','Apple Color Emoji','Segoe UI Emoji','Twemoji Mozilla',sans-serif";
 
 /** Material Design icons (Apache 2.0), 24×24: a music note and a clock face. */
 const MUSIC_NOTE_PATH =
@@ -132,7 +138,9 @@ export function renderCard(
 
 function css(theme: Theme, animated: boolean): string {
   const rules = [
+    FONT_FACE_CSS,
     `text{font-family:${FONT_STACK}}`,
+    `.emoji{font-family:${EMOJI_STACK}}`,
     `.name{font-size:${FONTS.name.size}px;font-weight:700;fill:${theme.text}}`,
     `.sub{font-size:${FONTS.sub.size}px;fill:${theme.muted}}`,
     `.sub .st{font-weight:600;fill:${theme.text}}`,

@@ -1,23 +1,15 @@
+import { ADVANCES, type Advances } from './font.js';
+
 /**
- * SVG text does not wrap or truncate, and the server cannot measure it: the viewer's browser picks the font.
- * So widths are estimated from Arial/Helvetica's advance widths (the stack's widest common members; Segoe
- * UI and San Francisco run a little narrower), per grapheme, and text is cut before the estimate passes
- * the room it has. Overestimating costs a character; underestimating would overlap, so the guesses for
- * scripts we cannot list lean wide.
+ * SVG text does not wrap or truncate, so text is cut before it passes the room it has. The card draws its
+ * text in its own font (font.ts), whose advance widths are known; what the font lacks is drawn by one of
+ * the viewer's, and its width is guessed, leaning wide: overestimating costs a character, underestimating
+ * would overlap.
  */
 
-/** Arial's advance widths for U+0020–U+007E, in thousandths of an em. */
-const ASCII_WIDTHS = [
-  278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, 556, 556, 556, 556, 556,
-  556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556, 1015, 667, 667, 722, 722, 667, 611, 778, 722, 278,
-  500, 667, 556, 833, 722, 778, 667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469,
-  556, 333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556, 556, 556, 333, 500,
-  278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584,
-] as const;
-
-/** Bold Arial runs about this much wider than regular. */
+/** Bold runs about this much wider than regular, for characters the font lacks. */
 const BOLD_FACTOR = 1.08;
-/** Latin letters with diacritics, Greek, Cyrillic: about an average lowercase-and-capital letter. */
+/** Latin letters with diacritics beyond the font, Greek, Cyrillic: about an average letter. */
 const ALPHABETIC_WIDTH = 640;
 /** CJK, kana, hangul, full-width forms: square glyphs. */
 const WIDE_WIDTH = 1000;
@@ -27,9 +19,9 @@ const EMOJI_WIDTH = 1200;
 const OTHER_WIDTH = 700;
 
 const ELLIPSIS = '…';
-const ELLIPSIS_WIDTH = 1000;
 
 const EMOJI = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
+const AS_EMOJI = /[\uFE0F\u20E3]/u;
 const WIDE =
   /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6]|[\u{20000}-\u{3FFFD}]/u;
 const ALPHABETIC = /[\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF\u1E00-\u1EFF]/u;
@@ -47,20 +39,35 @@ export function graphemes(text: string): string[] {
   return Array.from(segmenter.segment(text), (segment) => segment.segment);
 }
 
-/** One grapheme's estimated width, in thousandths of an em (regular weight). */
-function graphemeWidth(grapheme: string): number {
-  const first = grapheme.codePointAt(0) ?? 0;
-  if (grapheme.length === 1 && first >= 0x20 && first <= 0x7e) return ASCII_WIDTHS[first - 0x20] as number;
+/**
+ * The font's advance for a grapheme it draws: one character it has, perhaps with combining marks (no room
+ * of their own), and not a keycap or a character asked for as emoji (U+FE0F), which an emoji font draws.
+ */
+function fontAdvance(grapheme: string, advances: Advances): number | undefined {
+  const known = advances.get(grapheme.codePointAt(0) ?? 0);
+  if (known === undefined || grapheme.length === 1) return known;
+  return !AS_EMOJI.test(grapheme) && INVISIBLE.test(grapheme.slice(1)) ? known : undefined;
+}
+
+/** Whether an emoji font draws the grapheme: a pictograph the card's font lacks (© it has), a flag, a keycap. */
+export function isEmoji(grapheme: string): boolean {
+  if (AS_EMOJI.test(grapheme)) return true;
+  return EMOJI.test(grapheme) && fontAdvance(grapheme, ADVANCES.regular) === undefined;
+}
+
+/** One grapheme's width, in thousandths of an em: the font's advances, or a guess for what it lacks. */
+function graphemeWidth(grapheme: string, bold: boolean): number {
+  const known = fontAdvance(grapheme, ADVANCES[bold ? 'bold' : 'regular']);
+  if (known !== undefined) return known;
   if (INVISIBLE.test(grapheme)) return 0;
-  if (first >= 0x20 && first <= 0x7e && !grapheme.includes('\u20E3')) {
-    return ASCII_WIDTHS[first - 0x20] ?? OTHER_WIDTH;
-  }
-  // Keycaps (1️⃣) start with an ASCII digit but draw as emoji.
-  if (EMOJI.test(grapheme) || grapheme.includes('\u20E3')) return EMOJI_WIDTH;
-  if (WIDE.test(grapheme)) return WIDE_WIDTH;
-  if (first === 0x2026) return ELLIPSIS_WIDTH;
-  if (ALPHABETIC.test(grapheme)) return ALPHABETIC_WIDTH;
-  return OTHER_WIDTH;
+  const guess = isEmoji(grapheme)
+    ? EMOJI_WIDTH
+    : WIDE.test(grapheme)
+      ? WIDE_WIDTH
+      : ALPHABETIC.test(grapheme)
+        ? ALPHABETIC_WIDTH
+        : OTHER_WIDTH;
+  return bold ? guess * BOLD_FACTOR : guess;
 }
 
 export interface FontSpec {
@@ -91,13 +98,13 @@ export function textWidth(text: string, font: FontSpec): number {
   const key = `${fontKey(font)}\u0000${text}`;
   return (
     widths.get(key) ??
-    remember(widths, key, (unitsOf(graphemes(text)) / 1000) * font.size * (font.bold ? BOLD_FACTOR : 1))
+    remember(widths, key, (unitsOf(graphemes(text), font.bold === true) / 1000) * font.size)
   );
 }
 
-function unitsOf(parts: readonly string[]): number {
+function unitsOf(parts: readonly string[], bold: boolean): number {
   let units = 0;
-  for (const part of parts) units += graphemeWidth(part);
+  for (const part of parts) units += graphemeWidth(part, bold);
   return units;
 }
 
@@ -111,15 +118,16 @@ export function truncate(text: string, maxWidth: number, font: FontSpec): string
 }
 
 function cut(text: string, maxWidth: number, font: FontSpec): string {
-  const scale = (font.size * (font.bold ? BOLD_FACTOR : 1)) / 1000;
+  const bold = font.bold === true;
+  const scale = font.size / 1000;
   const parts = graphemes(text);
-  if (unitsOf(parts) * scale <= maxWidth) return text;
+  if (unitsOf(parts, bold) * scale <= maxWidth) return text;
 
-  const room = maxWidth / scale - ELLIPSIS_WIDTH;
+  const room = maxWidth / scale - graphemeWidth(ELLIPSIS, bold);
   let used = 0;
   let kept = 0;
   for (const part of parts) {
-    const width = graphemeWidth(part);
+    const width = graphemeWidth(part, bold);
     if (used + width > room) break;
     used += width;
     kept++;

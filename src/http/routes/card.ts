@@ -17,10 +17,11 @@ import { userIdFrom, userIdParams } from './users.js';
 export const CARD_TIME_GRANULARITY_MS = 1_000;
 
 /**
- * Only `data:` images and the card's own inline styles; no scripts, no fetches. The card is an image, but
+ * Only `data:` images and fonts and the card's own inline styles; no scripts, no fetches. The card is an image, but
  * opened directly it is a document, and this keeps it inert there too.
  */
-export const CARD_CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'";
+export const CARD_CONTENT_SECURITY_POLICY =
+  "default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'";
 
 export interface CardRouteDeps {
   view: PresenceView;

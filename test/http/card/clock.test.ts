@@ -33,6 +33,26 @@ function strips(svg: string): { values: string[]; timing: Record<string, string>
     });
 }
 
+/**
+ * What a strip shows `t` seconds after the card is shown, as SMIL plays a discrete animation: the value of
+ * its step within the current cycle, frozen at the end of its repeat duration (or of one cycle).
+ */
+function shownAt(strip: { values: string[]; timing: Record<string, string> }, t: number): string {
+  const seconds = (value: string | undefined) => Number((value ?? '0').replace(/s$/, ''));
+  const duration = seconds(strip.timing.dur);
+  const active =
+    strip.timing.repeatCount === 'indefinite'
+      ? Number.POSITIVE_INFINITY
+      : strip.timing.repeatDur !== undefined
+        ? seconds(strip.timing.repeatDur)
+        : duration;
+  const local = Math.min(t - seconds(strip.timing.begin), active);
+  // Frozen at the very end of a cycle, a discrete animation shows the cycle's last value.
+  const within = local === active && local % duration === 0 ? duration : local % duration;
+  const index = Math.min(strip.values.length - 1, Math.floor(within / (duration / strip.values.length)));
+  return strip.values[index] as string;
+}
+
 describe('formatClock', () => {
   it.each([
     [0, '0:00'],
@@ -67,23 +87,47 @@ describe('clockSvg', () => {
     // Minutes from the current one to the last: 1, 2, 3; timed from the start of the current minute.
     expect(minutes?.values).toEqual(['1', '2', '3']);
     expect(minutes?.timing).toEqual({ begin: '-23.5s', dur: '180s', calcMode: 'discrete', fill: 'freeze' });
-    expect(tens?.values).toEqual(['0', '1', '2', '3', '4', '5']);
+    // Each seconds strip from the digit of now, timed from the start of its current step.
+    expect(tens?.values).toEqual(['2', '3', '4', '5', '0', '1']);
     expect(tens?.timing).toEqual({
-      begin: '-83.5s',
+      begin: '-3.5s',
       dur: '60s',
-      repeatDur: '199.999s',
+      repeatDur: '119.999s',
       calcMode: 'discrete',
       fill: 'freeze',
     });
-    expect(ones?.values).toHaveLength(10);
-    expect(ones?.timing).toMatchObject({ begin: '-83.5s', dur: '10s', repeatDur: '199.999s' });
+    expect(ones?.values).toEqual(['3', '4', '5', '6', '7', '8', '9', '0', '1', '2']);
+    expect(ones?.timing).toMatchObject({ begin: '-0.5s', dur: '10s', repeatDur: '116.999s' });
+  });
+
+  it.each([
+    ['a track', 83_500, 200_000],
+    ['a track past an hour', HOUR - 2_250, HOUR + 30_000],
+    ['an open-ended activity', 5 * MINUTE + 7 * SECOND, null],
+  ])('shows the true time in its first frame and at every moment after, for %s', (_, elapsedMs, stopMs) => {
+    const clock = strips(clockSvg(spec({ elapsedMs, stopMs })).svg);
+    const until = stopMs === null ? 3 * MINUTE : stopMs - elapsedMs + 5_000;
+    for (let t = 0; t <= until; t += 250) {
+      // The strips stop a millisecond before the end (see clock.ts); the still clock after shows the end.
+      const shown = Math.min(elapsedMs + t, (stopMs ?? Number.POSITIVE_INFINITY) - 1);
+      const expected = formatClock(shown, stopMs !== null && stopMs >= HOUR);
+      const [minutes, tens, ones] = clock.map((strip) => shownAt(strip, t / SECOND));
+      expect(`${minutes}:${tens}${ones}`, `${t} ms after`).toBe(expected);
+    }
+    // A renderer that does not animate shows each strip's first value: the time at render.
+    expect(
+      clock
+        .map((strip) => strip.values[0])
+        .join(':')
+        .replace(/:(\d):(\d)$/, ':$1$2'),
+    ).toBe(formatClock(elapsedMs, stopMs !== null && stopMs >= HOUR));
   });
 
   it('runs an open-ended clock for an hour of minutes, seconds repeating forever', () => {
     const [minutes, tens] = strips(clockSvg(spec({ elapsedMs: 5 * MINUTE + 7 * SECOND })).svg);
     expect(minutes?.values[0]).toBe('5');
     expect(minutes?.values).toHaveLength(61);
-    expect(tens?.timing).toMatchObject({ begin: '-307s', repeatCount: 'indefinite' });
+    expect(tens?.timing).toMatchObject({ begin: '-7s', repeatCount: 'indefinite' });
   });
 
   it('uses h:mm for the minutes strip past an hour', () => {

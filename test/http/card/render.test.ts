@@ -375,7 +375,13 @@ describe('renderCard: layout and content', () => {
     expect(textOf(root, 'title')).toEqual(['Celeste']);
     expect(textOf(root, 'line')).toEqual(['Chapter 7: The Summit']);
     expect(textOf(root, 'faint')).toEqual(['1,204 deaths']);
-    expect(svg).toContain('begin="-125s"');
+    // The clock's strips open on 2:05, the time elapsed, and run from there.
+    const clock = byClass(root, 'clock')[0] as ParsedElement;
+    const firsts = [...walk(clock)]
+      .filter((e) => e.tag === 'g' && e.children.some((c) => c.tag === 'animateTransform'))
+      .map((g) => g.children.find((c) => c.tag === 'text')?.text);
+    expect(firsts).toEqual(['2', '0', '5']);
+    expect(svg).toContain('begin="-5s"');
     expect(byClass(root, 'clock')).toHaveLength(1);
   });
 

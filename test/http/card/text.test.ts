@@ -25,6 +25,16 @@ describe('escape', () => {
     expect(isolate('abc')).toBe('\u2068abc\u2069');
     expect(userText('<b>')).toBe('\u2068&lt;b&gt;\u2069');
   });
+
+  it("puts emoji runs, and only them, in the emoji font's tspan: the text's own font draws the rest", () => {
+    expect(userText('shipping 🚀🔥 & co')).toBe(
+      '\u2068shipping <tspan class="emoji">🚀🔥</tspan> &amp; co\u2069',
+    );
+    expect(userText('1️⃣ then 1, © and ©️')).toBe(
+      '\u2068<tspan class="emoji">1️⃣</tspan> then 1, © and <tspan class="emoji">©️</tspan>\u2069',
+    );
+    expect(userText('Zoë 🇫🇷')).toBe('\u2068Zoë <tspan class="emoji">🇫🇷</tspan>\u2069');
+  });
 });
 
 describe('truncate', () => {
@@ -38,6 +48,9 @@ describe('truncate', () => {
     expect(textWidth('abc', { size: 10, bold: true })).toBeGreaterThan(textWidth('abc', { size: 10 }));
     expect(textWidth('漢字', { size: 10 })).toBe(20);
     expect(textWidth('e\u0301', { size: 10 })).toBeCloseTo(textWidth('e', { size: 10 }));
+    // The card's font has Arial's metrics: "Midnight City" in 16 px bold is 101.3 px wide.
+    expect(textWidth('Midnight City', { size: 16, bold: true })).toBeCloseTo(101.3, 0);
+    expect(textWidth('1️⃣', { size: 10 })).toBeGreaterThan(textWidth('1', { size: 10 }) * 2);
     expect(textWidth('🎧', { size: 10 })).toBeGreaterThan(10);
   });
 

@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The card's own font, Presently Sans (a subset of Liberation Sans: Arial's metrics, SIL OFL; see
+ * fonts/OFL.txt and scripts/card-fonts.py). Every SVG carries it as @font-face data, so a browser draws
+ * the card's text with the glyphs it was measured by, whatever fonts the viewer has; the PNG renderer
+ * draws with the same files. Characters outside the subset fall back to the viewer's sans-serif.
+ */
+
+export const FONT_FAMILY = 'Presently Sans';
+export type Weight = 'regular' | 'bold';
+
+const FILES: Record<Weight, string> = { regular: 'PresentlySans-Regular', bold: 'PresentlySans-Bold' };
+const CSS_WEIGHTS: Record<Weight, number> = { regular: 400, bold: 700 };
+
+const fontFile = (weight: Weight, extension: 'ttf' | 'woff2'): string =>
+  fileURLToPath(new URL(`./fonts/${FILES[weight]}.${extension}`, import.meta.url));
+
+/** The TrueType files, for a renderer that loads fonts from files (resvg). */
+export const FONT_FILES: readonly string[] = (['regular', 'bold'] as const).map((weight) =>
+  fontFile(weight, 'ttf'),
+);
+
+/** The @font-face rules every SVG card starts its stylesheet with. */
+export const FONT_FACE_CSS = (['regular', 'bold'] as const)
+  .map(
+    (weight) =>
+      `@font-face{font-family:'${FONT_FAMILY}';font-weight:${CSS_WEIGHTS[weight]};font-style:normal;` +
+      `src:url(data:font/woff2;base64,${readFileSync(fontFile(weight, 'woff2')).toString('base64')}) format('woff2')}`,
+  )
+  .join('');
+
+/** Advance widths of the font's characters, in thousandths of an em, by code point. */
+export type Advances = ReadonlyMap<number, number>;
+
+/** One weight's advances, read from its TrueType file: `cmap` (format 4) to glyphs, `hmtx` to widths. */
+function readAdvances(file: string): Advances {
+  const font = readFileSync(file);
+  const tables = new Map<string, number>();
+  const count = font.readUInt16BE(4);
+  for (let i = 0; i < count; i++) {
+    const record = 12 + i * 16;
+    tables.set(font.toString('latin1', record, record + 4), font.readUInt32BE(record + 8));
+  }
+  const table = (tag: string): number => {
+    const offset = tables.get(tag);
+    if (offset === undefined) throw new Error(`${file}: no ${tag} table`);
+    return offset;
+  };
+  const unitsPerEm = font.readUInt16BE(table('head') + 18);
+  const longMetrics = font.readUInt16BE(table('hhea') + 34);
+  const hmtx = table('hmtx');
+  const advanceOf = (glyph: number): number => font.readUInt16BE(hmtx + 4 * Math.min(glyph, longMetrics - 1));
+
+  const cmap = table('cmap');
+  let subtable = -1;
+  for (let i = 0; i < font.readUInt16BE(cmap + 2); i++) {
+    const record = cmap + 4 + i * 8;
+    const offset = cmap + font.readUInt32BE(record + 4);
+    // Unicode BMP: platform 3 encoding 1, or platform 0, in format 4.
+    const platform = font.readUInt16BE(record);
+    if (
+      (platform === 0 || (platform === 3 && font.readUInt16BE(record + 2) === 1)) &&
+      font.readUInt16BE(offset) === 4
+    ) {
+      subtable = offset;
+      break;
+    }
+  }
+  if (subtable < 0) throw new Error(`${file}: no Unicode cmap of format 4`);
+
+  const advances = new Map<number, number>();
+  const segments = font.readUInt16BE(subtable + 6) / 2;
+  const ends = subtable + 14;
+  const starts = ends + 2 * segments + 2;
+  const deltas = starts + 2 * segments;
+  const rangeOffsets = deltas + 2 * segments;
+  for (let s = 0; s < segments; s++) {
+    const end = font.readUInt16BE(ends + 2 * s);
+    const start = font.readUInt16BE(starts + 2 * s);
+    const delta = font.readInt16BE(deltas + 2 * s);
+    const rangeOffset = font.readUInt16BE(rangeOffsets + 2 * s);
+    for (let code = start; code <= end && code !== 0xffff; code++) {
+      let glyph: number;
+      if (rangeOffset === 0) glyph = (code + delta) & 0xffff;
+      else {
+        const at = rangeOffsets + 2 * s + rangeOffset + 2 * (code - start);
+        const raw = font.readUInt16BE(at);
+        glyph = raw === 0 ? 0 : (raw + delta) & 0xffff;
+      }
+      if (glyph !== 0) advances.set(code, Math.round((advanceOf(glyph) * 1000) / unitsPerEm));
+    }
+  }
+  return advances;
+}
+
+export const ADVANCES: Readonly<Record<Weight, Advances>> = {
+  regular: readAdvances(fontFile('regular', 'ttf')),
+  bold: readAdvances(fontFile('bold', 'ttf')),
+};
