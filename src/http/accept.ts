@@ -1,5 +1,6 @@
 /**
- * Content negotiation for `GET /`, which answers a person with a page and a program with JSON.
+ * Content negotiation: `GET /` answers a person with a page and a program with JSON; a card answers an
+ * image unless the client asks for JSON above it.
  *
  * Hand-written because the one negotiator Fastify's packages bring compares whole values (it is made for
  * encodings): it knows neither `text/*` nor which range is the more specific, and both decide here.
@@ -65,4 +66,16 @@ export function prefersHtml(accept: string | undefined): boolean {
   if (accept === undefined) return false;
   const ranges = parseAccept(accept);
   return qualityOf(ranges, 'text', 'html') > qualityOf(ranges, 'application', 'json');
+}
+
+/**
+ * Whether the client would rather have JSON than an image of `type` (`image/svg+xml`, `image/png`): a
+ * card's errors come as JSON only then. Browsers loading an <img> name image types and give the rest
+ * `*\/*;q=0.8`; curl's `*\/*` is a tie, and gets the image.
+ */
+export function prefersJsonTo(accept: string | undefined, type: string): boolean {
+  if (accept === undefined) return false;
+  const [major = '', minor = ''] = type.split('/');
+  const ranges = parseAccept(accept);
+  return qualityOf(ranges, 'application', 'json') > qualityOf(ranges, major, minor);
 }

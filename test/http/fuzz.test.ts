@@ -421,7 +421,10 @@ function check(r: RawRequest, response: RawResponse | null): void {
   } else if (type?.startsWith('text/html')) {
     // The landing page: `/` (or its absolute form) asked for by a browser.
     expect(new URL(r.target, 'http://localhost').pathname, shown).toBe('/');
-    expect(r.headers.some(([name, value]) => name === 'Accept' && value === 'text/html'), shown).toBe(true);
+    expect(
+      r.headers.some(([name, value]) => name === 'Accept' && value === 'text/html'),
+      shown,
+    ).toBe(true);
   } else {
     // The card is the only other success that is not JSON.
     expect(type, shown).toMatch(/^image\/svg\+xml/);

@@ -22,7 +22,17 @@ export interface CardContent {
   avatarUrls: string[];
   /** Which default avatar (its colour) to draw when no image can be had. */
   defaultAvatar: number;
-  main: CardMusic | CardActivity | CardIdle;
+  /** The avatar decoration's image (drawn over the avatar); null: none, or hidden. */
+  decorationUrl: string | null;
+  /** The server tag shown beside the name; null: none, or hidden. */
+  tag: CardTag | null;
+  /** What the panel shows; null: no panel (`hideActivity=whenNotUsed` with nothing to show). */
+  main: CardMusic | CardActivity | CardIdle | null;
+}
+
+export interface CardTag {
+  text: string;
+  badgeUrl: string | null;
 }
 
 export interface CardCustomStatus {
@@ -61,6 +71,12 @@ export interface CardIdle {
 /** Asked of the CDN: twice the drawn size, for high-density screens. */
 export const AVATAR_IMAGE_SIZE = 128;
 export const EMOJI_IMAGE_SIZE = 64;
+export const BADGE_IMAGE_SIZE = 32;
+/** The decoration is drawn 1.2 times the avatar's size, at twice that for high-density screens. */
+export const DECORATION_IMAGE_SIZE = 256;
+/** Discord's server tags are at most four characters. */
+const MAX_TAG_LENGTH = 4;
+const ASSET_HASH = /^(?:a_)?[0-9a-f]{32}$/;
 
 const ACTIVITY_TYPE_CUSTOM = 4;
 const ACTIVITY_TYPE_LISTENING = 2;
@@ -105,7 +121,36 @@ export function cardContent(presence: PresenceSummary, options: CardOptions, cdn
     customStatus: options.hideStatus ? null : customStatusOf(presence, options, cdnUrl),
     avatarUrls: ownAvatar === null ? [fallback] : [ownAvatar, fallback],
     defaultAvatar: defaultAvatarIndex(user.id, discriminator),
-    main: musicOf(presence, options) ?? activityOf(presence, options, cdnUrl) ?? idle(options),
+    decorationUrl: options.hideDecoration ? null : decorationUrl(cdnUrl, user),
+    tag: options.hideTag ? null : tagOf(cdnUrl, user),
+    main: musicOf(presence, options) ?? activityOf(presence, options, cdnUrl) ?? idleOf(options),
+  };
+}
+
+/** Characters of a malformed id the error card repeats. */
+const SHOWN_ID_LENGTH = 40;
+
+/**
+ * The card for a path whose id is not a Discord user id: an image that says so, where a README would
+ * otherwise show a broken one.
+ */
+export function invalidIdContent(given: string): CardContent {
+  const shown = [...cleanText(given)].slice(0, SHOWN_ID_LENGTH).join('');
+  return {
+    userId: shown === '' ? '(empty)' : shown,
+    monitored: false,
+    displayName: 'Not a Discord user ID',
+    username: null,
+    status: 'offline',
+    customStatus: null,
+    avatarUrls: [],
+    defaultAvatar: 0,
+    decorationUrl: null,
+    tag: null,
+    main: {
+      kind: 'idle',
+      message: 'User IDs are 17 to 20 digits: Copy User ID in Discord (Developer Mode)',
+    },
   };
 }
 
@@ -120,6 +165,8 @@ export function unmonitoredContent(userId: string, cdnUrl: string): CardContent 
     customStatus: null,
     avatarUrls: [defaultAvatarUrl(cdnUrl, userId)],
     defaultAvatar: defaultAvatarIndex(userId),
+    decorationUrl: null,
+    tag: null,
     main: {
       kind: 'idle',
       message: `User ${userId} shares no server with this Presently bot`,
@@ -127,7 +174,34 @@ export function unmonitoredContent(userId: string, cdnUrl: string): CardContent 
   };
 }
 
-function idle(options: CardOptions): CardIdle {
+/** The decoration's still image (`passthrough=false`: the first frame of an animated one). */
+function decorationUrl(cdnUrl: string, user: DiscordUser): string | null {
+  const asset = field(user.avatar_decoration_data, 'asset');
+  if (typeof asset !== 'string' || !ASSET_HASH.test(asset)) return null;
+  return `${cdnBase(cdnUrl)}/avatar-decoration-presets/${asset}.png?size=${DECORATION_IMAGE_SIZE}&passthrough=false`;
+}
+
+/** The server tag the user shows, with its badge; Discord sends `identity_enabled: null` for shown ones too. */
+function tagOf(cdnUrl: string, user: DiscordUser): CardTag | null {
+  const guild = user.primary_guild;
+  if (!isRecord(guild) || guild.identity_enabled === false) return null;
+  const tag = text(guild.tag);
+  if (tag === null) return null;
+  const guildId = guild.identity_guild_id;
+  const badge = guild.badge;
+  const badgeUrl =
+    typeof guildId === 'string' &&
+    /^\d{17,20}$/.test(guildId) &&
+    typeof badge === 'string' &&
+    ASSET_HASH.test(badge)
+      ? `${cdnBase(cdnUrl)}/guild-tag-badges/${guildId}/${badge}.png?size=${BADGE_IMAGE_SIZE}`
+      : null;
+  return { text: [...tag].slice(0, MAX_TAG_LENGTH).join(''), badgeUrl };
+}
+
+/** The idle message, or no panel where it is not wanted (and the profile is there to show instead). */
+function idleOf(options: CardOptions): CardIdle | null {
+  if (options.hideIdle && !options.hideProfile) return null;
   // A message of nothing but control characters cleans to nothing; the default says more than a blank.
   return { kind: 'idle', message: cleanText(options.idleMessage) || DEFAULT_IDLE_MESSAGE };
 }
@@ -187,6 +261,7 @@ function activityOf(presence: PresenceSummary, options: CardOptions, cdnUrl: str
     if (name === null || rank >= bestRank) continue;
     const assets = activity.assets;
     const applicationId = activity.application_id;
+    if (typeof applicationId === 'string' && options.ignoreAppIds.includes(applicationId)) continue;
     best = {
       kind: 'activity',
       type,

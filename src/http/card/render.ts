@@ -28,6 +28,9 @@ export interface CardImages {
   emoji: string | null;
   /** The album art or the activity's image. */
   art: string | null;
+  /** The server tag's badge. */
+  badge: string | null;
+  decoration: string | null;
 }
 
 export const CARD_WIDTH = 480;
@@ -51,12 +54,19 @@ const PANEL_TEXT_RIGHT = PANEL_X + PANEL_WIDTH - 16;
 const BAR_HEIGHT = 4;
 /** Between a time and the progress bar. */
 const TIME_GAP = 10;
+const DECORATION_SCALE = 1.2;
+/** Between the name and the server tag. */
+const TAG_GAP = 8;
+const TAG_HEIGHT = 20;
+const TAG_BADGE = 14;
+const TAG_PADDING = 6;
 
 const FONTS = {
   name: { size: 22, bold: true },
   sub: { size: 14 },
   status: { size: 14 },
   label: { size: 11, bold: true },
+  tag: { size: 12, bold: true },
   title: { size: 16, bold: true },
   line: { size: 13 },
   time: { size: 11 },
@@ -87,9 +97,15 @@ const ACTIVITY_LABELS: Record<number, string> = {
   5: 'Competing in',
 };
 
-export function cardHeight(content: CardContent): number {
+/** Where the panel starts: below the header, or at the card's top margin without one. */
+function panelTop(options: CardOptions): number {
+  return options.hideProfile ? PANEL_X : HEADER_HEIGHT;
+}
+
+export function cardHeight(content: CardContent, options: CardOptions): number {
+  if (content.main === null) return HEADER_HEIGHT;
   const panel = content.main.kind === 'idle' ? IDLE_PANEL_HEIGHT : PANEL_HEIGHT;
-  return HEADER_HEIGHT + panel + BOTTOM;
+  return panelTop(options) + panel + BOTTOM;
 }
 
 const DATA_URI = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$/;
@@ -105,20 +121,29 @@ export function renderCard(
   given: CardImages,
   now: number,
 ): string {
-  const images: CardImages = { avatar: safe(given.avatar), emoji: safe(given.emoji), art: safe(given.art) };
+  const images: CardImages = {
+    avatar: safe(given.avatar),
+    emoji: safe(given.emoji),
+    art: safe(given.art),
+    badge: safe(given.badge),
+    decoration: safe(given.decoration),
+  };
   const theme = THEMES[options.theme];
-  const height = cardHeight(content);
+  const height = cardHeight(content, options);
+  const top = panelTop(options);
   const radius = options.borderRadius;
   const panelRadius = radius === 0 ? 0 : Math.min(28, Math.max(6, radius - 8));
   const background = colour(options.background ?? theme.background);
 
   const main = content.main;
   const panel =
-    main.kind === 'music'
-      ? musicPanel(main, options, theme, images.art, panelRadius, now)
-      : main.kind === 'activity'
-        ? activityPanel(main, options, theme, images.art, panelRadius, now)
-        : idlePanel(main, theme, panelRadius);
+    main === null
+      ? ''
+      : main.kind === 'music'
+        ? musicPanel(main, options, theme, images.art, top, panelRadius, now)
+        : main.kind === 'activity'
+          ? activityPanel(main, options, theme, images.art, top, panelRadius, now)
+          : idlePanel(main, theme, top, panelRadius);
 
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${CARD_WIDTH}" height="${height}" viewBox="0 0 ${CARD_WIDTH} ${height}" role="img" aria-labelledby="card-title">`,
@@ -127,10 +152,10 @@ export function renderCard(
     '<defs>',
     `<clipPath id="avatar-clip"><circle cx="${PAD + AVATAR / 2}" cy="${PAD + AVATAR / 2}" r="${AVATAR / 2}"/></clipPath>`,
     `<clipPath id="header-text"><rect x="${TEXT_X - 2}" y="0" width="${TEXT_RIGHT - TEXT_X + 4}" height="${HEADER_HEIGHT}"/></clipPath>`,
-    `<clipPath id="panel-text"><rect x="${PANEL_X}" y="${HEADER_HEIGHT}" width="${PANEL_WIDTH}" height="${PANEL_HEIGHT}" rx="${num(panelRadius)}"/></clipPath>`,
+    `<clipPath id="panel-text"><rect x="${PANEL_X}" y="${top}" width="${PANEL_WIDTH}" height="${PANEL_HEIGHT}" rx="${num(panelRadius)}"/></clipPath>`,
     '</defs>',
     `<rect class="card" x="0.5" y="0.5" width="${CARD_WIDTH - 1}" height="${height - 1}" rx="${num(radius)}" fill="${background.hex}"${background.opacity} stroke="${theme.border}" stroke-opacity="${theme.borderOpacity}"/>`,
-    header(content, images),
+    options.hideProfile ? '' : header(content, images, theme, options),
     panel,
     '</svg>',
   ].join('');
@@ -145,6 +170,7 @@ function css(theme: Theme, animated: boolean): string {
     `.sub{font-size:${FONTS.sub.size}px;fill:${theme.muted}}`,
     `.sub .st{font-weight:600;fill:${theme.text}}`,
     `.cs{font-size:${FONTS.status.size}px;fill:${theme.text}}`,
+    `.tag{font-size:${FONTS.tag.size}px;font-weight:700;fill:${theme.text}}`,
     `.label{font-size:${FONTS.label.size}px;font-weight:700;letter-spacing:${LABEL_SPACING}em;fill:${theme.muted}}`,
     `.title{font-size:${FONTS.title.size}px;font-weight:700;fill:${theme.text}}`,
     `.line{font-size:${FONTS.line.size}px;fill:${theme.text}}`,
@@ -166,7 +192,7 @@ function css(theme: Theme, animated: boolean): string {
   return rules.join('');
 }
 
-function header(content: CardContent, images: CardImages): string {
+function header(content: CardContent, images: CardImages, theme: Theme, options: CardOptions): string {
   const centre = PAD + AVATAR / 2;
   const ring = AVATAR / 2 + RING_GAP + RING_WIDTH / 2;
   const parts: string[] = [
@@ -183,14 +209,26 @@ function header(content: CardContent, images: CardImages): string {
       initial(content.monitored ? content.displayName : '?', centre, centre, 34),
     );
   }
+  if (content.decorationUrl !== null && images.decoration !== null) {
+    // Discord draws a decoration 1.2 times the avatar's size, centred on it.
+    const size = AVATAR * DECORATION_SCALE;
+    parts.push(
+      `<image href="${images.decoration}" x="${num(centre - size / 2)}" y="${num(centre - size / 2)}" width="${num(size)}" height="${num(size)}"/>`,
+    );
+  }
 
   const hasStatusLine = content.customStatus !== null;
   const nameY = hasStatusLine ? 44 : 53;
   const subY = nameY + 23;
   const textWidthAvailable = TEXT_RIGHT - TEXT_X;
-  const texts: string[] = [
-    `<text x="${TEXT_X}" y="${nameY}" class="name">${userText(truncate(content.displayName, textWidthAvailable, FONTS.name))}</text>`,
-  ];
+  const tag = content.tag === null ? null : serverTag(content.tag, images.badge, theme, options);
+  const name = truncate(
+    content.displayName,
+    textWidthAvailable - (tag === null ? 0 : tag.width + TAG_GAP),
+    FONTS.name,
+  );
+  const texts: string[] = [`<text x="${TEXT_X}" y="${nameY}" class="name">${userText(name)}</text>`];
+  if (tag !== null) texts.push(tag.svg(TEXT_X + textWidth(name, FONTS.name) + TAG_GAP, nameY));
 
   // The second line: a status dot, the status, and the @handle (or the id of an unmonitored user).
   const dotX = TEXT_X + 4;
@@ -229,6 +267,39 @@ function header(content: CardContent, images: CardImages): string {
   }
   parts.push(`<g clip-path="url(#header-text)">${texts.join('')}</g>`);
   return parts.join('');
+}
+
+/**
+ * The server tag's pill: the badge and the tag, on the theme's tag colour (or `clanBackgroundColor`).
+ * Placed after the name, whose width the pill's is taken from first.
+ */
+function serverTag(
+  tag: { text: string },
+  badge: string | null,
+  theme: Theme,
+  options: CardOptions,
+): { width: number; svg: (x: number, baseline: number) => string } {
+  const badgeRoom = badge === null ? 0 : TAG_BADGE + 4;
+  const width = TAG_PADDING + badgeRoom + textWidth(tag.text, FONTS.tag) + TAG_PADDING;
+  const fill = colour(options.tagBackground ?? theme.tag);
+  return {
+    width,
+    svg: (x, baseline) => {
+      const y = baseline - 16;
+      const parts = [
+        `<rect x="${num(x)}" y="${y}" width="${num(width)}" height="${TAG_HEIGHT}" rx="5" fill="${fill.hex}"${fill.opacity}/>`,
+      ];
+      if (badge !== null) {
+        parts.push(
+          `<image href="${badge}" x="${num(x + TAG_PADDING)}" y="${y + (TAG_HEIGHT - TAG_BADGE) / 2}" width="${TAG_BADGE}" height="${TAG_BADGE}"/>`,
+        );
+      }
+      parts.push(
+        `<text x="${num(x + TAG_PADDING + badgeRoom)}" y="${y + 14}" class="tag">${userText(tag.text)}</text>`,
+      );
+      return `<g class="server-tag">${parts.join('')}</g>`;
+    },
+  };
 }
 
 /**
@@ -275,10 +346,10 @@ function musicPanel(
   options: CardOptions,
   theme: Theme,
   art: string | null,
+  top: number,
   radius: number,
   now: number,
 ): string {
-  const top = HEADER_HEIGHT;
   const colour = SOURCE_COLOURS[music.source];
   const artY = top + (PANEL_HEIGHT - ART) / 2;
   const note = `<path d="${MUSIC_NOTE_PATH}" fill="#fff" transform="translate(${ART_X + 18} ${artY + 18}) scale(1.5)"/>`;
@@ -388,10 +459,10 @@ function activityPanel(
   options: CardOptions,
   theme: Theme,
   image: string | null,
+  top: number,
   radius: number,
   now: number,
 ): string {
-  const top = HEADER_HEIGHT;
   const right = PANEL_TEXT_RIGHT;
   const artY = top + (PANEL_HEIGHT - ART) / 2;
   const parts: string[] = [
@@ -441,8 +512,7 @@ function activityPanel(
   return parts.join('');
 }
 
-function idlePanel(idle: CardIdle, theme: Theme, radius: number): string {
-  const top = HEADER_HEIGHT;
+function idlePanel(idle: CardIdle, theme: Theme, top: number, radius: number): string {
   const x = PANEL_X + 16;
   const text = truncate(idle.message, PANEL_X + PANEL_WIDTH - 16 - x, FONTS.idle);
   return (
@@ -453,16 +523,16 @@ function idlePanel(idle: CardIdle, theme: Theme, radius: number): string {
 
 /** The card in words, for screen readers and as the tooltip. */
 function titleOf(content: CardContent): string {
-  if (!content.monitored) return `${content.userId}: not monitored`;
+  if (!content.monitored) return `${content.userId}: ${content.displayName.toLowerCase()}`;
   const who =
     content.username === null ? content.displayName : `${content.displayName} (@${content.username})`;
   const parts = [`${who}: ${STATUS_LABELS[content.status]}`];
   if (content.customStatus?.text) parts.push(content.customStatus.text);
   const main = content.main;
-  if (main.kind === 'music') {
+  if (main?.kind === 'music') {
     const by = main.artist === null ? '' : ` by ${main.artist}`;
     parts.push(`listening to ${main.song}${by} on ${SOURCE_LABELS[main.source]}`);
-  } else if (main.kind === 'activity') {
+  } else if (main?.kind === 'activity') {
     parts.push(`${(ACTIVITY_LABELS[main.type] ?? 'Playing').toLowerCase()} ${main.name}`);
   }
   return parts.join(' · ');

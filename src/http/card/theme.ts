@@ -18,6 +18,8 @@ export interface Theme {
   /** The card's 1px outline, so a light card still has an edge on a white page. */
   border: string;
   borderOpacity: number;
+  /** Behind the server tag. */
+  tag: string;
 }
 
 export const THEMES: Record<ThemeName, Theme> = {
@@ -31,6 +33,7 @@ export const THEMES: Record<ThemeName, Theme> = {
     trackOpacity: 0.16,
     border: '#ffffff',
     borderOpacity: 0.08,
+    tag: '#2b2d31',
   },
   light: {
     background: '#ffffff',
@@ -41,6 +44,7 @@ export const THEMES: Record<ThemeName, Theme> = {
     trackOpacity: 0.12,
     border: '#000000',
     borderOpacity: 0.12,
+    tag: '#e3e5e8',
   },
 };
 

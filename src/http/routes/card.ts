@@ -1,14 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { PresenceView } from '../../presence/registry.js';
-import { type CardContent, cardContent, unmonitoredContent } from '../card/content.js';
+import { isSnowflake } from '../../presence/snowflake.js';
+import { prefersJsonTo } from '../accept.js';
+import { type CardContent, cardContent, invalidIdContent, unmonitoredContent } from '../card/content.js';
 import { cardImageSources, ImageCache } from '../card/images.js';
 import { cardQuerySchema, parseCardOptions } from '../card/options.js';
+import { PNG_SCALE, rasterize } from '../card/png.js';
 import { type CardImages, renderCard } from '../card/render.js';
 import { CardRenderCache } from '../card/render-cache.js';
+import { ApiError } from '../errors.js';
 import { TAGS } from '../openapi.js';
 import { emptyResponse, errorResponses } from '../schemas/envelope.js';
-import { userIdFrom, userIdParams } from './users.js';
+import { userIdFrom } from './users.js';
 
 /**
  * Cards are rendered for whole seconds: the progress bar and clocks need no finer time, and requests in
@@ -46,10 +50,44 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   });
 }
 
+/** A card's id: any text, checked in the handler, where one that is not a snowflake still gets a card. */
+const cardIdParams = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', description: 'a Discord user id (snowflake)', examples: ['94490510688792576'] },
+  },
+  required: ['id'],
+} as const;
+
+/** The card's two formats: what each route answers and how its bytes are made from the SVG. */
+const FORMATS = {
+  svg: {
+    path: '/v1/users/:id/card.svg',
+    type: 'image/svg+xml',
+    contentType: 'image/svg+xml; charset=utf-8',
+    summary: 'The presence as an animated SVG card',
+    description:
+      'Made for README images: the avatar ringed in the status colour (with its decoration), the name and server tag, the custom status, and what the user listens to (with a progress bar) or plays. The card carries its own font; images are inlined, the animation needs no script.',
+    encode: async (svg: string): Promise<Buffer> => Buffer.from(svg),
+  },
+  png: {
+    path: '/v1/users/:id/card.png',
+    type: 'image/png',
+    contentType: 'image/png',
+    summary: 'The presence as a PNG card',
+    description: `The SVG card drawn at ${PNG_SCALE}× its size, as it is at the moment of the request (no animation, no emoji), for places that show no SVG: Discord's and social sites' embeds, some Markdown renderers.`,
+    encode: async (svg: string): Promise<Buffer> => rasterize(svg),
+  },
+} as const;
+
+type Format = keyof typeof FORMATS;
+
 /**
- * `GET /v1/users/:id/card.svg`: the user's presence as an animated SVG card, for README images. Answered
+ * \`GET /v1/users/:id/card.svg\` and \`card.png\`: the user's presence as a card, for README images. Answered
  * from the registry's snapshot and the image cache; a missing image is a placeholder, never a delay past
- * the image fetch timeout.
+ * the image fetch timeout. A card is an image whatever is asked: an id that is not one and options that
+ * break their rules give a card too (the id's card says so; options fall back), unless the client asks
+ * for JSON above the image, which then gets the contract's 400.
  */
 export const cardRoutes =
   (deps: CardRouteDeps): FastifyPluginAsync =>
@@ -57,69 +95,86 @@ export const cardRoutes =
     const images =
       deps.images ?? new ImageCache({ allowedPrefixes: cardImageSources(deps.cdnUrl), logger: app.log });
     const now = deps.now ?? Date.now;
-    const rendered = new CardRenderCache();
 
     const imagesFor = async (content: CardContent): Promise<CardImages> => {
       const main = content.main;
-      const artUrl = main.kind === 'music' ? main.artUrl : main.kind === 'activity' ? main.imageUrl : null;
+      const artUrl = main?.kind === 'music' ? main.artUrl : main?.kind === 'activity' ? main.imageUrl : null;
       const emojiUrl = content.customStatus?.emoji?.url ?? null;
+      const fetched = (url: string | null | undefined) => (url ? images.get(url) : null);
       // The user's avatar and the default one are asked for together: the default is one of six images
       // cached for an hour, and waiting for the first to fail before asking would double the wait.
-      const [avatars, emoji, art] = await Promise.all([
+      const [avatars, emoji, art, badge, decoration] = await Promise.all([
         Promise.all(content.avatarUrls.map((url) => images.get(url))),
-        emojiUrl === null ? null : images.get(emojiUrl),
-        artUrl === null ? null : images.get(artUrl),
+        fetched(emojiUrl),
+        fetched(artUrl),
+        fetched(content.tag?.badgeUrl),
+        fetched(content.decorationUrl),
       ]);
-      return { avatar: avatars.find((uri) => uri !== null) ?? null, emoji, art };
+      return { avatar: avatars.find((uri) => uri !== null) ?? null, emoji, art, badge, decoration };
     };
 
-    app.get(
-      '/v1/users/:id/card.svg',
-      {
-        schema: {
-          tags: [TAGS.card],
-          summary: 'The presence as an animated SVG card',
-          description:
-            'Made for README images: the avatar ringed in the status colour, the name, the custom status, and what the user listens to (with a progress bar) or plays. Images are inlined, the animation needs no script. A valid id that is not monitored gets a card saying so; unknown query parameters are ignored.',
-          params: userIdParams,
-          querystring: cardQuerySchema,
-          response: {
-            200: {
-              description: 'the card, with an `ETag`; `Cache-Control: no-cache`',
-              content: { 'image/svg+xml': { schema: { type: 'string' } } },
+    const route = (format: Format): void => {
+      const { path, type, contentType, summary, description, encode } = FORMATS[format];
+      const rendered = new CardRenderCache();
+      app.get(
+        path,
+        {
+          schema: {
+            tags: [TAGS.card],
+            summary,
+            description: `${description} A valid id that is not monitored gets a card saying so, and so does an id that is not one; unknown query parameters are ignored, and a value outside its rule falls back to the default. Errors come as JSON (400 \`invalid_user_id\` or \`invalid_query\`) only to a client that prefers \`application/json\` to the image.`,
+            params: cardIdParams,
+            querystring: cardQuerySchema,
+            response: {
+              200: {
+                description: 'the card, with an `ETag`; `Cache-Control: no-cache`',
+                content: {
+                  [type]: { schema: { type: 'string', ...(format === 'png' ? { format: 'binary' } : {}) } },
+                },
+              },
+              304: emptyResponse('the card has not changed since the `If-None-Match` ETag'),
+              ...errorResponses(['invalid_user_id', 'invalid_query']),
             },
-            304: emptyResponse('the card has not changed since the `If-None-Match` ETag'),
-            ...errorResponses(['invalid_user_id', 'invalid_query']),
           },
         },
-      },
-      async (request, reply) => {
-        const id = userIdFrom(request.params);
-        const options = parseCardOptions(request.query);
-        const snapshot = deps.view.get(id);
-        const at = Math.floor(now() / CARD_TIME_GRANULARITY_MS) * CARD_TIME_GRANULARITY_MS;
-        // The options as the client spelled them: the same URL is the same card.
-        const query = request.url.indexOf('?');
-        const key = query < 0 ? id : `${id}${request.url.slice(query)}`;
-        let card = rendered.get(at, key, snapshot);
-        if (!card) {
-          const content = snapshot
-            ? cardContent(snapshot.summary(), options, deps.cdnUrl)
-            : unmonitoredContent(id, deps.cdnUrl);
-          const resolved = await imagesFor(content);
-          const body = Buffer.from(renderCard(content, options, resolved, at));
-          card = { body, etag: etagOf(body), from: snapshot };
-          rendered.set(at, key, card);
-        }
-        const { body, etag } = card;
+        async (request, reply) => {
+          const wantsJson = prefersJsonTo(request.headers.accept, type);
+          const given = (request.params as { id: string }).id;
+          const id = isSnowflake(given) ? given : null;
+          if (id === null && wantsJson) userIdFrom(request.params);
+          const { options, problems } = parseCardOptions(request.query);
+          if (problems.length > 0 && wantsJson) throw new ApiError('invalid_query', problems.join('; '));
 
-        reply
-          .header('cache-control', 'no-cache')
-          .header('etag', etag)
-          .header('x-content-type-options', 'nosniff')
-          .header('content-security-policy', CARD_CONTENT_SECURITY_POLICY);
-        if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send();
-        return reply.type('image/svg+xml; charset=utf-8').send(body);
-      },
-    );
+          const snapshot = id === null ? undefined : deps.view.get(id);
+          const at = Math.floor(now() / CARD_TIME_GRANULARITY_MS) * CARD_TIME_GRANULARITY_MS;
+          // The options as the client spelled them: the same URL is the same card.
+          const query = request.url.indexOf('?');
+          const key = query < 0 ? given : `${given}${request.url.slice(query)}`;
+          let card = rendered.get(at, key, snapshot);
+          if (!card) {
+            const content =
+              id === null
+                ? invalidIdContent(given)
+                : snapshot
+                  ? cardContent(snapshot.summary(), options, deps.cdnUrl)
+                  : unmonitoredContent(id, deps.cdnUrl);
+            const resolved = await imagesFor(content);
+            const body = await encode(renderCard(content, options, resolved, at));
+            card = { body, etag: etagOf(body), from: snapshot };
+            rendered.set(at, key, card);
+          }
+          const { body, etag } = card;
+
+          reply
+            .header('cache-control', 'no-cache')
+            .header('etag', etag)
+            .header('x-content-type-options', 'nosniff')
+            .header('content-security-policy', CARD_CONTENT_SECURITY_POLICY);
+          if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send();
+          return reply.type(contentType).send(body);
+        },
+      );
+    };
+    route('svg');
+    route('png');
   };

@@ -169,7 +169,12 @@ describe.skipIf(!available)('cards in headless Chromium', () => {
       });
       const options = { ...DEFAULT_CARD_OPTIONS, idleMessage: fuzzText(next) };
       const content = cardContent(presence, options, CDN);
-      const svg = renderCard(content, options, { avatar: null, emoji: null, art: null }, Date.now());
+      const svg = renderCard(
+        content,
+        options,
+        { avatar: null, emoji: null, art: null, badge: null, decoration: null },
+        Date.now(),
+      );
       cards.push({ svg, name: content.displayName });
     }
     const problems = await page.evaluate((list) => {

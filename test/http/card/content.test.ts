@@ -94,7 +94,7 @@ describe('cardContent', () => {
       }),
     ]).main;
     expect(main).toMatchObject({ kind: 'music', source: 'youtube_music', song: 'Nightcall' });
-    expect(main.kind === 'music' && main.artUrl?.startsWith('https://media.discordapp.net/external/')).toBe(
+    expect(main?.kind === 'music' && main.artUrl?.startsWith('https://media.discordapp.net/external/')).toBe(
       true,
     );
   });
@@ -135,7 +135,7 @@ describe('cardContent', () => {
       { type: 0, name: '   ', created_at: 1 },
       { type: 'x', name: 'y', created_at: 1 },
     ] as unknown as GatewayActivity[];
-    expect(content(odd).main.kind).toBe('idle');
+    expect(content(odd).main?.kind).toBe('idle');
   });
 
   it('says so for an unmonitored id', () => {

@@ -29,8 +29,8 @@ import {
 
 const NOW = 1_800_000_000_000;
 const PNG = `data:image/png;base64,${solidPng(16, [10, 20, 30]).toString('base64')}`;
-const NO_IMAGES: CardImages = { avatar: null, emoji: null, art: null };
-const ALL_IMAGES: CardImages = { avatar: PNG, emoji: PNG, art: PNG };
+const NO_IMAGES: CardImages = { avatar: null, emoji: null, art: null, badge: null, decoration: null };
+const ALL_IMAGES: CardImages = { avatar: PNG, emoji: PNG, art: PNG, badge: PNG, decoration: PNG };
 
 const options = (overrides: Partial<CardOptions> = {}): CardOptions => ({
   ...DEFAULT_CARD_OPTIONS,
@@ -194,7 +194,9 @@ describe('renderCard: XML validity and injection', () => {
       'data:image/png;base64,AAAA" onload="alert(1)',
       'data:text/html,<script>',
     ]) {
-      const { root } = render([song()], { images: { avatar: uri, emoji: uri, art: uri } });
+      const { root } = render([song()], {
+        images: { avatar: uri, emoji: uri, art: uri, badge: uri, decoration: uri },
+      });
       expect([...walk(root)].filter((e) => e.tag === 'image')).toHaveLength(0);
     }
   });
@@ -399,8 +401,8 @@ describe('renderCard: layout and content', () => {
   it('shows the idle message when nothing is going on, and the card is shorter', () => {
     const { root, content } = render([]);
     expect(textOf(root, 'idle')).toEqual(['Not doing anything right now']);
-    expect(Number(root.attributes.height)).toBe(cardHeight(content));
-    expect(cardHeight(content)).toBeLessThan(cardHeight(render([game()]).content));
+    expect(Number(root.attributes.height)).toBe(cardHeight(content, options()));
+    expect(cardHeight(content, options())).toBeLessThan(cardHeight(render([game()]).content, options()));
   });
 
   it('draws placeholders for missing cover art and activity images', () => {

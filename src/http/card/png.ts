@@ -1,0 +1,58 @@
+import { renderAsync } from '@resvg/resvg-js';
+import { ApiError } from '../errors.js';
+import { FONT_FILES } from './font.js';
+
+/**
+ * The card as PNG, for places that show no SVG (Discord's and social sites' embeds, some Markdown
+ * renderers): the SVG rasterized by resvg with the card's own font files, at twice its size for
+ * high-density screens. resvg draws no animation, so the PNG is the card's first frame: the true time.
+ */
+
+export const PNG_SCALE = 2;
+
+/** Rasterizations at once: resvg runs on libuv's pool, which file and DNS work share. */
+const CONCURRENCY = 2;
+/** Rasterizations waiting their turn; past it a request is refused rather than held, with its card, in memory. */
+const MAX_WAITING = 256;
+
+/**
+ * resvg draws no colour-font glyphs and would draw emoji as empty boxes: the PNG leaves them out. The
+ * renderer puts every emoji run in this element and escapes all user text, so the pattern matches only
+ * those runs.
+ */
+const EMOJI_RUN = /<tspan class="emoji">[^<]*<\/tspan>/g;
+
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function turn(): Promise<() => void> {
+  if (running >= CONCURRENCY) {
+    if (waiting.length >= MAX_WAITING) {
+      throw new ApiError('rate_limited', 'Too many PNG cards are being drawn; try again in a second');
+    }
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  }
+  running++;
+  return () => {
+    running--;
+    waiting.shift()?.();
+  };
+}
+
+/** The PNG of a card's SVG, drawn off the event loop. */
+export async function rasterize(svg: string): Promise<Buffer> {
+  const done = await turn();
+  try {
+    const image = await renderAsync(svg.replace(EMOJI_RUN, ''), {
+      fitTo: { mode: 'zoom', value: PNG_SCALE },
+      // Only the card's font: the same glyphs wherever the service runs, and no scan of system fonts.
+      font: { fontFiles: [...FONT_FILES], loadSystemFonts: false },
+      imageRendering: 0,
+      shapeRendering: 2,
+      textRendering: 1,
+    });
+    return image.asPng();
+  } finally {
+    done();
+  }
+}
