@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """
-Makes the card's fonts (src/http/card/fonts/) from Liberation Sans 2 (SIL OFL 1.1): Regular and Bold, cut
-to the Latin, punctuation and symbols a card's text mostly is, renamed "Presently Sans" (the licence
-reserves the name Liberation for the unmodified fonts). The .woff2 goes into every SVG card as @font-face
-data; the .ttf is what the PNG renderer draws with and what the card measures text by.
+Makes the card's fonts (src/http/card/fonts/):
 
-Run by hand when the glyph set changes (Debian: apt-get install fonts-liberation2 python3-fonttools
-python3-brotli); the outputs are committed.
+- Presently Sans, from Liberation Sans 2 (SIL OFL 1.1): Regular and Bold, cut to the Latin, punctuation
+  and symbols a card's text mostly is, renamed (the licence reserves the name Liberation for the
+  unmodified fonts). The .woff2 goes into every SVG card as @font-face data; the .ttf is what the PNG
+  renderer draws with and what the card measures text by.
+- Presently Sans Fallback, from DejaVu Sans (Bitstream Vera licence, DejaVu's changes in the public
+  domain): Greek, Cyrillic, Hebrew, more Latin, arrows and symbols, for the PNG renderer, which has no
+  other fonts. (A browser draws these with the viewer's own fonts.)
+
+Run by hand when the glyph sets change (Debian: apt-get install fonts-liberation2 fonts-dejavu-core
+python3-fonttools python3-brotli); the outputs are committed.
 """
 import os
 from fontTools import subset
@@ -18,24 +23,46 @@ FAMILY = "Presently Sans"
 # Basic Latin, Latin-1, Latin Extended-A, general punctuation (dashes, quotes, bullet, ellipsis), €, ™.
 UNICODES = "U+0020-007E,U+00A0-017F,U+2010-2027,U+2030-203A,U+20AC,U+2122"
 
-for weight in ("Regular", "Bold"):
-    font = TTFont(SOURCE.format(weight))
+FALLBACK_SOURCE = "/usr/share/fonts/truetype/dejavu/DejaVuSans{}.ttf"
+FALLBACK_FAMILY = "Presently Sans Fallback"
+# Latin Extended-B and IPA, Greek, Cyrillic, Hebrew, Latin Extended Additional and Greek Extended,
+# arrows, mathematical operators, box drawing and geometric shapes, miscellaneous symbols, dingbats.
+FALLBACK_UNICODES = "U+0180-02AF,U+0370-03FF,U+0400-052F,U+0590-05FF,U+1E00-1FFF,U+2190-22FF,U+2500-25FF,U+2600-27BF"
+
+
+def rename(font, family, weight, source):
+    for record in list(font["name"].names):
+        if record.nameID in (1, 16):
+            record.string = family
+        elif record.nameID == 4:
+            record.string = f"{family} {weight}"
+        elif record.nameID == 6:
+            record.string = f"{family.replace(' ', '')}-{weight}"
+        elif record.nameID == 3:
+            record.string = f"{family} {weight} (subset of {source})"
+
+
+def cut(source, unicodes, features):
+    font = TTFont(source, recalcTimestamp=False)
     options = subset.Options()
-    options.layout_features = ["kern"]
+    options.layout_features = features
     options.hinting = False
     options.name_IDs = [0, 1, 2, 3, 4, 5, 6, 13, 14]
     options.notdef_outline = True
     subsetter = subset.Subsetter(options)
-    subsetter.populate(unicodes=subset.parse_unicodes(UNICODES))
+    subsetter.populate(unicodes=subset.parse_unicodes(unicodes))
     subsetter.subset(font)
-    names = font["name"]
-    for record in list(names.names):
-        if record.nameID in (1, 4, 16):
-            record.string = FAMILY if record.nameID != 4 else f"{FAMILY} {weight}"
-        elif record.nameID == 6:
-            record.string = f"PresentlySans-{weight}"
-        elif record.nameID == 3:
-            record.string = f"Presently Sans {weight} (subset of Liberation Sans)"
+    return font
+
+
+for weight, suffix in (("Regular", ""), ("Bold", "-Bold")):
+    font = cut(FALLBACK_SOURCE.format(suffix), FALLBACK_UNICODES, ["*"])
+    rename(font, FALLBACK_FAMILY, weight, "DejaVu Sans")
+    font.save(os.path.join(OUT, f"PresentlySansFallback-{weight}.ttf"))
+
+for weight in ("Regular", "Bold"):
+    font = cut(SOURCE.format(weight), UNICODES, ["kern"])
+    rename(font, FAMILY, weight, "Liberation Sans")
     font.flavor = None
     font.save(os.path.join(OUT, f"PresentlySans-{weight}.ttf"))
     font.flavor = "woff2"

@@ -2,6 +2,7 @@ import { PresentlyError, type PresentlyErrorCode } from './errors.js';
 import { PresentlySocket, type PresentlySocketOptions } from './socket.js';
 import type {
   AvatarFormat,
+  CardFormat,
   CardOptions,
   History,
   Presence,
@@ -83,14 +84,14 @@ export class PresentlyClient {
     return this.request('GET', '/v1/version');
   }
 
-  /** The URL of the user's SVG card, for an `<img>` or a README. */
-  cardUrl(userId: UserId, options: CardOptions = {}): string {
+  /** The URL of the user's card (SVG unless asked for PNG), for an `<img>` or a README. */
+  cardUrl(userId: UserId, options: CardOptions = {}, format: CardFormat = 'svg'): string {
     const query = new URLSearchParams();
     for (const [name, value] of Object.entries(options)) {
-      if (value !== undefined) query.set(name, String(value));
+      if (value !== undefined) query.set(name, Array.isArray(value) ? value.join(',') : String(value));
     }
     const search = query.toString() === '' ? '' : `?${query}`;
-    return `${this.baseUrl}/v1/users/${segment(userId)}/card.svg${search}`;
+    return `${this.baseUrl}/v1/users/${segment(userId)}/card.${format}${search}`;
   }
 
   /** The avatar quick link: redirects to the user's avatar on Discord's CDN. */

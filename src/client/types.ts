@@ -39,19 +39,30 @@ export interface VersionInfo {
   changelog: ChangelogEntry[];
 }
 
-/** The card's query options (`GET /v1/users/:id/card.svg`); see the README for each one's rule. */
+/** The card's query options (`GET /v1/users/:id/card.svg`); see docs/card.md for each one's rule. */
 export interface CardOptions {
   theme?: 'dark' | 'light';
   /** Hex `rgb`, `rgba`, `rrggbb` or `rrggbbaa`, with or without `#`. */
   bg?: string;
   borderRadius?: number;
+  hideProfile?: boolean;
   hideStatus?: boolean;
   hideTimestamp?: boolean;
-  hideActivity?: boolean;
+  /** `whenNotUsed`: no panel when nothing plays. */
+  hideActivity?: boolean | 'whenNotUsed';
   hideMusic?: boolean;
+  hideTag?: boolean;
+  hideDecoration?: boolean;
+  /** Application ids whose activities the card passes over. */
+  ignoreAppId?: readonly string[];
+  /** The server tag's background, hex as `bg`. */
+  clanBackgroundColor?: string;
   idleMessage?: string;
   animated?: boolean;
 }
+
+/** The card's formats: the animated SVG, or the PNG for places that show no SVG. */
+export type CardFormat = 'svg' | 'png';
 
 /** The avatar quick links' formats. */
 export type AvatarFormat = 'png' | 'jpg' | 'jpeg' | 'webp' | 'gif';

@@ -111,9 +111,22 @@ describe('PresentlyClient REST helpers', () => {
     expect(card).toBe(
       `${h.base}/v1/users/${ALICE}/card.svg?theme=light&hideMusic=true&bg=%23102030&borderRadius=4`,
     );
-    const response = await fetch(card);
+    // A client asking for JSON first is told of any option the card could not take: none here.
+    const strict = { headers: { accept: 'application/json, image/*;q=0.1' } };
+    const response = await fetch(card, strict);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8');
+    const png = client.cardUrl(
+      ALICE,
+      { hideActivity: 'whenNotUsed', ignoreAppId: ['512035578624524288', '463097721130188830'] },
+      'png',
+    );
+    expect(png).toBe(
+      `${h.base}/v1/users/${ALICE}/card.png?hideActivity=whenNotUsed&ignoreAppId=512035578624524288%2C463097721130188830`,
+    );
+    const drawn = await fetch(png, strict);
+    expect(drawn.status).toBe(200);
+    expect(drawn.headers.get('content-type')).toBe('image/png');
     const avatar = await fetch(client.avatarUrl(ALICE, 'webp', 64), { redirect: 'manual' });
     expect(avatar.status).toBe(302);
     expect(avatar.headers.get('location')).toMatch(/\/embed\/avatars\/\d\.png$/);

@@ -73,7 +73,6 @@ const NOT_YET_SERVED = [
   'POST /v1/users/@me/webhooks',
   'GET /v1/users/@me/webhooks',
   'DELETE /v1/users/@me/webhooks/{id}',
-  'GET /v1/users/{id}/card.png',
 ];
 /** The page that shows the document: not an operation of the API. */
 const NOT_IN_DOCUMENT = [`GET ${DOCS_PATH}`];
@@ -485,7 +484,18 @@ describe('real answers fit the document', () => {
     ['GET /v1/users/@me', '/v1/users/@me', 401, () => ({})],
     ['GET /v1/users/{id}/history', '/v1/users/@me/history', 400, () => ({})],
     ['GET /v1/users/{id}/top-tracks', `/v1/users/${NOVA}/top-tracks?limit=x`, 400, () => ({})],
-    ['GET /v1/users/{id}/card.svg', `/v1/users/${NOVA}/card.svg?theme=neon`, 400, () => ({})],
+    [
+      'GET /v1/users/{id}/card.svg',
+      `/v1/users/${NOVA}/card.svg?theme=neon`,
+      400,
+      () => ({ headers: { accept: 'application/json' } }),
+    ],
+    [
+      'GET /v1/users/{id}/card.png',
+      '/v1/users/abc/card.png',
+      400,
+      () => ({ headers: { accept: 'application/json' } }),
+    ],
     [
       'PUT /v1/users/{id}/kv/{key}',
       `/v1/users/${KAI}/kv/mood`,

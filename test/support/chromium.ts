@@ -31,8 +31,13 @@ export interface Chromium {
   close(): Promise<void>;
 }
 
-/** Chromium with a new, empty profile, removed again on close. */
-export async function launchChromium(options: { deviceScaleFactor?: number } = {}): Promise<Chromium> {
+/**
+ * Chromium with a new, empty profile, removed again on close. `env` goes to the browser's processes
+ * (`FONTCONFIG_FILE` chooses the fonts it may use).
+ */
+export async function launchChromium(
+  options: { deviceScaleFactor?: number; env?: Record<string, string> } = {},
+): Promise<Chromium> {
   const profile = mkdtempSync(join(tmpdir(), 'presently-chromium-'));
   try {
     const context = await chromium.launchPersistentContext(profile, {
@@ -40,6 +45,7 @@ export async function launchChromium(options: { deviceScaleFactor?: number } = {
       headless: true,
       args: CHROMIUM_ARGS,
       deviceScaleFactor: options.deviceScaleFactor ?? 1,
+      ...(options.env ? { env: { ...process.env, ...options.env } as Record<string, string> } : {}),
       viewport: { width: 800, height: 600 },
     });
     return {

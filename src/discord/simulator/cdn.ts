@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply } from 'fastify';
-import { colourFor, type Rgb, solidPng } from './png.js';
+import { colourFor, type Rgb, ringPng, solidPng } from './png.js';
 import { sendError } from './rest.js';
 import { isSnowflake } from './state.js';
 
@@ -30,17 +30,25 @@ const BANNER_FILE = new RegExp(`^(${HASH})\\.(png|gif|webp|jpe?g)$`);
 const EMBED_AVATAR_FILE = /^([0-5])\.png$/;
 const ASSET_FILE = /^([A-Za-z0-9_-]+)\.(png|webp|jpe?g)$/;
 const EMOJI_FILE = /^(\d{1,20})\.(png|gif|webp|jpe?g)$/;
+const BADGE_FILE = /^([0-9a-f]{32})\.png$/;
+const DECORATION_FILE = /^((?:a_)?[0-9a-f]{32})\.png$/;
 
 interface ImageParams {
   id?: string;
   app?: string;
+  guild?: string;
   file: string;
 }
 
 export const cdnRoutes: FastifyPluginCallback = (app: FastifyInstance, _options, done) => {
   const cache = new Map<string, Buffer>();
 
-  const image = (reply: FastifyReply, query: unknown, colour: Rgb): FastifyReply => {
+  const image = (
+    reply: FastifyReply,
+    query: unknown,
+    colour: Rgb,
+    shape: 'solid' | 'ring' = 'solid',
+  ): FastifyReply => {
     const requested = (query as { size?: string } | undefined)?.size;
     let size = DEFAULT_IMAGE_SIZE;
     if (requested !== undefined) {
@@ -50,11 +58,11 @@ export const cdnRoutes: FastifyPluginCallback = (app: FastifyInstance, _options,
         return sendError(reply, 400, { message: 'Invalid size', code: 0 });
       }
     }
-    const key = `${colour.join(',')}:${size}`;
+    const key = `${colour.join(',')}:${size}:${shape}`;
     let png = cache.get(key);
     if (!png) {
       if (cache.size >= 256) cache.clear();
-      png = solidPng(size, colour);
+      png = shape === 'ring' ? ringPng(size, colour) : solidPng(size, colour);
       cache.set(key, png);
     }
     return reply
@@ -95,6 +103,19 @@ export const cdnRoutes: FastifyPluginCallback = (app: FastifyInstance, _options,
     const match = EMOJI_FILE.exec(request.params.file);
     if (!match?.[1]) return notFound(reply);
     return image(reply, request.query, colourFor(match[1]));
+  });
+
+  app.get<{ Params: ImageParams }>('/guild-tag-badges/:guild/:file', async (request, reply) => {
+    const match = BADGE_FILE.exec(request.params.file);
+    if (!match?.[1] || !isSnowflake(request.params.guild ?? '')) return notFound(reply);
+    return image(reply, request.query, colourFor(match[1]));
+  });
+
+  // A decoration is a ring around the avatar, transparent where the avatar shows.
+  app.get<{ Params: ImageParams }>('/avatar-decoration-presets/:file', async (request, reply) => {
+    const match = DECORATION_FILE.exec(request.params.file);
+    if (!match?.[1]) return notFound(reply);
+    return image(reply, request.query, colourFor(match[1]), 'ring');
   });
 
   done();

@@ -16,6 +16,11 @@ export const DEMO_USERS = {
     username: 'nova',
     global_name: 'Nova',
     avatar: '3c9f1e2b7a8d4e6f9a0b1c2d3e4f5a6b',
+    avatar_decoration_data: {
+      asset: 'a_6e1f0c2d3b4a59687f8e9d0c1b2a3f4e',
+      sku_id: '1144058844004233369',
+      expires_at: null,
+    },
   },
   kai: {
     id: '218486934151479296',
@@ -23,7 +28,19 @@ export const DEMO_USERS = {
     global_name: 'Kai',
     avatar: 'a_5b8e0c1d2f3a4b5c6d7e8f9a0b1c2d3e',
   },
-  mira: { id: '381456437152087040', username: 'mira', global_name: 'Mira', avatar: null },
+  mira: {
+    id: '381456437152087040',
+    username: 'mira',
+    global_name: 'Mira',
+    avatar: null,
+    // The demo server's tag, which Mira wears.
+    primary_guild: {
+      identity_guild_id: DEMO_GUILD,
+      identity_enabled: true,
+      tag: 'PRES',
+      badge: '7c4e2a9d1b3f5e6a8c0d2f4b6a8e0c1d',
+    },
+  },
   juno: {
     id: '725054734427766827',
     username: 'juno_',

@@ -2,28 +2,44 @@ import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 
 /**
- * A minimal PNG encoder: one solid colour, 8-bit truecolour, no alpha. Enough for the simulated CDN to
- * answer with a real image (a card renderer can fetch, embed and decode it) whose colour tells images apart.
+ * A minimal PNG encoder: one solid colour (or a ring of it), 8-bit truecolour. Enough for the simulated
+ * CDN to answer with a real image (a card renderer can fetch, embed and decode it) whose colour tells
+ * images apart.
  */
 
 export type Rgb = readonly [red: number, green: number, blue: number];
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const COLOUR_TYPE_TRUECOLOUR = 2;
+const COLOUR_TYPE_TRUECOLOUR_ALPHA = 6;
 const BIT_DEPTH = 8;
 
 /** The largest image the encoder makes; bigger requests get this size (the colour is all there is to see). */
 export const MAX_PNG_SIZE = 512;
 
-/** A `size`×`size` PNG of one colour. */
-export function solidPng(size: number, colour: Rgb): Buffer {
-  const side = Math.max(1, Math.min(MAX_PNG_SIZE, Math.floor(size)));
+const sideOf = (size: number): number => Math.max(1, Math.min(MAX_PNG_SIZE, Math.floor(size)));
+
+function headerOf(side: number, colourType: number): Buffer {
   const header = Buffer.alloc(13);
   header.writeUInt32BE(side, 0);
   header.writeUInt32BE(side, 4);
   header.writeUInt8(BIT_DEPTH, 8);
-  header.writeUInt8(COLOUR_TYPE_TRUECOLOUR, 9);
+  header.writeUInt8(colourType, 9);
   // compression 0 (deflate), filter method 0, interlace 0: already zero.
+  return header;
+}
+
+const pngOf = (header: Buffer, raw: Buffer): Buffer =>
+  Buffer.concat([
+    SIGNATURE,
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+
+/** A `size`×`size` PNG of one colour. */
+export function solidPng(size: number, colour: Rgb): Buffer {
+  const side = sideOf(size);
 
   // Each scanline: filter byte 0 (None), then RGB triples.
   const row = Buffer.alloc(1 + side * 3);
@@ -34,13 +50,26 @@ export function solidPng(size: number, colour: Rgb): Buffer {
   }
   const raw = Buffer.alloc(row.length * side);
   for (let y = 0; y < side; y++) row.copy(raw, y * row.length);
+  return pngOf(headerOf(side, COLOUR_TYPE_TRUECOLOUR), raw);
+}
 
-  return Buffer.concat([
-    SIGNATURE,
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(raw)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
+/**
+ * A `size`×`size` PNG, transparent but for a ring of one colour at its edge (the outer sixth of its
+ * radius): what an avatar decoration looks like, drawn over an avatar that shows through.
+ */
+export function ringPng(size: number, colour: Rgb): Buffer {
+  const side = sideOf(size);
+  const stride = 1 + side * 4;
+  const raw = Buffer.alloc(stride * side);
+  const centre = side / 2;
+  for (let y = 0; y < side; y++) {
+    for (let x = 0; x < side; x++) {
+      const distance = Math.hypot(x + 0.5 - centre, y + 0.5 - centre) / centre;
+      if (distance < 5 / 6 || distance > 1) continue;
+      raw.set([colour[0], colour[1], colour[2], 255], y * stride + 1 + x * 4);
+    }
+  }
+  return pngOf(headerOf(side, COLOUR_TYPE_TRUECOLOUR_ALPHA), raw);
 }
 
 /** A stable colour for any key (an avatar hash, an emoji id…): the first three bytes of its SHA-256. */

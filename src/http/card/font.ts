@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
  * The card's own font, Presently Sans (a subset of Liberation Sans: Arial's metrics, SIL OFL; see
  * fonts/OFL.txt and scripts/card-fonts.py). Every SVG carries it as @font-face data, so a browser draws
  * the card's text with the glyphs it was measured by, whatever fonts the viewer has; the PNG renderer
- * draws with the same files. Characters outside the subset fall back to the viewer's sans-serif.
+ * draws with the same files. Characters outside the subset fall back to the viewer's sans-serif (in the
+ * PNG, to Presently Sans Fallback; see fonts/LICENSES.md).
  */
 
 export const FONT_FAMILY = 'Presently Sans';
@@ -17,10 +18,16 @@ const CSS_WEIGHTS: Record<Weight, number> = { regular: 400, bold: 700 };
 const fontFile = (weight: Weight, extension: 'ttf' | 'woff2'): string =>
   fileURLToPath(new URL(`./fonts/${FILES[weight]}.${extension}`, import.meta.url));
 
-/** The TrueType files, for a renderer that loads fonts from files (resvg). */
-export const FONT_FILES: readonly string[] = (['regular', 'bold'] as const).map((weight) =>
-  fontFile(weight, 'ttf'),
-);
+/**
+ * The TrueType files, for a renderer that loads fonts from files and has no others (resvg): the card's
+ * font, then its fallback (from DejaVu Sans: Greek, Cyrillic, Hebrew, more Latin, symbols).
+ */
+export const FONT_FILES: readonly string[] = [
+  fontFile('regular', 'ttf'),
+  fontFile('bold', 'ttf'),
+  fileURLToPath(new URL('./fonts/PresentlySansFallback-Regular.ttf', import.meta.url)),
+  fileURLToPath(new URL('./fonts/PresentlySansFallback-Bold.ttf', import.meta.url)),
+];
 
 /** The @font-face rules every SVG card starts its stylesheet with. */
 export const FONT_FACE_CSS = (['regular', 'bold'] as const)

@@ -18,24 +18,26 @@ const MAX_WAITING = 256;
 /**
  * resvg draws no colour-font glyphs and would draw emoji as empty boxes: the PNG leaves them out. The
  * renderer puts every emoji run in this element and escapes all user text, so the pattern matches only
- * those runs.
+ * those runs (with the space after one, which would otherwise open the line).
  */
-const EMOJI_RUN = /<tspan class="emoji">[^<]*<\/tspan>/g;
+const EMOJI_RUN = /<tspan class="emoji">[^<]*<\/tspan> ?/g;
 
 let running = 0;
 const waiting: (() => void)[] = [];
 
+/** Waits for a free rasterization; the returned function frees it, or hands it to the next in line. */
 async function turn(): Promise<() => void> {
-  if (running >= CONCURRENCY) {
-    if (waiting.length >= MAX_WAITING) {
-      throw new ApiError('rate_limited', 'Too many PNG cards are being drawn; try again in a second');
-    }
+  if (running < CONCURRENCY) running++;
+  else if (waiting.length >= MAX_WAITING) {
+    throw new ApiError('rate_limited', 'Too many PNG cards are being drawn; try again in a second');
+  } else {
+    // Woken by a finishing rasterization, which passes its place on rather than freeing it.
     await new Promise<void>((resolve) => waiting.push(resolve));
   }
-  running++;
   return () => {
-    running--;
-    waiting.shift()?.();
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
   };
 }
 

@@ -146,7 +146,7 @@ export function renderCard(
           : idlePanel(main, theme, top, panelRadius);
 
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${CARD_WIDTH}" height="${height}" viewBox="0 0 ${CARD_WIDTH} ${height}" role="img" aria-labelledby="card-title">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${CARD_WIDTH}" height="${height}" viewBox="0 0 ${CARD_WIDTH} ${height}" role="img" aria-labelledby="card-title" xml:space="preserve">`,
     `<title id="card-title">${escapeXml(isolate(titleOf(content)))}</title>`,
     `<style>${css(theme, options.animated)}</style>`,
     '<defs>',

@@ -129,11 +129,20 @@ export const cardRoutes =
               200: {
                 description: 'the card, with an `ETag`; `Cache-Control: no-cache`',
                 content: {
-                  [type]: { schema: { type: 'string', ...(format === 'png' ? { format: 'binary' } : {}) } },
+                  [type]: {
+                    schema: {
+                      type: 'string',
+                      ...(format === 'png' ? { contentMediaType: 'image/png' } : {}),
+                    },
+                  },
                 },
               },
               304: emptyResponse('the card has not changed since the `If-None-Match` ETag'),
-              ...errorResponses(['invalid_user_id', 'invalid_query']),
+              ...errorResponses(
+                format === 'png'
+                  ? ['invalid_user_id', 'invalid_query', 'rate_limited']
+                  : ['invalid_user_id', 'invalid_query'],
+              ),
             },
           },
         },

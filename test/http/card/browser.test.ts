@@ -25,7 +25,8 @@ import { CDN, fuzzText, presenceOf, random } from './support.js';
 
 /**
  * Cards as a browser draws them: headless Chromium loads them as <img> (as a README does), draws them,
- * and parses them with its own XML parser. Skipped, with a notice, where Debian's chromium is missing.
+ * and parses them with its own XML parser. Skipped, with a notice, where Debian's chromium is missing
+ * (except under REQUIRE_CHROMIUM, as in CI).
  */
 
 declare const document: PageDocument;
@@ -33,7 +34,10 @@ declare const DOMParser: new () => { parseFromString(text: string, type: string)
 
 const available = hasChromium();
 if (!available) {
-  console.warn(`card browser tests skipped: ${CHROMIUM_PATH} is missing (apt-get install chromium)`);
+  const message = `${CHROMIUM_PATH} is missing (apt-get install chromium)`;
+  // CI installs it: there, a missing browser is a failure, not a skip.
+  if (process.env.REQUIRE_CHROMIUM) throw new Error(message);
+  console.warn(`card browser tests skipped: ${message}`);
 }
 
 const GUILD = '400000000000000002';

@@ -451,3 +451,92 @@ describe('renderCard: layout and content', () => {
     expect(render([song(), game()]).svg).toBe(render([song(), game()]).svg);
   });
 });
+
+describe('renderCard: profile extras and the options that shape the card', () => {
+  const TAGGED = {
+    primary_guild: {
+      identity_guild_id: '1100000000000000001',
+      identity_enabled: true,
+      tag: 'PRES',
+      badge: '7c4e2a9d1b3f5e6a8c0d2f4b6a8e0c1d',
+    },
+  };
+  const DECORATED = {
+    avatar_decoration_data: { asset: 'a_6e1f0c2d3b4a59687f8e9d0c1b2a3f4e', sku_id: '1', expires_at: null },
+  };
+  const imagesNamed = (root: ParsedElement) => [...walk(root)].filter((e) => e.tag === 'image');
+  const tagOf = (root: ParsedElement) => byClass(root, 'server-tag')[0];
+
+  it('draws the server tag after the name: its badge and text on a pill, the name cut to leave it room', () => {
+    const { root, content } = render([], { user: TAGGED });
+    expect(content.tag).toEqual({
+      text: 'PRES',
+      badgeUrl: `${CDN}/guild-tag-badges/1100000000000000001/7c4e2a9d1b3f5e6a8c0d2f4b6a8e0c1d.png?size=32`,
+    });
+    const tag = tagOf(root) as ParsedElement;
+    expect(textOf(tag, 'tag')).toEqual(['PRES']);
+    const pill = tag.children.find((e) => e.tag === 'rect') as ParsedElement;
+    expect(pill.attributes.fill).toBe(THEMES.dark.tag);
+    expect(tag.children.filter((e) => e.tag === 'image')).toHaveLength(1);
+    // After the name, and inside the card whatever the name's length.
+    const long = render([], { user: { ...TAGGED, global_name: 'W'.repeat(60) } }).root;
+    const longPill = (tagOf(long) as ParsedElement).children.find((e) => e.tag === 'rect') as ParsedElement;
+    expect(Number(longPill.attributes.x) + Number(longPill.attributes.width)).toBeLessThanOrEqual(
+      CARD_WIDTH - 20,
+    );
+    expect(textOf(long, 'name')[0]?.endsWith('…')).toBe(true);
+    expect(Number(pill.attributes.x)).toBeGreaterThan(122);
+  });
+
+  it('hideTag leaves the tag out; clanBackgroundColor colours the pill; a disabled tag is not shown', () => {
+    expect(tagOf(render([], { user: TAGGED, options: { hideTag: true } }).root)).toBeUndefined();
+    const coloured = tagOf(render([], { user: TAGGED, options: { tagBackground: '#112233' } }).root);
+    expect(coloured?.children.find((e) => e.tag === 'rect')?.attributes.fill).toBe('#112233');
+    const disabled = { primary_guild: { ...TAGGED.primary_guild, identity_enabled: false } };
+    expect(tagOf(render([], { user: disabled }).root)).toBeUndefined();
+    // Discord sends `identity_enabled: null` for tags that are shown.
+    const unknown = { primary_guild: { ...TAGGED.primary_guild, identity_enabled: null } };
+    expect(tagOf(render([], { user: unknown }).root)).toBeDefined();
+  });
+
+  it('draws the avatar decoration over the avatar, 1.2 times its size and centred on it; hideDecoration leaves it out', () => {
+    const { root, content } = render([], { user: DECORATED });
+    expect(content.decorationUrl).toBe(
+      `${CDN}/avatar-decoration-presets/a_6e1f0c2d3b4a59687f8e9d0c1b2a3f4e.png?size=256&passthrough=false`,
+    );
+    const decoration = imagesNamed(root).find((e) => e.attributes.width === '96');
+    expect(decoration?.attributes).toMatchObject({ x: '12', y: '12', height: '96' });
+    expect(content.decorationUrl).not.toBeNull();
+    const hidden = render([], { user: DECORATED, options: { hideDecoration: true } });
+    expect(hidden.content.decorationUrl).toBeNull();
+    expect(imagesNamed(hidden.root).find((e) => e.attributes.width === '96')).toBeUndefined();
+  });
+
+  it('hideProfile: the panel alone, at the top of a shorter card', () => {
+    const full = render([game()]);
+    const { root, content } = render([game()], { options: { hideProfile: true } });
+    expect(byClass(root, 'name')).toHaveLength(0);
+    expect(textOf(root, 'title')).toEqual(['Celeste']);
+    expect(Number(root.attributes.height)).toBe(cardHeight(content, options({ hideProfile: true })));
+    expect(Number(root.attributes.height)).toBe(Number(full.root.attributes.height) - 120 + 12);
+  });
+
+  it('hideActivity=whenNotUsed (hideIdle): no panel when nothing plays, the panel when something does', () => {
+    const idle = render([], { options: { hideIdle: true } });
+    expect(byClass(idle.root, 'idle')).toHaveLength(0);
+    expect(Number(idle.root.attributes.height)).toBe(120);
+    expect(textOf(render([game()], { options: { hideIdle: true } }).root, 'title')).toEqual(['Celeste']);
+    // With the profile hidden too, the idle message is all there is to show.
+    expect(textOf(render([], { options: { hideIdle: true, hideProfile: true } }).root, 'idle')).toHaveLength(
+      1,
+    );
+  });
+
+  it('ignoreAppId passes over the activities of those applications', () => {
+    const other = gameActivity({ name: 'Hades', applicationId: '463097721130188830', start: NOW - 1_000 });
+    const { root } = render([game(), other], { options: { ignoreAppIds: ['512035578624524288'] } });
+    expect(textOf(root, 'title')).toEqual(['Hades']);
+    const none = render([game()], { options: { ignoreAppIds: ['512035578624524288'] } }).root;
+    expect(textOf(none, 'idle')).toEqual(['Not doing anything right now']);
+  });
+});

@@ -185,13 +185,21 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
     // The name is text, not markup.
     expect(await page.locator('#presence h3').textContent()).toBe('<b>Bob</b>');
     const snippets = page.locator('pre[id^="snippet-"]');
-    expect(await snippets.count()).toBe(4);
+    expect(await snippets.count()).toBe(5);
     for (const text of await snippets.allTextContents()) {
       expect(text).toContain(BOB.id);
       expect(text).not.toContain('USER_ID');
     }
     expect(await page.locator('#snippet-card').textContent()).toBe(
       `![Discord presence](${harness.base}/v1/users/${BOB.id}/card.svg)`,
+    );
+    expect(await page.locator('#snippet-picture').textContent()).toBe(
+      [
+        '<picture>',
+        `  <source media="(prefers-color-scheme: dark)" srcset="${harness.base}/v1/users/${BOB.id}/card.svg?theme=dark&bg=0d1117">`,
+        `  <img alt="Discord presence" src="${harness.base}/v1/users/${BOB.id}/card.svg?theme=light">`,
+        '</picture>',
+      ].join('\n'),
     );
     expect(await page.locator('#snippet-socket').textContent()).toContain(
       `new WebSocket('${harness.base.replace('http', 'ws')}/socket')`,
@@ -203,6 +211,7 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
       ['fetch', 'REST, from JavaScript'],
       ['socket', 'Live, over the WebSocket'],
       ['card', 'Status card, in a README'],
+      ['picture', "Light and dark cards, following GitHub's theme"],
     ]) {
       const button = page.getByRole('button', { name: `Copy ${title}` });
       await button.focus();
@@ -212,7 +221,9 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
       const copied = await page.evaluate(() => navigator.clipboard.readText());
       expect(copied).toBe(await page.locator(`#snippet-${snippet}`).textContent());
     }
-    expect(await page.locator('#copy-status').textContent()).toBe('Copied: Status card, in a README');
+    expect(await page.locator('#copy-status').textContent()).toBe(
+      "Copied: Light and dark cards, following GitHub's theme",
+    );
     expect(problems).toEqual([]);
     await page.close();
   });
