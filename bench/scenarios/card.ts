@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FONT_FACE_CSS } from '../../src/http/card/font.js';
 import { type BenchChild, type Message, startChild } from '../lib/child.js';
 import type { Row } from '../lib/results.js';
 import { startService } from '../lib/service.js';
@@ -8,7 +9,11 @@ import { formatNumber } from '../lib/stats.js';
 import { type WrkLoad, type WrkResult, wrk } from '../lib/wrk.js';
 
 const LOAD: WrkLoad = { connections: 100, threads: 2, seconds: 8 };
-const WARMUP: WrkLoad = { ...LOAD, seconds: 3 };
+const WARMUP_SECONDS = 3;
+/** A few clients at a time: the latency is then the render's, not the queue's behind 100 connections. */
+const FEW: WrkLoad = { connections: 4, threads: 1, seconds: 6 };
+/** The render time a card may take at p99. */
+const RENDER_TARGET_MS = 50;
 
 /**
  * Every request a URL of its own (an `idleMessage` that counts up): no two requests are the same card,
@@ -26,10 +31,11 @@ interface Measured extends WrkResult {
   cpuMicros: number;
 }
 
-async function measure(child: BenchChild, url: string, script?: string): Promise<Measured> {
-  await wrk(url, WARMUP, script);
+async function measure(child: BenchChild, url: string, script?: string, load = LOAD): Promise<Measured> {
+  // Warmed with its own load: a warm-up of more clients would leave renders queued into the measurement.
+  await wrk(url, { ...load, seconds: WARMUP_SECONDS }, script);
   const cpuBefore = await child.cpuMicros();
-  const result = await wrk(url, LOAD, script);
+  const result = await wrk(url, load, script);
   const cpuMicros = (await child.cpuMicros()) - cpuBefore;
   if (result.errors > 0)
     throw new Error(`card: ${result.errors} errors from ${child.name} (${result.errorKinds})`);
@@ -40,55 +46,98 @@ const perCard = (result: Measured) => formatNumber(result.cpuMicros / result.req
 const latency = (result: Measured) => `p50 ${result.p50Ms} ms / p99 ${result.p99Ms} ms`;
 
 /**
- * `GET /v1/users/:id/card.svg` for a user listening to Spotify, image caches warm (the avatar from the
- * simulated CDN; album art, whose host is out of reach here, as its cached placeholder), against node:http
- * answering the same SVG bytes. Twice: one card asked for by every client (a popular README: rendered once
- * a second, the rest from the render cache), and a different card on every request (rendered each time).
+ * `GET /v1/users/:id/card.svg` and `card.png` for a user listening to Spotify, image caches warm (the
+ * avatar from the simulated CDN; album art, whose host is out of reach here, as its cached placeholder),
+ * against node:http answering the same SVG bytes. For each format: one card asked for by every client (a
+ * popular README: rendered once a second, the rest from the render cache), a different card on every
+ * request (rendered each time), and the latter from a few clients, whose p99 is the render's own time.
  */
 export async function card(): Promise<Row[]> {
   const children: BenchChild[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'presently-bench-card-'));
   try {
     const { child: service, ready } = await startService(children);
-    const path = `/v1/users/${ready.userId}/card.svg`;
-    // The first render fetches the images (or learns they cannot be had) and caches the outcome.
-    const response = await fetch(`${ready.url}${path}`);
-    const svg = await response.text();
-    if (response.status !== 200) throw new Error(`card: the service answered ${response.status}: ${svg}`);
-    const script = join(dir, 'distinct-cards.lua');
-    writeFileSync(script, distinctCards(path));
-    const popular = await measure(service, `${ready.url}${path}`);
-    const distinct = await measure(service, ready.url, script);
+    const measured = async (format: 'svg' | 'png') => {
+      const path = `/v1/users/${ready.userId}/card.${format}`;
+      // The first render fetches the images (or learns they cannot be had) and caches the outcome.
+      const response = await fetch(`${ready.url}${path}`);
+      const body = Buffer.from(await response.arrayBuffer());
+      if (response.status !== 200) throw new Error(`card: the service answered ${response.status}: ${body}`);
+      const script = join(dir, `distinct-${format}.lua`);
+      writeFileSync(script, distinctCards(path));
+      return {
+        response,
+        body,
+        popular: await measure(service, `${ready.url}${path}`),
+        distinct: await measure(service, ready.url, script),
+        few: await measure(service, ready.url, script, FEW),
+      };
+    };
+    const svg = await measured('svg');
+    const png = await measured('png');
 
     const bare = startChild('bare-http', [], {
-      BODY: svg,
-      HEADERS: JSON.stringify(Object.fromEntries(response.headers)),
+      BODY: svg.body.toString(),
+      HEADERS: JSON.stringify(Object.fromEntries(svg.response.headers)),
     });
     children.push(bare);
     const floor = await measure(bare, (await bare.next<Message & { url: string }>('ready')).url);
 
-    const size = `${formatNumber(Buffer.byteLength(svg) / 1024)} KiB card`;
+    const size = (body: Buffer) => `${formatNumber(body.length / 1024)} KiB card`;
     const baseline = { label: 'bare node:http, same SVG bytes', value: floor.requestsPerSecond };
     const target = (result: Measured) => ({ text: '≥ 5,000/s', met: result.requestsPerSecond >= 5_000 });
+    const pngTarget = (result: Measured) => ({ text: '≥ 200/s', met: result.requestsPerSecond >= 200 });
+    const renderRow = (format: string, result: Measured): Row => ({
+      scenario: 'card',
+      figure: `p99 latency of a ${format} card rendered on request, ${FEW.connections} clients`,
+      value: result.p99Ms,
+      unit: 'ms',
+      baseline: null,
+      target: { text: `≤ ${RENDER_TARGET_MS} ms`, met: result.p99Ms <= RENDER_TARGET_MS },
+      notes: `a different card on every request, wrk ${FEW.connections} connections: ${latency(result)}, ${formatNumber(result.requestsPerSecond)}/s; server CPU per card ${perCard(result)} µs`,
+    });
     return [
       {
         scenario: 'card',
-        figure: `cards/s, one card for every client, warm image caches (${size}), wrk ${LOAD.connections} connections`,
-        value: popular.requestsPerSecond,
+        figure: `cards/s, one card for every client, warm image caches (${size(svg.body)}), wrk ${LOAD.connections} connections`,
+        value: svg.popular.requestsPerSecond,
         unit: '/s',
         baseline,
-        target: target(popular),
-        notes: `${latency(popular)} (bare ${latency(floor)}); server CPU per card ${perCard(popular)} µs vs ${perCard(floor)} µs`,
+        target: target(svg.popular),
+        notes: `${latency(svg.popular)} (bare ${latency(floor)}); server CPU per card ${perCard(svg.popular)} µs vs ${perCard(floor)} µs; the card carries its font: ${formatNumber(FONT_FACE_CSS.length / 1024)} KiB of it`,
       },
       {
         scenario: 'card',
         figure: 'cards/s, a different card on every request (each one rendered), warm image caches',
-        value: distinct.requestsPerSecond,
+        value: svg.distinct.requestsPerSecond,
         unit: '/s',
         baseline,
-        target: target(distinct),
-        notes: `${latency(distinct)}; server CPU per card ${perCard(distinct)} µs`,
+        target: target(svg.distinct),
+        notes: `${latency(svg.distinct)}; server CPU per card ${perCard(svg.distinct)} µs`,
       },
+      renderRow('SVG', svg.few),
+      {
+        scenario: 'card',
+        figure: `PNG cards/s, one card for every client (${size(png.body)}), wrk ${LOAD.connections} connections`,
+        value: png.popular.requestsPerSecond,
+        unit: '/s',
+        baseline: { label: 'the SVG card, same run', value: svg.popular.requestsPerSecond },
+        target: target(png.popular),
+        notes: `${latency(png.popular)}; server CPU per card ${perCard(png.popular)} µs`,
+      },
+      {
+        scenario: 'card',
+        figure: 'PNG cards/s, a different card on every request (each one rasterized)',
+        value: png.distinct.requestsPerSecond,
+        unit: '/s',
+        baseline: {
+          label: 'the SVG card rendered on every request, same run',
+          value: svg.distinct.requestsPerSecond,
+        },
+        target: pngTarget(png.distinct),
+        notes: `${latency(png.distinct)}; server CPU per card ${perCard(png.distinct)} µs (resvg runs on libuv's pool, two at a time; its CPU is the process's)`,
+      },
+      renderRow('PNG', png.few),
     ];
   } finally {
     for (const child of children) await child.stop();

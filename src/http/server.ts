@@ -215,7 +215,12 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       );
       await reads.register(historyRoutes(options));
       await reads.register(
-        cardRoutes({ view: options.view, cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL, ...options.card }),
+        cardRoutes({
+          view: options.view,
+          cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL,
+          ...(options.ops ? { metrics: options.ops.metrics } : {}),
+          ...options.card,
+        }),
       );
       await reads.register(avatarRoutes({ view: options.view, cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL }));
       await reads.register(discordInviteRoutes(options.inviteUrl ?? null));

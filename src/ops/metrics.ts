@@ -80,6 +80,7 @@ export class Metrics {
   private readonly gatewayDisconnects: Counter<'code'>;
   private readonly botCommands: Counter<'command'>;
   private readonly rateLimits: Counter<'limit'>;
+  private readonly cardsDrawn: Counter<'format'>;
 
   constructor() {
     const registers = [this.own];
@@ -210,6 +211,12 @@ export class Metrics {
       labelNames: ['limit'],
       registers,
     });
+    this.cardsDrawn = new Counter({
+      name: 'presently_cards_drawn_total',
+      help: 'Cards rendered, by format (svg, png); requests for a card already drawn that second are answered from it.',
+      labelNames: ['format'],
+      registers,
+    });
     this.registry = Registry.merge([this.own, processMetrics()]);
   }
 
@@ -267,5 +274,9 @@ export class Metrics {
 
   rateLimited(limit: RateLimit): void {
     this.rateLimits.inc({ limit });
+  }
+
+  cardDrawn(format: 'svg' | 'png'): void {
+    this.cardsDrawn.inc({ format });
   }
 }

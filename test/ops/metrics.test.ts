@@ -46,6 +46,7 @@ describe('GET /metrics', () => {
     const families = parseExposition(await response.text());
     expect([...families.keys()].filter((name) => name.startsWith('presently_')).sort()).toEqual([
       'presently_bot_commands_total',
+      'presently_cards_drawn_total',
       'presently_gateway_disconnects_total',
       'presently_gateway_events_total',
       'presently_gateway_sessions_total',

@@ -1,14 +1,20 @@
+import { promisify } from 'node:util';
+import { deflate } from 'node:zlib';
 import { renderAsync } from '@resvg/resvg-js';
+import { pngFile, scanlines } from '../../png/encode.js';
 import { ApiError } from '../errors.js';
 import { FONT_FILES } from './font.js';
 
+const deflateAsync = promisify(deflate);
+
 /**
  * The card as PNG, for places that show no SVG (Discord's and social sites' embeds, some Markdown
- * renderers): the SVG rasterized by resvg with the card's own font files, at twice its size for
- * high-density screens. resvg draws no animation, so the PNG is the card's first frame: the true time.
+ * renderers): the SVG rasterized by resvg with the card's own font files. resvg draws no animation, so
+ * the PNG is the card's first frame: the true time.
  */
 
-export const PNG_SCALE = 2;
+/** The card's own size: twice it (for high-density screens) is four times the pixels to draw and pack. */
+export const PNG_SCALE = 1;
 
 /** Rasterizations at once: resvg runs on libuv's pool, which file and DNS work share. */
 const CONCURRENCY = 2;
@@ -41,19 +47,24 @@ async function turn(): Promise<() => void> {
   };
 }
 
-/** The PNG of a card's SVG, drawn off the event loop. */
+/**
+ * The PNG of a card's SVG, drawn and compressed off the event loop: resvg rasterizes on libuv's pool, and
+ * so does zlib (resvg's own encoder would run on the event loop).
+ */
 export async function rasterize(svg: string): Promise<Buffer> {
   const done = await turn();
   try {
     const image = await renderAsync(svg.replace(EMOJI_RUN, ''), {
       fitTo: { mode: 'zoom', value: PNG_SCALE },
-      // Only the card's font: the same glyphs wherever the service runs, and no scan of system fonts.
+      // Only the card's fonts: the same glyphs wherever the service runs, and no scan of system fonts.
       font: { fontFiles: [...FONT_FILES], loadSystemFonts: false },
       imageRendering: 0,
       shapeRendering: 2,
       textRendering: 1,
     });
-    return image.asPng();
+    const { width, height } = image;
+    const compressed = await deflateAsync(scanlines(image.pixels, width, height, 'rgba'));
+    return pngFile(width, height, 'rgba', compressed);
   } finally {
     done();
   }

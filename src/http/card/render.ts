@@ -121,6 +121,22 @@ export function renderCard(
   given: CardImages,
   now: number,
 ): string {
+  const { before, after } = renderCardParts(content, options, given, now);
+  return before + FONT_FACE_CSS + after;
+}
+
+/**
+ * The card as the markup before its font and after it: the font's @font-face rules (FONT_FACE_CSS, most
+ * of a card's bytes) are the same in every card, so the route sends them from one buffer rather than
+ * encoding and hashing them again for each card, and the PNG renderer, which reads no @font-face, goes
+ * without them.
+ */
+export function renderCardParts(
+  content: CardContent,
+  options: CardOptions,
+  given: CardImages,
+  now: number,
+): { before: string; after: string } {
   const images: CardImages = {
     avatar: safe(given.avatar),
     emoji: safe(given.emoji),
@@ -145,10 +161,11 @@ export function renderCard(
           ? activityPanel(main, options, theme, images.art, top, panelRadius, now)
           : idlePanel(main, theme, top, panelRadius);
 
-  return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${CARD_WIDTH}" height="${height}" viewBox="0 0 ${CARD_WIDTH} ${height}" role="img" aria-labelledby="card-title" xml:space="preserve">`,
-    `<title id="card-title">${escapeXml(isolate(titleOf(content)))}</title>`,
-    `<style>${css(theme, options.animated)}</style>`,
+  const before =
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${CARD_WIDTH}" height="${height}" viewBox="0 0 ${CARD_WIDTH} ${height}" role="img" aria-labelledby="card-title" xml:space="preserve">` +
+    `<title id="card-title">${escapeXml(isolate(titleOf(content)))}</title><style>`;
+  const after = [
+    `${css(theme, options.animated)}</style>`,
     '<defs>',
     `<clipPath id="avatar-clip"><circle cx="${PAD + AVATAR / 2}" cy="${PAD + AVATAR / 2}" r="${AVATAR / 2}"/></clipPath>`,
     `<clipPath id="header-text"><rect x="${TEXT_X - 2}" y="0" width="${TEXT_RIGHT - TEXT_X + 4}" height="${HEADER_HEIGHT}"/></clipPath>`,
@@ -159,11 +176,12 @@ export function renderCard(
     panel,
     '</svg>',
   ].join('');
+  return { before, after };
 }
 
+/** The stylesheet after the @font-face rules. */
 function css(theme: Theme, animated: boolean): string {
   const rules = [
-    FONT_FACE_CSS,
     `text{font-family:${FONT_STACK}}`,
     `.emoji{font-family:${EMOJI_STACK}}`,
     `.name{font-size:${FONTS.name.size}px;font-weight:700;fill:${theme.text}}`,

@@ -1,14 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
+import type { Metrics } from '../../ops/metrics.js';
 import type { PresenceView } from '../../presence/registry.js';
 import { isSnowflake } from '../../presence/snowflake.js';
 import { prefersJsonTo } from '../accept.js';
 import { type CardContent, cardContent, invalidIdContent, unmonitoredContent } from '../card/content.js';
+import { FONT_FACE_CSS } from '../card/font.js';
 import { cardImageSources, ImageCache } from '../card/images.js';
 import { cardQuerySchema, parseCardOptions } from '../card/options.js';
-import { PNG_SCALE, rasterize } from '../card/png.js';
-import { type CardImages, renderCard } from '../card/render.js';
-import { CardRenderCache } from '../card/render-cache.js';
+import { rasterize } from '../card/png.js';
+import { type CardImages, renderCardParts } from '../card/render.js';
+import { CardRenderCache, type RenderedCard } from '../card/render-cache.js';
 import { ApiError } from '../errors.js';
 import { TAGS } from '../openapi.js';
 import { emptyResponse, errorResponses } from '../schemas/envelope.js';
@@ -31,14 +33,28 @@ export interface CardRouteDeps {
   view: PresenceView;
   /** `DISCORD_CDN_URL`: avatars, emoji and app assets come from there. */
   cdnUrl: string;
+  /** Counts the cards drawn; absent: not counted. */
+  metrics?: Metrics;
   /** Tests inject a cache with their own fetch, timeouts and clock. */
   images?: ImageCache;
   now?: () => number;
 }
 
-/** `"<sha1 of the bytes>"`: the card's content changes with time, so the tag is over what was rendered. */
-function etagOf(body: Buffer): string {
-  return `"${createHash('sha1').update(body).digest('base64url')}"`;
+/** The font's digest, which every card's tag includes: a new font is a new card. */
+const FONT_DIGEST = createHash('sha1').update(FONT_FACE_CSS).digest();
+
+/**
+ * `"<sha1>"` over what was rendered (the card's content changes with time): the format and the markup,
+ * whose bytes (or pixels) follow from it; the font, the same in every card, by its digest.
+ */
+function etagOf(format: Format, { before, after }: CardParts): string {
+  const hash = createHash('sha1')
+    .update(format)
+    .update(FONT_DIGEST)
+    .update(before)
+    .update('\u0000')
+    .update(after);
+  return `"${hash.digest('base64url')}"`;
 }
 
 /** If-None-Match is a list of tags, weak or strong, or `*`; a weak match is enough for a GET. */
@@ -59,6 +75,10 @@ const cardIdParams = {
   required: ['id'],
 } as const;
 
+type CardParts = ReturnType<typeof renderCardParts>;
+/** The font's rules as bytes, once: most of every SVG card. */
+const FONT_FACE_BYTES = Buffer.from(FONT_FACE_CSS);
+
 /** The card's two formats: what each route answers and how its bytes are made from the SVG. */
 const FORMATS = {
   svg: {
@@ -68,15 +88,18 @@ const FORMATS = {
     summary: 'The presence as an animated SVG card',
     description:
       'Made for README images: the avatar ringed in the status colour (with its decoration), the name and server tag, the custom status, and what the user listens to (with a progress bar) or plays. The card carries its own font; images are inlined, the animation needs no script.',
-    encode: async (svg: string): Promise<Buffer> => Buffer.from(svg),
+    encode: async ({ before, after }: CardParts): Promise<Buffer> =>
+      Buffer.concat([Buffer.from(before), FONT_FACE_BYTES, Buffer.from(after)]),
   },
   png: {
     path: '/v1/users/:id/card.png',
     type: 'image/png',
     contentType: 'image/png',
     summary: 'The presence as a PNG card',
-    description: `The SVG card drawn at ${PNG_SCALE}× its size, as it is at the moment of the request (no animation, no emoji), for places that show no SVG: Discord's and social sites' embeds, some Markdown renderers.`,
-    encode: async (svg: string): Promise<Buffer> => rasterize(svg),
+    description:
+      "The SVG card drawn at its own size, as it is at the moment of the request (no animation, no emoji), for places that show no SVG: Discord's and social sites' embeds, some Markdown renderers.",
+    // resvg reads no @font-face: it draws with the font files themselves.
+    encode: async ({ before, after }: CardParts): Promise<Buffer> => rasterize(before + after),
   },
 } as const;
 
@@ -116,6 +139,7 @@ export const cardRoutes =
     const route = (format: Format): void => {
       const { path, type, contentType, summary, description, encode } = FORMATS[format];
       const rendered = new CardRenderCache();
+      const drawing = new Map<string, Promise<RenderedCard>>();
       app.get(
         path,
         {
@@ -161,16 +185,30 @@ export const cardRoutes =
           const key = query < 0 ? given : `${given}${request.url.slice(query)}`;
           let card = rendered.get(at, key, snapshot);
           if (!card) {
-            const content =
-              id === null
-                ? invalidIdContent(given)
-                : snapshot
-                  ? cardContent(snapshot.summary(), options, deps.cdnUrl)
-                  : unmonitoredContent(id, deps.cdnUrl);
-            const resolved = await imagesFor(content);
-            const body = await encode(renderCard(content, options, resolved, at));
-            card = { body, etag: etagOf(body), from: snapshot };
-            rendered.set(at, key, card);
+            // Requests for one card that come while it is drawn wait for that drawing: a popular README's
+            // PNG is drawn once a second, not once per request of the second.
+            const flightKey = `${at}\u0000${key}`;
+            let flight = drawing.get(flightKey);
+            if (!flight) {
+              flight = (async () => {
+                const content =
+                  id === null
+                    ? invalidIdContent(given)
+                    : snapshot
+                      ? cardContent(snapshot.summary(), options, deps.cdnUrl)
+                      : unmonitoredContent(id, deps.cdnUrl);
+                const resolved = await imagesFor(content);
+                const parts = renderCardParts(content, options, resolved, at);
+                const drawn = { body: await encode(parts), etag: etagOf(format, parts), from: snapshot };
+                deps.metrics?.cardDrawn(format);
+                rendered.set(at, key, drawn);
+                return drawn;
+              })();
+              drawing.set(flightKey, flight);
+              const forget = () => drawing.delete(flightKey);
+              flight.then(forget, forget);
+            }
+            card = await flight;
           }
           const { body, etag } = card;
 

@@ -100,7 +100,7 @@ afterAll(async () => {
 const png = (id: string, query = '', init?: RequestInit) =>
   fetch(`${base}/v1/users/${id}/card.png${query}`, init);
 
-/** The SVG card's size for the same id and options: what the PNG must be twice of. */
+/** The SVG card's size for the same id and options: the PNG's, times PNG_SCALE. */
 async function svgSize(id: string, query = ''): Promise<{ width: number; height: number }> {
   const response = await fetch(`${base}/v1/users/${id}/card.svg${query}`);
   expect(response.status).toBe(200);
@@ -134,13 +134,13 @@ async function expectError(response: Response, status: number, code: string): Pr
 }
 
 describe('GET /v1/users/:id/card.png', () => {
-  it('answers a PNG twice the size of the SVG card, with the headers of a README image', async () => {
+  it("answers a PNG of the SVG card's size, with the headers of a README image", async () => {
     const response = await png(NOVA.id);
     expect(response.headers.get('cache-control')).toBe('no-cache');
     expect(response.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     const music = await expectCard(response, NOVA.id);
-    expect(music.width).toBe(960);
+    expect(music.width).toBe(480 * PNG_SCALE);
 
     // The idle card is shorter than the music card, and its PNG follows.
     const idle = await expectCard(await png(QUIET.id), QUIET.id);
@@ -203,7 +203,7 @@ describe('GET /v1/users/:id/card.png', () => {
       let inked = 0;
       let textColoured = 0;
       let right = -1;
-      // The name's line, ×2: x from its start to the header's clip, y from above the caps to the baseline.
+      // The name's line: x from its start to the header's clip, y from above the caps to the baseline.
       for (let y = 35 * PNG_SCALE; y <= 55 * PNG_SCALE; y++) {
         for (let x = NAME_X * PNG_SCALE; x < 462 * PNG_SCALE; x++) {
           const colour = pixelAt(image, x, y);
@@ -215,9 +215,9 @@ describe('GET /v1/users/:id/card.png', () => {
         }
       }
       // Light on dark, dark on light, solid in the strokes' middles: without a font resvg draws no text at
-      // all (it loads no system fonts). A 23-letter bold name at 44px inks several thousand pixels.
-      expect(inked, theme).toBeGreaterThan(2_000);
-      expect(textColoured, theme).toBeGreaterThan(1_000);
+      // all (it loads no system fonts). A 23-letter bold name at 22 px inks well over a thousand pixels.
+      expect(inked, theme).toBeGreaterThan(1_000 * PNG_SCALE ** 2);
+      expect(textColoured, theme).toBeGreaterThan(500 * PNG_SCALE ** 2);
       // The ink ends where the card's width estimate (the bundled font's advances) says the name does.
       expect(Math.abs(right / PNG_SCALE - expectedRight), theme).toBeLessThan(4);
     }
@@ -247,6 +247,23 @@ describe('GET /v1/users/:id/card.png', () => {
       expect(background(image)).toEqual([...rgbOf(THEMES.dark.background), 255]);
     }
     await expectError(await png(QUIET.id, '?theme=neon', JSON_ACCEPT), 400, 'invalid_query');
+  });
+});
+
+describe('a popular PNG card', () => {
+  const drawn = async () => {
+    const scrape = await (await fetch(`${base}/metrics`)).text();
+    return Number(/presently_cards_drawn_total\{format="png"\} (\d+)/.exec(scrape)?.[1] ?? 0);
+  };
+
+  it('is drawn once for all the requests that come while it is drawn, and once a second at most', async () => {
+    const before = await drawn();
+    const answers = await Promise.all(Array.from({ length: 200 }, () => png(QUIET.id, '?v=popular')));
+    expect(answers.map((answer) => answer.status).filter((status) => status !== 200)).toEqual([]);
+    const bodies = await Promise.all(answers.map(async (answer) => Buffer.from(await answer.arrayBuffer())));
+    // The idle card is the same picture whatever the second; the requests may straddle two seconds.
+    expect(new Set(bodies.map((body) => body.toString('base64'))).size).toBe(1);
+    expect((await drawn()) - before).toBeLessThanOrEqual(2);
   });
 });
 
