@@ -59,6 +59,8 @@ export interface CardOptions {
   clanBackgroundColor?: string;
   idleMessage?: string;
   animated?: boolean;
+  /** Panels stacked, 1 to 4: the music, then the activities. */
+  maxActivities?: number;
 }
 
 /** The card's formats: the animated SVG, or the PNG for places that show no SVG. */

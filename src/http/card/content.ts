@@ -28,6 +28,8 @@ export interface CardContent {
   tag: CardTag | null;
   /** What the panel shows; null: no panel (`hideActivity=whenNotUsed` with nothing to show). */
   main: CardMusic | CardActivity | CardIdle | null;
+  /** The activities shown in panels of their own below the main one (`maxActivities`), in order. */
+  more: CardActivity[];
 }
 
 export interface CardTag {
@@ -123,7 +125,7 @@ export function cardContent(presence: PresenceSummary, options: CardOptions, cdn
     defaultAvatar: defaultAvatarIndex(user.id, discriminator),
     decorationUrl: options.hideDecoration ? null : decorationUrl(cdnUrl, user),
     tag: options.hideTag ? null : tagOf(cdnUrl, user),
-    main: musicOf(presence, options) ?? activityOf(presence, options, cdnUrl) ?? idleOf(options),
+    ...panelsOf(presence, options, cdnUrl),
   };
 }
 
@@ -147,6 +149,7 @@ export function invalidIdContent(given: string): CardContent {
     defaultAvatar: 0,
     decorationUrl: null,
     tag: null,
+    more: [],
     main: {
       kind: 'idle',
       message: 'User IDs are 17 to 20 digits: Copy User ID in Discord (Developer Mode)',
@@ -167,6 +170,7 @@ export function unmonitoredContent(userId: string, cdnUrl: string): CardContent 
     defaultAvatar: defaultAvatarIndex(userId),
     decorationUrl: null,
     tag: null,
+    more: [],
     main: {
       kind: 'idle',
       message: `User ${userId} shares no server with this Presently bot`,
@@ -246,10 +250,25 @@ function musicOf(presence: PresenceSummary, options: CardOptions): CardMusic | n
   };
 }
 
-function activityOf(presence: PresenceSummary, options: CardOptions, cdnUrl: string): CardActivity | null {
-  if (options.hideActivity) return null;
-  let best: CardActivity | null = null;
-  let bestRank = Number.POSITIVE_INFINITY;
+/** The main panel (music, else the first activity, else the idle message) and the activities after it. */
+function panelsOf(
+  presence: PresenceSummary,
+  options: CardOptions,
+  cdnUrl: string,
+): Pick<CardContent, 'main' | 'more'> {
+  const music = musicOf(presence, options);
+  const activities = activitiesOf(presence, options, cdnUrl);
+  const [first, ...rest] = music === null ? activities : [music, ...activities];
+  return {
+    main: first ?? idleOf(options),
+    more: (rest as CardActivity[]).slice(0, options.maxActivities - 1),
+  };
+}
+
+/** The activities the card may show, a game before a stream before a show…, each kind in Discord's order. */
+function activitiesOf(presence: PresenceSummary, options: CardOptions, cdnUrl: string): CardActivity[] {
+  if (options.hideActivity) return [];
+  const found: { rank: number; activity: CardActivity }[] = [];
   for (const activity of presence.activities as unknown[]) {
     if (!isRecord(activity)) continue;
     const type = typeof activity.type === 'number' ? activity.type : -1;
@@ -258,22 +277,25 @@ function activityOf(presence: PresenceSummary, options: CardOptions, cdnUrl: str
     // While music plays, its Listening activity is the music (shown, or hidden by hideMusic), not an app.
     if (type === ACTIVITY_TYPE_LISTENING && presence.now_playing !== null) continue;
     const name = text(activity.name);
-    if (name === null || rank >= bestRank) continue;
+    if (name === null) continue;
     const assets = activity.assets;
     const applicationId = activity.application_id;
     if (typeof applicationId === 'string' && options.ignoreAppIds.includes(applicationId)) continue;
-    best = {
-      kind: 'activity',
-      type,
-      name,
-      details: text(activity.details),
-      state: text(activity.state),
-      imageUrl:
-        activityImageUrl(field(assets, 'large_image'), applicationId, cdnUrl) ??
-        activityImageUrl(field(assets, 'small_image'), applicationId, cdnUrl),
-      start: timestampOrNull(field(activity.timestamps, 'start')),
-    };
-    bestRank = rank;
+    found.push({
+      rank,
+      activity: {
+        kind: 'activity',
+        type,
+        name,
+        details: text(activity.details),
+        state: text(activity.state),
+        imageUrl:
+          activityImageUrl(field(assets, 'large_image'), applicationId, cdnUrl) ??
+          activityImageUrl(field(assets, 'small_image'), applicationId, cdnUrl),
+        start: timestampOrNull(field(activity.timestamps, 'start')),
+      },
+    });
   }
-  return best;
+  // A stable sort: activities of one kind keep Discord's order.
+  return found.sort((a, b) => a.rank - b.rank).map(({ activity }) => activity);
 }

@@ -30,6 +30,8 @@ export interface CardOptions {
   idleMessage: string;
   /** false: a still card, no SMIL or CSS animation. */
   animated: boolean;
+  /** Panels shown at most: the music, then activities, each in its own panel. */
+  maxActivities: number;
 }
 
 export const DEFAULT_BORDER_RADIUS = 12;
@@ -40,6 +42,8 @@ export const DEFAULT_IDLE_MESSAGE = 'Not doing anything right now';
 export const MAX_IDLE_MESSAGE_LENGTH = 100;
 /** Application ids `ignoreAppId` may name: more than a card ever shows activities. */
 export const MAX_IGNORED_APPS = 20;
+/** Panels a card may stack: past a few, it is no longer a card. */
+export const MAX_ACTIVITIES = 4;
 
 export const DEFAULT_CARD_OPTIONS: Readonly<CardOptions> = {
   theme: 'dark',
@@ -57,6 +61,7 @@ export const DEFAULT_CARD_OPTIONS: Readonly<CardOptions> = {
   tagBackground: null,
   idleMessage: DEFAULT_IDLE_MESSAGE,
   animated: true,
+  maxActivities: 1,
 };
 
 const BOOLEAN_VALUES = 'true or false (also 1/0, yes/no, on/off; a bare `?name` means true)';
@@ -83,6 +88,7 @@ export const CARD_QUERY_OPTIONS = {
   clanBackgroundColor: `background of the server tag, ${HEX}`,
   idleMessage: `shown when nothing else is, 1 to ${MAX_IDLE_MESSAGE_LENGTH} characters (default "${DEFAULT_IDLE_MESSAGE}")`,
   animated: `false for a still card: ${BOOLEAN_VALUES}`,
+  maxActivities: `panels shown at most, 1 to ${MAX_ACTIVITIES} (default 1): the music, then the activities by kind`,
   showDisplayName: `${NO_EFFECT}: the card shows the display name and the @username`,
   hideBadges: `${NO_EFFECT}: the card shows no profile badges`,
   hideDiscrim: `${NO_EFFECT}: Discord has no discriminators any more`,
@@ -185,6 +191,13 @@ export function parseCardOptions(query: unknown): ParsedCardOptions {
   if (raw.hideActivity?.toLowerCase() === 'whennotused') hideIdle = true;
   else hideActivity = bool('hideActivity', hideActivity);
 
+  let maxActivities = DEFAULT_CARD_OPTIONS.maxActivities;
+  if (raw.maxActivities !== undefined) {
+    const value = /^\d$/.test(raw.maxActivities) ? Number(raw.maxActivities) : Number.NaN;
+    if (value >= 1 && value <= MAX_ACTIVITIES) maxActivities = value;
+    else fallBack('maxActivities', `use a whole number from 1 to ${MAX_ACTIVITIES}`);
+  }
+
   let ignoreAppIds: string[] = [];
   if (raw.ignoreAppId !== undefined) {
     const ids = raw.ignoreAppId.split(',').map((id) => id.trim());
@@ -211,6 +224,7 @@ export function parseCardOptions(query: unknown): ParsedCardOptions {
       tagBackground: colour('clanBackgroundColor'),
       idleMessage,
       animated: bool('animated', DEFAULT_CARD_OPTIONS.animated),
+      maxActivities,
     },
     problems,
   };

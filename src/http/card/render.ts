@@ -31,6 +31,8 @@ export interface CardImages {
   /** The server tag's badge. */
   badge: string | null;
   decoration: string | null;
+  /** The images of the activities in panels below the main one, in their order; absent: placeholders. */
+  more?: readonly (string | null)[];
 }
 
 export const CARD_WIDTH = 480;
@@ -45,6 +47,8 @@ const TEXT_RIGHT = CARD_WIDTH - PAD;
 const PANEL_X = 12;
 const PANEL_WIDTH = CARD_WIDTH - 2 * PANEL_X;
 const PANEL_HEIGHT = 100;
+/** Between stacked panels. */
+const PANEL_GAP = 8;
 const IDLE_PANEL_HEIGHT = 52;
 const BOTTOM = 12;
 const ART = 72;
@@ -105,7 +109,7 @@ function panelTop(options: CardOptions): number {
 export function cardHeight(content: CardContent, options: CardOptions): number {
   if (content.main === null) return HEADER_HEIGHT;
   const panel = content.main.kind === 'idle' ? IDLE_PANEL_HEIGHT : PANEL_HEIGHT;
-  return panelTop(options) + panel + BOTTOM;
+  return panelTop(options) + panel + content.more.length * (PANEL_HEIGHT + PANEL_GAP) + BOTTOM;
 }
 
 const DATA_URI = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$/;
@@ -144,6 +148,7 @@ export function renderCardParts(
     badge: safe(given.badge),
     decoration: safe(given.decoration),
   };
+  const moreArt = content.more.map((_, i) => safe(given.more?.[i] ?? null));
   const theme = THEMES[options.theme];
   const height = cardHeight(content, options);
   const top = panelTop(options);
@@ -160,6 +165,17 @@ export function renderCardParts(
         : main.kind === 'activity'
           ? activityPanel(main, options, theme, images.art, top, panelRadius, now)
           : idlePanel(main, theme, top, panelRadius);
+  const more = content.more.map((activity, i) =>
+    activityPanel(
+      activity,
+      options,
+      theme,
+      moreArt[i] ?? null,
+      top + (i + 1) * (PANEL_HEIGHT + PANEL_GAP),
+      panelRadius,
+      now,
+    ),
+  );
 
   const before =
     `<svg xmlns="http://www.w3.org/2000/svg" width="${CARD_WIDTH}" height="${height}" viewBox="0 0 ${CARD_WIDTH} ${height}" role="img" aria-labelledby="card-title" xml:space="preserve">` +
@@ -169,11 +185,11 @@ export function renderCardParts(
     '<defs>',
     `<clipPath id="avatar-clip"><circle cx="${PAD + AVATAR / 2}" cy="${PAD + AVATAR / 2}" r="${AVATAR / 2}"/></clipPath>`,
     `<clipPath id="header-text"><rect x="${TEXT_X - 2}" y="0" width="${TEXT_RIGHT - TEXT_X + 4}" height="${HEADER_HEIGHT}"/></clipPath>`,
-    `<clipPath id="panel-text"><rect x="${PANEL_X}" y="${top}" width="${PANEL_WIDTH}" height="${PANEL_HEIGHT}" rx="${num(panelRadius)}"/></clipPath>`,
     '</defs>',
     `<rect class="card" x="0.5" y="0.5" width="${CARD_WIDTH - 1}" height="${height - 1}" rx="${num(radius)}" fill="${background.hex}"${background.opacity} stroke="${theme.border}" stroke-opacity="${theme.borderOpacity}"/>`,
     options.hideProfile ? '' : header(content, images, theme, options),
     panel,
+    ...more,
     '</svg>',
   ].join('');
   return { before, after };
@@ -339,18 +355,26 @@ function panelBackground(theme: Theme, top: number, height: number, radius: numb
 }
 
 /** The album art or activity image, or a placeholder tile in `colour` with `glyph` on it. */
+/** A panel's text, clipped to the panel; its id names the panel by its top, unique in the card. */
+function panelText(top: number, radius: number, texts: readonly string[]): string {
+  return (
+    `<clipPath id="panel-text-${top}"><rect x="${PANEL_X}" y="${top}" width="${PANEL_WIDTH}" height="${PANEL_HEIGHT}" rx="${num(radius)}"/></clipPath>` +
+    `<g clip-path="url(#panel-text-${top})">${texts.join('')}</g>`
+  );
+}
+
 function artwork(image: string | null, top: number, radius: number, colour: string, glyph: string): string {
   const y = top + (PANEL_HEIGHT - ART) / 2;
   const r = Math.min(8, radius);
   if (image !== null) {
     return (
-      `<clipPath id="art-clip"><rect x="${ART_X}" y="${y}" width="${ART}" height="${ART}" rx="${num(r)}"/></clipPath>` +
-      `<image href="${image}" x="${ART_X}" y="${y}" width="${ART}" height="${ART}" preserveAspectRatio="xMidYMid slice" clip-path="url(#art-clip)"/>`
+      `<clipPath id="art-clip-${top}"><rect x="${ART_X}" y="${y}" width="${ART}" height="${ART}" rx="${num(r)}"/></clipPath>` +
+      `<image href="${image}" x="${ART_X}" y="${y}" width="${ART}" height="${ART}" preserveAspectRatio="xMidYMid slice" clip-path="url(#art-clip-${top})"/>`
     );
   }
   return (
-    `<linearGradient id="art-fill" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${colour}"/><stop offset="1" stop-color="${colour}" stop-opacity=".55"/></linearGradient>` +
-    `<rect x="${ART_X}" y="${y}" width="${ART}" height="${ART}" rx="${num(r)}" fill="url(#art-fill)"/>` +
+    `<linearGradient id="art-fill-${top}" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${colour}"/><stop offset="1" stop-color="${colour}" stop-opacity=".55"/></linearGradient>` +
+    `<rect x="${ART_X}" y="${y}" width="${ART}" height="${ART}" rx="${num(r)}" fill="url(#art-fill-${top})"/>` +
     glyph
   );
 }
@@ -403,7 +427,7 @@ function musicPanel(
       `<text x="${PANEL_TEXT_X}" y="${top + 87}" class="faint">${prefixed('on ', music.album, width, FONTS.line)}</text>`,
     );
   }
-  parts.push(`<g clip-path="url(#panel-text)">${texts.join('')}</g>`);
+  parts.push(panelText(top, radius, texts));
   return parts.join('');
 }
 
@@ -526,7 +550,7 @@ function activityPanel(
       `<text x="${PANEL_TEXT_X}" y="${top + 69 + i * 18}" class="${line.className}">${userText(truncate(line.text, width, FONTS.line))}</text>`,
     );
   });
-  parts.push(`<g clip-path="url(#panel-text)">${texts.join('')}</g>`);
+  parts.push(panelText(top, radius, texts));
   return parts.join('');
 }
 

@@ -3,6 +3,7 @@ import {
   CARD_QUERY_OPTIONS,
   type CardOptions,
   DEFAULT_CARD_OPTIONS,
+  MAX_ACTIVITIES,
   MAX_BORDER_RADIUS,
   MAX_IDLE_MESSAGE_LENGTH,
   MAX_IGNORED_APPS,
@@ -132,6 +133,12 @@ describe('parseCardOptions', () => {
     });
   });
 
+  it('maxActivities: 1 to 4 panels', () => {
+    expect(parsed({}).maxActivities).toBe(1);
+    expect(parsed({ maxActivities: '3' }).maxActivities).toBe(3);
+    expect(parsed({ maxActivities: String(MAX_ACTIVITIES) }).maxActivities).toBe(MAX_ACTIVITIES);
+  });
+
   it('a repeated option counts once, with its last value', () => {
     expect(parsed({ theme: ['dark', 'light'] }).theme).toBe('light');
   });
@@ -161,6 +168,10 @@ describe('parseCardOptions', () => {
     ['ignoreAppId', 'spotify'],
     ['ignoreAppId', Array.from({ length: MAX_IGNORED_APPS + 1 }, () => '512035578624524288').join(',')],
     ['clanBackgroundColor', 'blue'],
+    ['maxActivities', '0'],
+    ['maxActivities', String(MAX_ACTIVITIES + 1)],
+    ['maxActivities', '1.5'],
+    ['maxActivities', 'all'],
   ])('%s=%j falls back to the default, and the problem names the option', (name, value) => {
     const { options, problems } = parseCardOptions({
       [name]: value,

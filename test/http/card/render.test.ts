@@ -532,6 +532,40 @@ describe('renderCard: profile extras and the options that shape the card', () =>
     );
   });
 
+  it('maxActivities stacks the music and the activities in panels of their own, each with its image', () => {
+    const hades = gameActivity({
+      name: 'Hades',
+      applicationId: '463097721130188830',
+      largeImage: '463097721130188831',
+      start: NOW - 1_000,
+    });
+    const watching = {
+      ...gameActivity({ name: 'Twitch', applicationId: '802958789555421244', start: NOW - 5_000 }),
+      type: 3,
+    } as GatewayActivity;
+    const activities = [watching, song(), game(), hades];
+    const one = render(activities);
+    expect(textOf(one.root, 'title')).toEqual(['Midnight City']);
+    const three = render(activities, {
+      options: { maxActivities: 3 },
+      images: { ...ALL_IMAGES, more: [PNG, null] },
+    });
+    // The music, then the games in Discord's order, then (past the limit) the show.
+    expect(textOf(three.root, 'title')).toEqual(['Midnight City', 'Celeste', 'Hades']);
+    expect(textOf(three.root, 'label')).toEqual(['LISTENING ON SPOTIFY', 'PLAYING', 'PLAYING']);
+    expect(Number(three.root.attributes.height)).toBe(Number(one.root.attributes.height) + 2 * 108);
+    // Celeste's image, Hades's placeholder; every id in the card is its own.
+    const ids = [...walk(three.root)].map((e) => e.attributes.id).filter((id) => id !== undefined);
+    expect(new Set(ids).size).toBe(ids.length);
+    const arts = [...walk(three.root)].filter((e) => e.tag === 'image' && e.attributes.width === '72');
+    expect(arts).toHaveLength(2);
+    // Without music the activities fill the panels, as many as there are.
+    expect(textOf(render([game(), hades], { options: { maxActivities: 4 } }).root, 'title')).toEqual([
+      'Celeste',
+      'Hades',
+    ]);
+  });
+
   it('ignoreAppId passes over the activities of those applications', () => {
     const other = gameActivity({ name: 'Hades', applicationId: '463097721130188830', start: NOW - 1_000 });
     const { root } = render([game(), other], { options: { ignoreAppIds: ['512035578624524288'] } });

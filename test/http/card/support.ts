@@ -107,7 +107,7 @@ export function parseCard(svg: string): ParsedElement {
     for (const [name, value] of Object.entries(element.attributes)) {
       expect(name).not.toMatch(/^on/i);
       if (/(^|:)href$|^src$/i.test(name)) expect(value).toMatch(/^data:image\/(png|jpeg|gif|webp);base64,/);
-      if (value.includes('url(')) expect(value).toMatch(/^url\(#[a-z-]+\)$/);
+      if (value.includes('url(')) expect(value).toMatch(/^url\(#[a-z0-9-]+\)$/);
       if (name !== 'xmlns') expect(value).not.toMatch(/https?:|javascript:/i);
     }
     if (element.tag === 'style') {
