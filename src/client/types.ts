@@ -61,6 +61,8 @@ export interface CardOptions {
   animated?: boolean;
   /** Panels stacked, 1 to 4: the music, then the activities. */
   maxActivities?: number;
+  /** `compact`: one row with the avatar, the name and one line of what the user is doing. */
+  layout?: 'full' | 'compact';
 }
 
 /** The card's formats: the animated SVG, or the PNG for places that show no SVG. */

@@ -32,6 +32,8 @@ export interface CardOptions {
   animated: boolean;
   /** Panels shown at most: the music, then activities, each in its own panel. */
   maxActivities: number;
+  /** `compact`: one row, the avatar beside the name and one line of what the user is doing. */
+  layout: 'full' | 'compact';
 }
 
 export const DEFAULT_BORDER_RADIUS = 12;
@@ -62,6 +64,7 @@ export const DEFAULT_CARD_OPTIONS: Readonly<CardOptions> = {
   idleMessage: DEFAULT_IDLE_MESSAGE,
   animated: true,
   maxActivities: 1,
+  layout: 'full',
 };
 
 const BOOLEAN_VALUES = 'true or false (also 1/0, yes/no, on/off; a bare `?name` means true)';
@@ -88,6 +91,8 @@ export const CARD_QUERY_OPTIONS = {
   clanBackgroundColor: `background of the server tag, ${HEX}`,
   idleMessage: `shown when nothing else is, 1 to ${MAX_IDLE_MESSAGE_LENGTH} characters (default "${DEFAULT_IDLE_MESSAGE}")`,
   animated: `false for a still card: ${BOOLEAN_VALUES}`,
+  layout:
+    'full (default) or compact: one row with the avatar, the name and one line of what the user is doing',
   maxActivities: `panels shown at most, 1 to ${MAX_ACTIVITIES} (default 1): the music, then the activities by kind`,
   showDisplayName: `${NO_EFFECT}: the card shows the display name and the @username`,
   hideBadges: `${NO_EFFECT}: the card shows no profile badges`,
@@ -198,6 +203,13 @@ export function parseCardOptions(query: unknown): ParsedCardOptions {
     else fallBack('maxActivities', `use a whole number from 1 to ${MAX_ACTIVITIES}`);
   }
 
+  let layout = DEFAULT_CARD_OPTIONS.layout;
+  if (raw.layout !== undefined) {
+    const value = raw.layout.toLowerCase();
+    if (value === 'full' || value === 'compact') layout = value;
+    else fallBack('layout', 'use full or compact');
+  }
+
   let ignoreAppIds: string[] = [];
   if (raw.ignoreAppId !== undefined) {
     const ids = raw.ignoreAppId.split(',').map((id) => id.trim());
@@ -225,6 +237,7 @@ export function parseCardOptions(query: unknown): ParsedCardOptions {
       idleMessage,
       animated: bool('animated', DEFAULT_CARD_OPTIONS.animated),
       maxActivities,
+      layout,
     },
     problems,
   };

@@ -59,6 +59,15 @@ const BAR_HEIGHT = 4;
 /** Between a time and the progress bar. */
 const TIME_GAP = 10;
 const DECORATION_SCALE = 1.2;
+
+export const COMPACT_WIDTH = 400;
+const COMPACT_HEIGHT = 80;
+const COMPACT_PAD = 16;
+const COMPACT_AVATAR = 48;
+const COMPACT_FONTS = {
+  name: { size: 17, bold: true },
+  line: { size: 13 },
+} satisfies Record<string, FontSpec>;
 /** Between the name and the server tag. */
 const TAG_GAP = 8;
 const TAG_HEIGHT = 20;
@@ -107,6 +116,7 @@ function panelTop(options: CardOptions): number {
 }
 
 export function cardHeight(content: CardContent, options: CardOptions): number {
+  if (options.layout === 'compact') return COMPACT_HEIGHT;
   if (content.main === null) return HEADER_HEIGHT;
   const panel = content.main.kind === 'idle' ? IDLE_PANEL_HEIGHT : PANEL_HEIGHT;
   return panelTop(options) + panel + content.more.length * (PANEL_HEIGHT + PANEL_GAP) + BOTTOM;
@@ -148,13 +158,13 @@ export function renderCardParts(
     badge: safe(given.badge),
     decoration: safe(given.decoration),
   };
-  const moreArt = content.more.map((_, i) => safe(given.more?.[i] ?? null));
   const theme = THEMES[options.theme];
+  if (options.layout === 'compact') return compactParts(content, options, images, theme, now);
+  const moreArt = content.more.map((_, i) => safe(given.more?.[i] ?? null));
   const height = cardHeight(content, options);
   const top = panelTop(options);
   const radius = options.borderRadius;
   const panelRadius = radius === 0 ? 0 : Math.min(28, Math.max(6, radius - 8));
-  const background = colour(options.background ?? theme.background);
 
   const main = content.main;
   const panel =
@@ -177,22 +187,126 @@ export function renderCardParts(
     ),
   );
 
-  const before =
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${CARD_WIDTH}" height="${height}" viewBox="0 0 ${CARD_WIDTH} ${height}" role="img" aria-labelledby="card-title" xml:space="preserve">` +
-    `<title id="card-title">${escapeXml(isolate(titleOf(content)))}</title><style>`;
+  const before = openSvg(CARD_WIDTH, height, content);
   const after = [
     `${css(theme, options.animated)}</style>`,
     '<defs>',
     `<clipPath id="avatar-clip"><circle cx="${PAD + AVATAR / 2}" cy="${PAD + AVATAR / 2}" r="${AVATAR / 2}"/></clipPath>`,
     `<clipPath id="header-text"><rect x="${TEXT_X - 2}" y="0" width="${TEXT_RIGHT - TEXT_X + 4}" height="${HEADER_HEIGHT}"/></clipPath>`,
     '</defs>',
-    `<rect class="card" x="0.5" y="0.5" width="${CARD_WIDTH - 1}" height="${height - 1}" rx="${num(radius)}" fill="${background.hex}"${background.opacity} stroke="${theme.border}" stroke-opacity="${theme.borderOpacity}"/>`,
+    cardBackground(CARD_WIDTH, height, options, theme),
     options.hideProfile ? '' : header(content, images, theme, options),
     panel,
     ...more,
     '</svg>',
   ].join('');
   return { before, after };
+}
+
+/** The card's root element, title and the start of its stylesheet, up to where the @font-face rules go. */
+function openSvg(width: number, height: number, content: CardContent): string {
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="card-title" xml:space="preserve">` +
+    `<title id="card-title">${escapeXml(isolate(titleOf(content)))}</title><style>`
+  );
+}
+
+/** The background: rounded, in the option's colour or the theme's, with the theme's outline. */
+function cardBackground(width: number, height: number, options: CardOptions, theme: Theme): string {
+  const fill = colour(options.background ?? theme.background);
+  return `<rect class="card" x="0.5" y="0.5" width="${width - 1}" height="${height - 1}" rx="${num(options.borderRadius)}" fill="${fill.hex}"${fill.opacity} stroke="${theme.border}" stroke-opacity="${theme.borderOpacity}"/>`;
+}
+
+/**
+ * The compact card: one row, the avatar (ringed, decorated) beside the name and one line of what the user
+ * is doing (the music, the main activity, the custom status or the idle message), and for music a thin bar
+ * along the bottom that fills as the track plays.
+ */
+function compactParts(
+  content: CardContent,
+  options: CardOptions,
+  images: CardImages,
+  theme: Theme,
+  now: number,
+): { before: string; after: string } {
+  const size = COMPACT_AVATAR;
+  const centre = COMPACT_PAD + size / 2;
+  const x = COMPACT_PAD + size + 14;
+  const right = COMPACT_WIDTH - COMPACT_PAD;
+  const parts: string[] = [
+    cardBackground(COMPACT_WIDTH, COMPACT_HEIGHT, options, theme),
+    `<circle cx="${centre}" cy="${centre}" r="${num(size / 2 + 2 + 1)}" fill="none" stroke="${STATUS_COLOURS[content.status]}" stroke-width="2"/>`,
+  ];
+  if (images.avatar !== null) {
+    parts.push(
+      `<clipPath id="avatar-clip"><circle cx="${centre}" cy="${centre}" r="${size / 2}"/></clipPath>`,
+      `<image href="${images.avatar}" x="${COMPACT_PAD}" y="${COMPACT_PAD}" width="${size}" height="${size}" preserveAspectRatio="xMidYMid slice" clip-path="url(#avatar-clip)"/>`,
+    );
+  } else {
+    const fill = DEFAULT_AVATAR_COLOURS[content.defaultAvatar] ?? DEFAULT_AVATAR_COLOURS[0];
+    parts.push(
+      `<circle cx="${centre}" cy="${centre}" r="${size / 2}" fill="${fill}"/>`,
+      initial(content.monitored ? content.displayName : '?', centre, centre, 22),
+    );
+  }
+  if (content.decorationUrl !== null && images.decoration !== null) {
+    const decorated = size * DECORATION_SCALE;
+    parts.push(
+      `<image href="${images.decoration}" x="${num(centre - decorated / 2)}" y="${num(centre - decorated / 2)}" width="${num(decorated)}" height="${num(decorated)}"/>`,
+    );
+  }
+
+  const tag = content.tag === null ? null : serverTag(content.tag, images.badge, theme, options);
+  const nameRoom = right - x - (tag === null ? 0 : tag.width + TAG_GAP);
+  const name = truncate(content.displayName, nameRoom, COMPACT_FONTS.name);
+  const texts = [`<text x="${x}" y="36" class="cname">${userText(name)}</text>`];
+  if (tag !== null) texts.push(tag.svg(x + textWidth(name, COMPACT_FONTS.name) + TAG_GAP, 36));
+
+  const main = content.main;
+  const line = (prefix: string, text: string) =>
+    `<text x="${x}" y="58" class="cline">${escapeXml(prefix)}${userText(truncate(text, right - x - textWidth(prefix, COMPACT_FONTS.line), COMPACT_FONTS.line))}</text>`;
+  if (main?.kind === 'music') {
+    const by = main.artist === null ? '' : ` · ${main.artist}`;
+    texts.push(line(`${SOURCE_LABELS[main.source]}: `, `${main.song}${by}`));
+    if (main.start !== null && main.end !== null) {
+      const duration = main.end - main.start;
+      const elapsed = Math.min(Math.max(0, now - main.start), duration);
+      const width = right - x;
+      const filled = (width * elapsed) / duration;
+      const remaining = (duration - elapsed) / 1000;
+      parts.push(
+        `<rect x="${x}" y="66" width="${width}" height="3" rx="1.5" fill="${theme.text}" fill-opacity="${theme.trackOpacity}"/>`,
+        `<rect x="${x}" y="66" width="${num(filled)}" height="3" rx="1.5" fill="${SOURCE_COLOURS[main.source]}">` +
+          (options.animated && remaining > 0
+            ? `<animate attributeName="width" from="${num(filled)}" to="${width}" dur="${num(remaining, 3)}s" fill="freeze"/>`
+            : '') +
+          '</rect>',
+      );
+    }
+  } else if (main?.kind === 'activity') {
+    texts.push(line(`${ACTIVITY_LABELS[main.type] ?? 'Playing'} `, main.name));
+  } else if (content.customStatus?.text) {
+    texts.push(line('', content.customStatus.text));
+  } else if (main?.kind === 'idle') {
+    texts.push(line('', main.message));
+  }
+  parts.push(
+    `<clipPath id="compact-text"><rect x="${x - 2}" y="0" width="${right - x + 4}" height="${COMPACT_HEIGHT}"/></clipPath>`,
+    `<g clip-path="url(#compact-text)">${texts.join('')}</g>`,
+    '</svg>',
+  );
+  const style = [
+    `text{font-family:${FONT_STACK}}`,
+    `.emoji{font-family:${EMOJI_STACK}}`,
+    `.cname{font-size:${COMPACT_FONTS.name.size}px;font-weight:700;fill:${theme.text}}`,
+    `.cline{font-size:${COMPACT_FONTS.line.size}px;fill:${theme.muted}}`,
+    `.tag{font-size:${FONTS.tag.size}px;font-weight:700;fill:${theme.text}}`,
+    '.initial{font-weight:700;fill:#fff}',
+  ].join('');
+  return {
+    before: openSvg(COMPACT_WIDTH, COMPACT_HEIGHT, content),
+    after: `${style}</style>${parts.join('')}`,
+  };
 }
 
 /** The stylesheet after the @font-face rules. */

@@ -133,6 +133,11 @@ describe('parseCardOptions', () => {
     });
   });
 
+  it('layout: full or compact', () => {
+    expect(parsed({}).layout).toBe('full');
+    expect(parsed({ layout: 'Compact' }).layout).toBe('compact');
+  });
+
   it('maxActivities: 1 to 4 panels', () => {
     expect(parsed({}).maxActivities).toBe(1);
     expect(parsed({ maxActivities: '3' }).maxActivities).toBe(3);
@@ -172,6 +177,7 @@ describe('parseCardOptions', () => {
     ['maxActivities', String(MAX_ACTIVITIES + 1)],
     ['maxActivities', '1.5'],
     ['maxActivities', 'all'],
+    ['layout', 'tiny'],
   ])('%s=%j falls back to the default, and the problem names the option', (name, value) => {
     const { options, problems } = parseCardOptions({
       [name]: value,

@@ -11,7 +11,13 @@ import { type CardContent, cardContent, unmonitoredContent } from '../../../src/
 import { DEFAULT_AVATAR_COLOURS } from '../../../src/http/card/default-avatar.js';
 import { cleanText } from '../../../src/http/card/escape.js';
 import { type CardOptions, DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
-import { CARD_WIDTH, type CardImages, cardHeight, renderCard } from '../../../src/http/card/render.js';
+import {
+  CARD_WIDTH,
+  type CardImages,
+  COMPACT_WIDTH,
+  cardHeight,
+  renderCard,
+} from '../../../src/http/card/render.js';
 import { SOURCE_COLOURS, STATUS_COLOURS, THEMES } from '../../../src/http/card/theme.js';
 import type { DiscordStatus } from '../../../src/presence/model.js';
 import {
@@ -572,5 +578,36 @@ describe('renderCard: profile extras and the options that shape the card', () =>
     expect(textOf(root, 'title')).toEqual(['Hades']);
     const none = render([game()], { options: { ignoreAppIds: ['512035578624524288'] } }).root;
     expect(textOf(none, 'idle')).toEqual(['Not doing anything right now']);
+  });
+});
+
+describe('renderCard: the compact layout', () => {
+  const compact = (activities: GatewayActivity[], more: Parameters<typeof render>[1] = {}) =>
+    render(activities, { ...more, options: { layout: 'compact', ...more.options } });
+
+  it('is one row: 400 × 80, the avatar, the name and what the user is doing', () => {
+    const { root } = compact([customStatusActivity({ text: 'on repeat' }), game()]);
+    expect([root.attributes.width, root.attributes.height]).toEqual([String(COMPACT_WIDTH), '80']);
+    expect(textOf(root, 'cname')).toEqual(['Nova']);
+    expect(textOf(root, 'cline')).toEqual(['Playing Celeste']);
+    expect([...walk(root)].filter((e) => e.tag === 'image' && e.attributes.width === '48')).toHaveLength(1);
+  });
+
+  it('shows the music with a bar that opens where the track is and fills over what is left', () => {
+    const { root } = compact([song(NOW - 50_000, NOW + 150_000)]);
+    expect(textOf(root, 'cline')).toEqual(['Spotify: Midnight City · M83']);
+    const bars = [...walk(root)].filter((e) => e.tag === 'rect' && e.attributes.height === '3');
+    const [track, fill] = bars as [ParsedElement, ParsedElement];
+    expect(Number(fill.attributes.width)).toBeCloseTo(Number(track.attributes.width) / 4, 1);
+    expect(fill.children.find((e) => e.tag === 'animate')?.attributes).toMatchObject({ dur: '150s' });
+  });
+
+  it('falls back to the custom status, then the idle message; long lines end in an ellipsis', () => {
+    expect(textOf(compact([customStatusActivity({ text: 'heads down' })]).root, 'cline')).toEqual([
+      'heads down',
+    ]);
+    expect(textOf(compact([]).root, 'cline')).toEqual(['Not doing anything right now']);
+    const long = compact([gameActivity({ name: 'W'.repeat(80), applicationId: '512035578624524288' })]).root;
+    expect(textOf(long, 'cline')[0]?.endsWith('…')).toBe(true);
   });
 });
