@@ -1,5 +1,6 @@
 import { MEDIA_PROXY_URL, SPOTIFY_IMAGE_URL } from '../../presence/images.js';
 import { cdnBase } from '../../presence/values.js';
+import { imageSize } from './image-size.js';
 
 /**
  * The card's images, fetched and kept as `data:` URIs: GitHub's image proxy does not load images an SVG
@@ -12,6 +13,11 @@ import { cdnBase } from '../../presence/values.js';
 export const IMAGE_FETCH_TIMEOUT_MS = 1_500;
 /** Larger images are refused: each one is inlined (a third bigger as base64) into every card. */
 export const MAX_IMAGE_BYTES = 256 * 1024;
+/**
+ * Pixels an image may have (1024 × 1024): more than any the card asks the CDN for, and a bound on what
+ * the PNG renderer decodes, which a small file of a huge size would otherwise make it allocate.
+ */
+export const MAX_IMAGE_PIXELS = 1024 * 1024;
 /** Avatars and emoji are content-addressed and album art never changes: an hour is safe. */
 export const IMAGE_TTL_MS = 60 * 60_000;
 /** A failed or refused fetch is not retried for this long; cards draw the placeholder meanwhile. */
@@ -162,6 +168,14 @@ export class ImageCache {
       const bytes = await readCapped(response, this.maxBytes);
       const type = imageType(bytes);
       if (type === null) throw new ImageFetchError('not a PNG, JPEG, GIF or WebP image');
+      const size = imageSize(bytes, type);
+      if (size === null || size.width * size.height > MAX_IMAGE_PIXELS) {
+        throw new ImageFetchError(
+          size === null
+            ? 'no readable size'
+            : `${size.width} × ${size.height} is past ${MAX_IMAGE_PIXELS} pixels`,
+        );
+      }
       return `data:${type};base64,${bytes.toString('base64')}`;
     } catch (error) {
       // An abort surfaces as the reason given to abort(), or as a DOMException from older fetches.

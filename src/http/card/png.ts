@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { deflate } from 'node:zlib';
 import { renderAsync } from '@resvg/resvg-js';
@@ -15,6 +18,16 @@ const deflateAsync = promisify(deflate);
 
 /** The card's own size: twice it (for high-density screens) is four times the pixels to draw and pack. */
 export const PNG_SCALE = 1;
+
+/**
+ * What draws a PNG, as a string for its ETag: the renderer's version, the scale and the font files. The
+ * same markup drawn by another of these is another picture.
+ */
+export const PNG_RENDERER = [
+  createRequire(import.meta.url)('@resvg/resvg-js/package.json').version as string,
+  PNG_SCALE,
+  ...FONT_FILES.map((file) => createHash('sha1').update(readFileSync(file)).digest('hex')),
+].join(' ');
 
 /** Rasterizations at once: resvg runs on libuv's pool, which file and DNS work share. */
 const CONCURRENCY = 2;

@@ -386,7 +386,7 @@ function header(content: CardContent, images: CardImages, theme: Theme, options:
   const separator = ' · ';
   let sub: string;
   if (!content.monitored) {
-    sub = `<tspan>ID ${escapeXml(content.userId)}</tspan>`;
+    sub = `<tspan>ID ${userText(truncate(content.userId, TEXT_RIGHT - subX - 20, FONTS.sub))}</tspan>`;
   } else {
     sub = `<tspan class="st">${escapeXml(STATUS_LABELS[content.status])}</tspan>`;
     if (content.username !== null) {

@@ -8,7 +8,7 @@ import { type CardContent, cardContent, invalidIdContent, unmonitoredContent } f
 import { FONT_FACE_CSS } from '../card/font.js';
 import { cardImageSources, ImageCache } from '../card/images.js';
 import { cardQuerySchema, parseCardOptions } from '../card/options.js';
-import { rasterize } from '../card/png.js';
+import { PNG_RENDERER, rasterize } from '../card/png.js';
 import { type CardImages, renderCardParts } from '../card/render.js';
 import { CardRenderCache, type RenderedCard } from '../card/render-cache.js';
 import { ApiError } from '../errors.js';
@@ -44,12 +44,13 @@ export interface CardRouteDeps {
 const FONT_DIGEST = createHash('sha1').update(FONT_FACE_CSS).digest();
 
 /**
- * `"<sha1>"` over what was rendered (the card's content changes with time): the format and the markup,
- * whose bytes (or pixels) follow from it; the font, the same in every card, by its digest.
+ * `"<sha1>"` over what was rendered (the card's content changes with time): the format (for a PNG, what
+ * draws it) and the markup, whose bytes or pixels follow from it; the font, the same in every card, by its
+ * digest.
  */
 function etagOf(format: Format, { before, after }: CardParts): string {
   const hash = createHash('sha1')
-    .update(format)
+    .update(format === 'png' ? PNG_RENDERER : format)
     .update(FONT_DIGEST)
     .update(before)
     .update('\u0000')
@@ -78,6 +79,34 @@ const cardIdParams = {
 type CardParts = ReturnType<typeof renderCardParts>;
 /** The font's rules as bytes, once: most of every SVG card. */
 const FONT_FACE_BYTES = Buffer.from(FONT_FACE_CSS);
+
+/** Bytes of PNG cards kept after their second, to answer with when the renderer is too busy to draw. */
+const LAST_DRAWN_BYTES = 32 * 1024 * 1024;
+
+/** The last PNG drawn for each of the most recently drawn keys, within a byte budget, oldest dropped first. */
+class LastDrawn {
+  private readonly cards = new Map<string, RenderedCard>();
+  private bytes = 0;
+
+  get(key: string): RenderedCard | undefined {
+    return this.cards.get(key);
+  }
+
+  set(key: string, card: RenderedCard): void {
+    const previous = this.cards.get(key);
+    if (previous) {
+      this.bytes -= previous.body.length;
+      this.cards.delete(key);
+    }
+    this.cards.set(key, card);
+    this.bytes += card.body.length;
+    for (const [oldest, dropped] of this.cards) {
+      if (this.bytes <= LAST_DRAWN_BYTES) break;
+      this.cards.delete(oldest);
+      this.bytes -= dropped.body.length;
+    }
+  }
+}
 
 /** The card's two formats: what each route answers and how its bytes are made from the SVG. */
 const FORMATS = {
@@ -126,20 +155,22 @@ export const cardRoutes =
       const fetched = (url: string | null | undefined) => (url ? images.get(url) : null);
       // The user's avatar and the default one are asked for together: the default is one of six images
       // cached for an hour, and waiting for the first to fail before asking would double the wait.
-      const [avatars, emoji, art, badge, decoration] = await Promise.all([
+      const [avatars, emoji, art, badge, decoration, more] = await Promise.all([
         Promise.all(content.avatarUrls.map((url) => images.get(url))),
         fetched(emojiUrl),
         fetched(artUrl),
         fetched(content.tag?.badgeUrl),
         fetched(content.decorationUrl),
+        Promise.all(content.more.map((activity) => fetched(activity.imageUrl))),
       ]);
-      return { avatar: avatars.find((uri) => uri !== null) ?? null, emoji, art, badge, decoration };
+      return { avatar: avatars.find((uri) => uri !== null) ?? null, emoji, art, badge, decoration, more };
     };
 
     const route = (format: Format): void => {
       const { path, type, contentType, summary, description, encode } = FORMATS[format];
       const rendered = new CardRenderCache();
-      const drawing = new Map<string, Promise<RenderedCard>>();
+      const drawing = new Map<string, { from: object | undefined; drawn: Promise<RenderedCard> }>();
+      const lastDrawn = new LastDrawn();
       app.get(
         path,
         {
@@ -180,17 +211,18 @@ export const cardRoutes =
 
           const snapshot = id === null ? undefined : deps.view.get(id);
           const at = Math.floor(now() / CARD_TIME_GRANULARITY_MS) * CARD_TIME_GRANULARITY_MS;
-          // The options as the client spelled them: the same URL is the same card.
-          const query = request.url.indexOf('?');
-          const key = query < 0 ? given : `${given}${request.url.slice(query)}`;
+          // The card as drawn: the id (or what stood in its place) and the options as parsed, so spellings,
+          // unknown parameters (`?v=2`) and what a path can smuggle in (`%3F`) make no card of their own.
+          const key = `${id ?? `\u0000${given}`}\u0000${JSON.stringify(options)}`;
           let card = rendered.get(at, key, snapshot);
           if (!card) {
-            // Requests for one card that come while it is drawn wait for that drawing: a popular README's
-            // PNG is drawn once a second, not once per request of the second.
+            // Requests for one card that come while it is drawn, from the same presence, wait for that
+            // drawing: a popular README's PNG is drawn once a second, not once per request of the second.
             const flightKey = `${at}\u0000${key}`;
             let flight = drawing.get(flightKey);
+            if (flight?.from !== snapshot) flight = undefined;
             if (!flight) {
-              flight = (async () => {
+              const drawn = (async () => {
                 const content =
                   id === null
                     ? invalidIdContent(given)
@@ -199,16 +231,29 @@ export const cardRoutes =
                       : unmonitoredContent(id, deps.cdnUrl);
                 const resolved = await imagesFor(content);
                 const parts = renderCardParts(content, options, resolved, at);
-                const drawn = { body: await encode(parts), etag: etagOf(format, parts), from: snapshot };
+                const made = { body: await encode(parts), etag: etagOf(format, parts), from: snapshot };
                 deps.metrics?.cardDrawn(format);
-                rendered.set(at, key, drawn);
-                return drawn;
+                rendered.set(at, key, made);
+                if (format === 'png') lastDrawn.set(key, made);
+                return made;
               })();
+              flight = { from: snapshot, drawn };
               drawing.set(flightKey, flight);
               const forget = () => drawing.delete(flightKey);
-              flight.then(forget, forget);
+              drawn.then(forget, forget);
             }
-            card = await flight;
+            try {
+              card = await flight.drawn;
+            } catch (error) {
+              // Too busy to draw it: the last one drawn is better than a broken image, if there is one.
+              if (!(error instanceof ApiError) || error.code !== 'rate_limited') throw error;
+              const last = lastDrawn.get(key);
+              if (!last) {
+                reply.header('retry-after', '1');
+                throw error;
+              }
+              card = last;
+            }
           }
           const { body, etag } = card;
 

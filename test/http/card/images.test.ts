@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { solidPng } from '../../../src/discord/simulator/png.js';
+import { imageSize } from '../../../src/http/card/image-size.js';
 import {
   cardImageSources,
   IMAGE_FETCH_TIMEOUT_MS,
@@ -74,6 +75,15 @@ function handle(request: IncomingMessage, response: ServerResponse): void {
       response.writeHead(200, { 'content-type': 'image/svg+xml' });
       response.end('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
       return;
+    case '/huge.png': {
+      // A small file that says it is 8,000 × 8,000: what a decoder would allocate for, not what it weighs.
+      const bomb = Buffer.from(PNG);
+      bomb.writeUInt32BE(8_000, 16);
+      bomb.writeUInt32BE(8_000, 20);
+      response.writeHead(200, { 'content-type': 'image/png', 'content-length': bomb.length });
+      response.end(bomb);
+      return;
+    }
     case '/redirect.png':
       response.writeHead(302, { location: '/ok.png' });
       response.end();
@@ -229,6 +239,14 @@ describe('ImageCache', () => {
     expect(images.size).toBe(2);
   });
 
+  it('refuses an image whose header declares more pixels than a card could use, and remembers it', async () => {
+    const { images } = cache();
+    expect(await images.get(`${base}/huge.png`)).toBeNull();
+    expect(await images.get(`${base}/huge.png`)).toBeNull();
+    expect(count('/huge.png')).toBe(1);
+    expect(await images.get(`${base}/ok.png`)).toBe(PNG_URI);
+  });
+
   it('has production limits that keep a card fast', () => {
     expect(IMAGE_FETCH_TIMEOUT_MS).toBeLessThanOrEqual(2_000);
     expect(MAX_IMAGE_BYTES).toBe(256 * 1024);
@@ -240,6 +258,49 @@ describe('ImageCache', () => {
       'https://i.scdn.co/image/',
       'https://media.discordapp.net/',
     ]);
+  });
+});
+
+describe('imageSize', () => {
+  it('reads the size from the header of each format', () => {
+    expect(imageSize(solidPng(48, [0, 0, 0]), 'image/png')).toEqual({ width: 48, height: 48 });
+    const gif = Buffer.from('GIF89a\x40\x01\xf0\x00', 'latin1');
+    expect(imageSize(gif, 'image/gif')).toEqual({ width: 320, height: 240 });
+    // SOI, an APP0 segment of 16 bytes, then SOF0 with height 600 and width 800.
+    const jpeg = Buffer.concat([
+      Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]),
+      Buffer.alloc(14),
+      Buffer.from([0xff, 0xc0, 0x00, 0x11, 0x08, 0x02, 0x58, 0x03, 0x20, 0x03]),
+      Buffer.alloc(16),
+    ]);
+    expect(imageSize(jpeg, 'image/jpeg')).toEqual({ width: 800, height: 600 });
+    const webp = (chunk: string, body: number[]) =>
+      Buffer.concat([
+        Buffer.from(`RIFF\0\0\0\0WEBP${chunk}\0\0\0\0`, 'latin1'),
+        Buffer.from(body),
+        Buffer.alloc(16),
+      ]);
+    // VP8X: flags and reserved (4 bytes), then width − 1 and height − 1 in 24 bits each.
+    expect(imageSize(webp('VP8X', [0, 0, 0, 0, 0xff, 0x03, 0x00, 0x7f, 0x02, 0x00]), 'image/webp')).toEqual({
+      width: 1024,
+      height: 640,
+    });
+    // VP8L: a signature byte, then 14 bits of width − 1 and 14 of height − 1.
+    const bits = (99 & 0x3fff) | ((49 & 0x3fff) << 14);
+    expect(
+      imageSize(
+        webp('VP8L', [0x2f, bits & 255, (bits >>> 8) & 255, (bits >>> 16) & 255, (bits >>> 24) & 255]),
+        'image/webp',
+      ),
+    ).toEqual({ width: 100, height: 50 });
+    // VP8: a frame tag (3 bytes) and start code (3), then 14-bit width and height.
+    expect(
+      imageSize(webp('VP8 ', [0, 0, 0, 0x9d, 0x01, 0x2a, 0x80, 0x02, 0xe0, 0x01]), 'image/webp'),
+    ).toEqual({
+      width: 640,
+      height: 480,
+    });
+    expect(imageSize(Buffer.from([0xff, 0xd8, 0x00]), 'image/jpeg')).toBeNull();
   });
 });
 

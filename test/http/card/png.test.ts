@@ -288,6 +288,16 @@ describe('rasterize', () => {
     }
   });
 
+  it('refuses, as rate_limited, what is asked past two drawing and 256 waiting, and draws the rest', async () => {
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>`;
+    const results = await Promise.allSettled(Array.from({ length: 300 }, () => rasterize(svg)));
+    const refused = results.filter((result) => result.status === 'rejected');
+    expect(results.length - refused.length).toBe(258);
+    for (const result of refused) expect((result.reason as { code?: string }).code).toBe('rate_limited');
+    // The queue empties: the next one is drawn.
+    expect(decodePng(await rasterize(svg)).width).toBe(8 * PNG_SCALE);
+  });
+
   it('draws every card asked for at once, each its own', async () => {
     const names = Array.from({ length: 12 }, (_, i) => `Name ${i}`);
     const drawn = await Promise.all(names.map((name) => cardWithName(name)));

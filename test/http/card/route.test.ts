@@ -34,6 +34,8 @@ const UNKNOWN = '123456789012345678';
 const APP = '512035578624524288';
 const ASSET = '512036254624989184';
 const EMOJI = '887330474925178910';
+const SECOND_APP = '463097721130188830';
+const SECOND_ASSET = '463097721130188831';
 
 let harness: Harness;
 let base: string;
@@ -62,6 +64,12 @@ beforeAll(async () => {
               status: 'dnd',
               activities: [
                 gameActivity({ name: 'Celeste', applicationId: APP, largeImage: ASSET, start: now - 60_000 }),
+                gameActivity({
+                  name: 'Hades',
+                  applicationId: SECOND_APP,
+                  largeImage: SECOND_ASSET,
+                  start: now - 5_000,
+                }),
               ],
             },
           },
@@ -267,6 +275,25 @@ describe('GET /v1/users/:id/card.svg', () => {
       expect(message.startsWith(`${option}: `)).toBe(true);
     },
   );
+
+  it('inlines the image of every stacked activity', async () => {
+    const root = parseCard(await (await card(MIRA.id, '?maxActivities=2')).text());
+    expect(byClass(root, 'title').map((e) => visible(e.text))).toEqual(['Celeste', 'Hades']);
+    expect(images(root).filter((href) => href !== images(root)[0])).toEqual([
+      pngUri(64, colourFor(`${APP}/${ASSET}`)),
+      pngUri(64, colourFor(`${SECOND_APP}/${SECOND_ASSET}`)),
+    ]);
+  });
+
+  it('an id with an encoded ? draws its own card, never the card of the query it spells', async () => {
+    const smuggled = await card(`${UNKNOWN}%3FhideProfile=1`);
+    expect(byClass(parseCard(await smuggled.text()), 'name').map((e) => visible(e.text))).toEqual([
+      'Not a Discord user ID',
+    ]);
+    const real = parseCard(await (await card(UNKNOWN, '?hideProfile=1')).text());
+    expect(byClass(real, 'name')).toHaveLength(0);
+    expect(byClass(real, 'idle').map((e) => visible(e.text))[0]).toContain('shares no server');
+  });
 
   it('keeps the good options beside a bad one', async () => {
     const response = await card(NOVA.id, '?theme=light&bg=nope', IMG);
