@@ -49,7 +49,8 @@ const STATUSES = ['idle', 'dnd', 'online'] as const;
  * keep the burst going until both hold, a few of them in flight when the kill lands.
  */
 const ACKED_BEFORE_KILL = 200;
-const EXTRA_IN_FLIGHT = 400;
+/** Enough to outlast a slow history batch on a busy machine; the kill comes long before the last. */
+const EXTRA_IN_FLIGHT = 4_800;
 const CONCURRENCY = 8;
 /** Every PATCH_EVERY-th write is a PATCH of three keys (all or nothing), the rest PUTs. */
 const PATCH_EVERY = 10;
@@ -335,6 +336,8 @@ describe('a crash during KV writes and history recording', () => {
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    // Every write done and no batch seen under them: the assertion below says so, after the process is gone.
+    if (!killed) first.child.kill('SIGKILL');
     const exit = await first.exited;
     driver.stop();
     await history.stop();
