@@ -4,14 +4,14 @@ Makes the card's fonts (src/http/card/fonts/):
 
 - Presently Sans, from Liberation Sans 2 (SIL OFL 1.1): Regular and Bold, cut to the Latin, punctuation
   and symbols a card's text mostly is, renamed (the licence reserves the name Liberation for the
-  unmodified fonts). The .woff2 goes into every SVG card as @font-face data; the .ttf is what the PNG
-  renderer draws with and what the card measures text by.
+  unmodified fonts). Each SVG card carries it as @font-face data, cut again to that card's characters
+  (src/http/card/font-subset.ts); the PNG renderer draws with it, and the card measures text by it.
 - Presently Sans Fallback, from DejaVu Sans (Bitstream Vera licence, DejaVu's changes in the public
   domain): Greek, Cyrillic, Hebrew, more Latin, arrows and symbols, for the PNG renderer, which has no
   other fonts. (A browser draws these with the viewer's own fonts.)
 
 Run by hand when the glyph sets change (Debian: apt-get install fonts-liberation2 fonts-dejavu-core
-python3-fonttools python3-brotli); the outputs are committed.
+python3-fonttools); the outputs are committed.
 """
 import os
 from fontTools import subset
@@ -63,7 +63,4 @@ for weight, suffix in (("Regular", ""), ("Bold", "-Bold")):
 for weight in ("Regular", "Bold"):
     font = cut(SOURCE.format(weight), UNICODES, ["kern"])
     rename(font, FAMILY, weight, "Liberation Sans")
-    font.flavor = None
     font.save(os.path.join(OUT, f"PresentlySans-{weight}.ttf"))
-    font.flavor = "woff2"
-    font.save(os.path.join(OUT, f"PresentlySans-{weight}.woff2"))

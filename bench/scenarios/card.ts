@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FONT_FACE_CSS } from '../../src/http/card/font.js';
 import { type BenchChild, type Message, startChild } from '../lib/child.js';
 import type { Row } from '../lib/results.js';
 import { startService } from '../lib/service.js';
@@ -104,7 +103,7 @@ export async function card(): Promise<Row[]> {
         unit: '/s',
         baseline,
         target: target(svg.popular),
-        notes: `${latency(svg.popular)} (bare ${latency(floor)}); server CPU per card ${perCard(svg.popular)} µs vs ${perCard(floor)} µs; the card carries its font: ${formatNumber(FONT_FACE_CSS.length / 1024)} KiB of it`,
+        notes: `${latency(svg.popular)} (bare ${latency(floor)}); server CPU per card ${perCard(svg.popular)} µs vs ${perCard(floor)} µs; the card carries the glyphs of its text in its own font`,
       },
       {
         scenario: 'card',

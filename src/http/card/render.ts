@@ -2,7 +2,7 @@ import { clockSvg, formatClock } from './clock.js';
 import type { CardActivity, CardContent, CardIdle, CardMusic } from './content.js';
 import { DEFAULT_AVATAR_COLOURS } from './default-avatar.js';
 import { escapeXml, isolate, userText } from './escape.js';
-import { FONT_FACE_CSS, FONT_FAMILY } from './font.js';
+import { FONT_FAMILY, fontFaceFor } from './font.js';
 import type { CardOptions } from './options.js';
 import { num } from './svg.js';
 import {
@@ -136,14 +136,14 @@ export function renderCard(
   now: number,
 ): string {
   const { before, after } = renderCardParts(content, options, given, now);
-  return before + FONT_FACE_CSS + after;
+  return before + fontFaceFor(after).toString() + after;
 }
 
 /**
- * The card as the markup before its font and after it: the font's @font-face rules (FONT_FACE_CSS, most
- * of a card's bytes) are the same in every card, so the route sends them from one buffer rather than
- * encoding and hashing them again for each card, and the PNG renderer, which reads no @font-face, goes
- * without them.
+ * The card as the markup before its font and after it: the font's @font-face rules (`fontFaceFor`, most
+ * of a card's bytes) follow from the text after, so the route sends them as bytes made once for a set of
+ * characters and hashes the text alone for the ETag, and the PNG renderer, which reads no @font-face,
+ * goes without them.
  */
 export function renderCardParts(
   content: CardContent,

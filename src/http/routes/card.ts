@@ -5,7 +5,7 @@ import type { PresenceView } from '../../presence/registry.js';
 import { isSnowflake } from '../../presence/snowflake.js';
 import { prefersJsonTo } from '../accept.js';
 import { type CardContent, cardContent, invalidIdContent, unmonitoredContent } from '../card/content.js';
-import { FONT_FACE_CSS } from '../card/font.js';
+import { FONT_DIGEST, fontFaceFor } from '../card/font.js';
 import { cardImageSources, ImageCache } from '../card/images.js';
 import { cardQuerySchema, parseCardOptions } from '../card/options.js';
 import { PNG_RENDERER, rasterize } from '../card/png.js';
@@ -40,13 +40,9 @@ export interface CardRouteDeps {
   now?: () => number;
 }
 
-/** The font's digest, which every card's tag includes: a new font is a new card. */
-const FONT_DIGEST = createHash('sha1').update(FONT_FACE_CSS).digest();
-
 /**
  * `"<sha1>"` over what was rendered (the card's content changes with time): the format (for a PNG, what
- * draws it) and the markup, whose bytes or pixels follow from it; the font, the same in every card, by its
- * digest.
+ * draws it) and the markup, whose bytes or pixels follow from it with the font files (by their digest).
  */
 function etagOf(format: Format, { before, after }: CardParts): string {
   const hash = createHash('sha1')
@@ -77,8 +73,6 @@ const cardIdParams = {
 } as const;
 
 type CardParts = ReturnType<typeof renderCardParts>;
-/** The font's rules as bytes, once: most of every SVG card. */
-const FONT_FACE_BYTES = Buffer.from(FONT_FACE_CSS);
 
 /** Bytes of PNG cards kept after their second, to answer with when the renderer is too busy to draw. */
 const LAST_DRAWN_BYTES = 32 * 1024 * 1024;
@@ -118,7 +112,7 @@ const FORMATS = {
     description:
       'Made for README images: the avatar ringed in the status colour (with its decoration), the name and server tag, the custom status, and what the user listens to (with a progress bar) or plays. The card carries its own font; images are inlined, the animation needs no script.',
     encode: async ({ before, after }: CardParts): Promise<Buffer> =>
-      Buffer.concat([Buffer.from(before), FONT_FACE_BYTES, Buffer.from(after)]),
+      Buffer.concat([Buffer.from(before), fontFaceFor(after), Buffer.from(after)]),
   },
   png: {
     path: '/v1/users/:id/card.png',

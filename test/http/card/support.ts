@@ -114,7 +114,7 @@ export function parseCard(svg: string): ParsedElement {
       // Nothing fetched: the one url() is the card's own font, inline.
       expect(element.text).not.toMatch(/@import/i);
       for (const [url] of element.text.matchAll(/url\([^)]*\)/gi)) {
-        expect(url).toMatch(/^url\(data:font\/woff2;base64,[A-Za-z0-9+/]+={0,2}\)$/);
+        expect(url).toMatch(/^url\(data:font\/woff;base64,[A-Za-z0-9+/]+={0,2}\)$/);
       }
     }
   }
