@@ -58,6 +58,22 @@ export function isolate(text: string): string {
  */
 export function userText(text: string): string {
   if (!MAYBE_EMOJI.test(text)) return escapeXml(isolate(text));
+  const known = marked.get(text);
+  if (known !== undefined) return known;
+  if (marked.size >= MEMO_LIMIT) marked.clear();
+  const made = markEmoji(text);
+  marked.set(text, made);
+  return made;
+}
+
+/**
+ * Text with emoji, marked up: a card shows the same few names and statuses on every request for it, and
+ * segmenting them costs more than the rest of their markup. Bounded by forgetting all at once.
+ */
+const MEMO_LIMIT = 4_096;
+const marked = new Map<string, string>();
+
+function markEmoji(text: string): string {
   let out = '';
   let run = '';
   for (const grapheme of graphemes(text)) {

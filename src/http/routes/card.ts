@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Metrics } from '../../ops/metrics.js';
+import type { PresenceSummary } from '../../presence/model.js';
 import type { PresenceView } from '../../presence/registry.js';
+import type { PresenceSnapshot } from '../../presence/snapshot.js';
 import { isSnowflake } from '../../presence/snowflake.js';
 import { prefersJsonTo } from '../accept.js';
 import { type CardContent, cardContent, invalidIdContent, unmonitoredContent } from '../card/content.js';
@@ -74,6 +76,9 @@ const cardIdParams = {
 
 type CardParts = ReturnType<typeof renderCardParts>;
 
+/** Presences whose reading the card routes keep (see `summaryOf`). */
+const RECENT_SUMMARIES = 256;
+
 /** Bytes of PNG cards kept after their second, to answer with when the renderer is too busy to draw. */
 const LAST_DRAWN_BYTES = 32 * 1024 * 1024;
 
@@ -141,6 +146,19 @@ export const cardRoutes =
     const images =
       deps.images ?? new ImageCache({ allowedPrefixes: cardImageSources(deps.cdnUrl), logger: app.log });
     const now = deps.now ?? Date.now;
+
+    // A popular user's presence is read once for the cards drawn from it, not once per card: a few
+    // hundred of the latest presences, whose readings are dropped all at once past that.
+    const summaries = new Map<PresenceSnapshot, PresenceSummary>();
+    const summaryOf = (snapshot: PresenceSnapshot): PresenceSummary => {
+      let summary = summaries.get(snapshot);
+      if (!summary) {
+        if (summaries.size >= RECENT_SUMMARIES) summaries.clear();
+        summary = snapshot.summary();
+        summaries.set(snapshot, summary);
+      }
+      return summary;
+    };
 
     const imagesFor = async (content: CardContent): Promise<CardImages> => {
       const main = content.main;
@@ -221,7 +239,7 @@ export const cardRoutes =
                   id === null
                     ? invalidIdContent(given)
                     : snapshot
-                      ? cardContent(snapshot.summary(), options, deps.cdnUrl)
+                      ? cardContent(summaryOf(snapshot), options, deps.cdnUrl)
                       : unmonitoredContent(id, deps.cdnUrl);
                 const resolved = await imagesFor(content);
                 const parts = renderCardParts(content, options, resolved, at);
