@@ -38,7 +38,6 @@ export interface CardImages {
 export const CARD_WIDTH = 480;
 const PAD = 20;
 const AVATAR = 80;
-const RING_GAP = 3;
 const RING_WIDTH = 3;
 const HEADER_HEIGHT = 120;
 const TEXT_X = PAD + AVATAR + 22;
@@ -191,7 +190,6 @@ export function renderCardParts(
   const after = [
     `${css(theme, options.animated)}</style>`,
     '<defs>',
-    `<clipPath id="avatar-clip"><circle cx="${PAD + AVATAR / 2}" cy="${PAD + AVATAR / 2}" r="${AVATAR / 2}"/></clipPath>`,
     `<clipPath id="header-text"><rect x="${TEXT_X - 2}" y="0" width="${TEXT_RIGHT - TEXT_X + 4}" height="${HEADER_HEIGHT}"/></clipPath>`,
     '</defs>',
     cardBackground(CARD_WIDTH, height, options, theme),
@@ -230,31 +228,12 @@ function compactParts(
   now: number,
 ): { before: string; after: string } {
   const size = COMPACT_AVATAR;
-  const centre = COMPACT_PAD + size / 2;
   const x = COMPACT_PAD + size + 14;
   const right = COMPACT_WIDTH - COMPACT_PAD;
   const parts: string[] = [
     cardBackground(COMPACT_WIDTH, COMPACT_HEIGHT, options, theme),
-    `<circle cx="${centre}" cy="${centre}" r="${num(size / 2 + 2 + 1)}" fill="none" stroke="${STATUS_COLOURS[content.status]}" stroke-width="2"/>`,
+    avatar(content, images, COMPACT_PAD, size, 2, 22),
   ];
-  if (images.avatar !== null) {
-    parts.push(
-      `<clipPath id="avatar-clip"><circle cx="${centre}" cy="${centre}" r="${size / 2}"/></clipPath>`,
-      `<image href="${images.avatar}" x="${COMPACT_PAD}" y="${COMPACT_PAD}" width="${size}" height="${size}" preserveAspectRatio="xMidYMid slice" clip-path="url(#avatar-clip)"/>`,
-    );
-  } else {
-    const fill = DEFAULT_AVATAR_COLOURS[content.defaultAvatar] ?? DEFAULT_AVATAR_COLOURS[0];
-    parts.push(
-      `<circle cx="${centre}" cy="${centre}" r="${size / 2}" fill="${fill}"/>`,
-      initial(content.monitored ? content.displayName : '?', centre, centre, 22),
-    );
-  }
-  if (content.decorationUrl !== null && images.decoration !== null) {
-    const decorated = size * DECORATION_SCALE;
-    parts.push(
-      `<image href="${images.decoration}" x="${num(centre - decorated / 2)}" y="${num(centre - decorated / 2)}" width="${num(decorated)}" height="${num(decorated)}"/>`,
-    );
-  }
 
   const tag = content.tag === null ? null : serverTag(content.tag, images.badge, theme, options);
   const nameRoom = right - x - (tag === null ? 0 : tag.width + TAG_GAP);
@@ -341,29 +320,7 @@ function css(theme: Theme, animated: boolean): string {
 }
 
 function header(content: CardContent, images: CardImages, theme: Theme, options: CardOptions): string {
-  const centre = PAD + AVATAR / 2;
-  const ring = AVATAR / 2 + RING_GAP + RING_WIDTH / 2;
-  const parts: string[] = [
-    `<circle cx="${centre}" cy="${centre}" r="${num(ring)}" fill="none" stroke="${STATUS_COLOURS[content.status]}" stroke-width="${RING_WIDTH}"/>`,
-  ];
-  if (images.avatar !== null) {
-    parts.push(
-      `<image href="${images.avatar}" x="${PAD}" y="${PAD}" width="${AVATAR}" height="${AVATAR}" preserveAspectRatio="xMidYMid slice" clip-path="url(#avatar-clip)"/>`,
-    );
-  } else {
-    const fill = DEFAULT_AVATAR_COLOURS[content.defaultAvatar] ?? DEFAULT_AVATAR_COLOURS[0];
-    parts.push(
-      `<circle cx="${centre}" cy="${centre}" r="${AVATAR / 2}" fill="${fill}"/>`,
-      initial(content.monitored ? content.displayName : '?', centre, centre, 34),
-    );
-  }
-  if (content.decorationUrl !== null && images.decoration !== null) {
-    // Discord draws a decoration 1.2 times the avatar's size, centred on it.
-    const size = AVATAR * DECORATION_SCALE;
-    parts.push(
-      `<image href="${images.decoration}" x="${num(centre - size / 2)}" y="${num(centre - size / 2)}" width="${num(size)}" height="${num(size)}"/>`,
-    );
-  }
+  const parts: string[] = [avatar(content, images, PAD, AVATAR, RING_WIDTH, 34)];
 
   const hasStatusLine = content.customStatus !== null;
   const nameY = hasStatusLine ? 44 : 53;
@@ -414,6 +371,44 @@ function header(content: CardContent, images: CardImages, theme: Theme, options:
     if (line !== '') texts.push(`<text x="${x}" y="${y}" class="cs">${userText(line)}</text>`);
   }
   parts.push(`<g clip-path="url(#header-text)">${texts.join('')}</g>`);
+  return parts.join('');
+}
+
+/**
+ * The avatar, `size` across with its top left at (`at`, `at`): ringed in the status colour (`ring` px wide,
+ * as far from it), the image or the default avatar's colour and initial, and the decoration over it, 1.2
+ * times its size and centred, as Discord draws one.
+ */
+function avatar(
+  content: CardContent,
+  images: CardImages,
+  at: number,
+  size: number,
+  ring: number,
+  initialSize: number,
+): string {
+  const centre = at + size / 2;
+  const parts = [
+    `<circle cx="${centre}" cy="${centre}" r="${num(size / 2 + ring * 1.5)}" fill="none" stroke="${STATUS_COLOURS[content.status]}" stroke-width="${ring}"/>`,
+  ];
+  if (images.avatar !== null) {
+    parts.push(
+      `<clipPath id="avatar-clip"><circle cx="${centre}" cy="${centre}" r="${size / 2}"/></clipPath>`,
+      `<image href="${images.avatar}" x="${at}" y="${at}" width="${size}" height="${size}" preserveAspectRatio="xMidYMid slice" clip-path="url(#avatar-clip)"/>`,
+    );
+  } else {
+    const fill = DEFAULT_AVATAR_COLOURS[content.defaultAvatar] ?? DEFAULT_AVATAR_COLOURS[0];
+    parts.push(
+      `<circle cx="${centre}" cy="${centre}" r="${size / 2}" fill="${fill}"/>`,
+      initial(content.monitored ? content.displayName : '?', centre, centre, initialSize),
+    );
+  }
+  if (content.decorationUrl !== null && images.decoration !== null) {
+    const decorated = size * DECORATION_SCALE;
+    parts.push(
+      `<image href="${images.decoration}" x="${num(centre - decorated / 2)}" y="${num(centre - decorated / 2)}" width="${num(decorated)}" height="${num(decorated)}"/>`,
+    );
+  }
   return parts.join('');
 }
 
