@@ -39,7 +39,7 @@ export interface VersionInfo {
   changelog: ChangelogEntry[];
 }
 
-/** The card's query options (`GET /v1/users/:id/card.svg`); see docs/card.md for each one's rule. */
+/** The card's query options (`GET /v1/users/:id/card.svg`); see docs/cards.md for each one's rule. */
 export interface CardOptions {
   theme?: 'dark' | 'light';
   /** Hex `rgb`, `rgba`, `rrggbb` or `rrggbbaa`, with or without `#`. */
