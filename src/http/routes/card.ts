@@ -249,9 +249,13 @@ export const cardRoutes =
                 if (format === 'png') lastDrawn.set(key, made);
                 return made;
               })();
-              flight = { from: snapshot, drawn };
-              drawing.set(flightKey, flight);
-              const forget = () => drawing.delete(flightKey);
+              const started = { from: snapshot, drawn };
+              flight = started;
+              drawing.set(flightKey, started);
+              // A drawing from a newer presence may have taken the place meanwhile: only this one leaves.
+              const forget = () => {
+                if (drawing.get(flightKey) === started) drawing.delete(flightKey);
+              };
               drawn.then(forget, forget);
             }
             try {
