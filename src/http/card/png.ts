@@ -33,6 +33,12 @@ export const PNG_RENDERER = [
 const CONCURRENCY = 2;
 /** Rasterizations waiting their turn; past it a request is refused rather than held, with its card, in memory. */
 const MAX_WAITING = 256;
+/**
+ * Characters of the cards drawn or waiting, together: a card with the largest images is a megabyte or
+ * two of markup, and 256 of them would hold half a gigabyte.
+ */
+const MAX_HELD_CHARS = 64 * 1024 * 1024;
+let held = 0;
 
 /**
  * resvg draws no colour-font glyphs and would draw emoji as empty boxes: the PNG leaves them out. The
@@ -65,6 +71,18 @@ async function turn(): Promise<() => void> {
  * so does zlib (resvg's own encoder would run on the event loop).
  */
 export async function rasterize(svg: string): Promise<Buffer> {
+  if (held + svg.length > MAX_HELD_CHARS) {
+    throw new ApiError('rate_limited', 'Too many PNG cards are being drawn; try again in a second');
+  }
+  held += svg.length;
+  try {
+    return await draw(svg);
+  } finally {
+    held -= svg.length;
+  }
+}
+
+async function draw(svg: string): Promise<Buffer> {
   const done = await turn();
   try {
     const image = await renderAsync(svg.replace(EMOJI_RUN, ''), {

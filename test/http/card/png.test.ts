@@ -298,6 +298,16 @@ describe('rasterize', () => {
     expect(decodePng(await rasterize(svg)).width).toBe(8 * PNG_SCALE);
   });
 
+  it('refuses what would hold more than 64 MiB of cards waiting, however few they are', async () => {
+    // A card of a megabyte and a half: the largest images it may inline, as markup.
+    const padding = `<!--${'x'.repeat(1_500_000)}-->`;
+    const big = `<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8">${padding}<rect width="8" height="8"/></svg>`;
+    const results = await Promise.allSettled(Array.from({ length: 60 }, () => rasterize(big)));
+    const drawn = results.filter((result) => result.status === 'fulfilled').length;
+    expect(drawn).toBe(Math.floor((64 * 1024 * 1024) / big.length));
+    expect(decodePng(await rasterize(big)).width).toBe(8 * PNG_SCALE);
+  });
+
   it('draws every card asked for at once, each its own', async () => {
     const names = Array.from({ length: 12 }, (_, i) => `Name ${i}`);
     const drawn = await Promise.all(names.map((name) => cardWithName(name)));
