@@ -66,9 +66,13 @@ export function valueRejection(key: string, value: unknown): KvRejection | undef
   return undefined;
 }
 
+/** Code points of a well-formed string: its UTF-16 units less one for each surrogate pair. */
 function codePoints(value: string): number {
-  let count = 0;
-  for (const _ of value) count++;
+  let count = value.length;
+  for (let i = 0; i < value.length; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) count--;
+  }
   return count;
 }
 

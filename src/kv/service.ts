@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Bus } from '../bus/ports.js';
 import type { Snowflake } from '../presence/model.js';
 import type { KvStore } from '../store/ports.js';
@@ -13,6 +14,9 @@ import {
 } from './rules.js';
 
 export type KvWriteOutcome = { ok: true } | { ok: false; rejection: KvRejection };
+
+/** Values of at least this many UTF-16 units make a change large: its steps each take a turn of their own. */
+const LARGE_CHANGE_UNITS = 32 * 1024;
 
 /**
  * The one way KV changes: REST and the bot's commands both come through here, so the rules, the store
@@ -47,9 +51,14 @@ export class KvService {
   async write(userId: Snowflake, change: KvChange<unknown>): Promise<KvWriteOutcome> {
     const rejection = changeRejection(change);
     if (rejection) return { ok: false, rejection };
+    // Checking, storing and re-rendering a large change each cost milliseconds: with a turn between them,
+    // other clients are answered in between rather than after all of it.
+    const large = isLarge(change as KvChange);
+    if (large) await nextTurn();
     const result = await this.store.writeKv(userId, change as KvChange, this.limits);
     if ('refused' in result) return { ok: false, rejection: limitRejection(result, this.limits) };
     if (!result.changed) return { ok: true };
+    if (large) await nextTurn();
     await this.bus.publish('kv.changed', {
       userId,
       revision: result.revision,
@@ -66,4 +75,13 @@ export class KvService {
   delete(userId: Snowflake, key: string): Promise<KvWriteOutcome> {
     return this.write(userId, { set: new Map(), delete: [key] });
   }
+}
+
+function isLarge(change: KvChange): boolean {
+  let units = 0;
+  for (const value of change.set.values()) {
+    units += value.length;
+    if (units >= LARGE_CHANGE_UNITS) return true;
+  }
+  return false;
 }
