@@ -31,7 +31,7 @@ import { PresenceRegistry } from './presence/registry.js';
 import { PresenceReplica } from './presence/replica.js';
 import { youtubeMusicMatcher } from './presence/youtube-music.js';
 import { redactUrl } from './redact-url.js';
-import { SocketGateway } from './socket/gateway.js';
+import { SocketGateway, type SocketGatewayOptions } from './socket/gateway.js';
 import type { Store } from './store/ports.js';
 import { openRedisStore } from './store/redis/index.js';
 import { openSqliteStore } from './store/sqlite/index.js';
@@ -63,7 +63,7 @@ export interface AppOptions {
   /** A close from Discord that reconnecting cannot fix; main ends the process. */
   onFatal?(code: number, reason: string): void;
   /** Tests shorten the socket heartbeat and shrink the send buffer cap to see them act. */
-  socket?: { heartbeatIntervalMs?: number; sendBufferCapBytes?: number };
+  socket?: Pick<SocketGatewayOptions, 'heartbeatIntervalMs' | 'sendBufferCapBytes' | 'pacedBytesPerSecond'>;
   /** Tests lengthen the history batch interval to hold changes queued. */
   history?: { flushMs?: number };
   /** Tests answer the refusals of abusive clients at once (ABUSE_REFUSAL_DELAY_MS). */

@@ -8,10 +8,11 @@ import { ABUSE_REFUSAL_DELAY_MS, refuseLater } from '../net/tarpit.js';
 import { upgraded } from '../net/upgraded.js';
 import type { Metrics, SubscriptionKind } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceChange, PresenceSource } from '../presence/registry.js';
+import type { PresenceSource } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 import { CommandBudget, refillMs, SOCKET_COMMAND_BURST } from './command-budget.js';
 import { CommandQueue } from './command-queue.js';
+import { FanOutPacer } from './fanout-pace.js';
 import {
   FRAGMENT_AT_BYTES,
   type Fragments,
@@ -66,6 +67,8 @@ export interface SocketGatewayOptions {
   sendBufferCapBytes?: number;
   /** How long an abusive client waits for a refused upgrade; ABUSE_REFUSAL_DELAY_MS unless told. */
   refusalDelayMs?: number;
+  /** How fast a large presence's updates may follow each other (fanout-pace.ts); 0 holds none back. */
+  pacedBytesPerSecond?: number;
   /** Counts frames, fan-out time and sockets refused over the per-IP cap. */
   metrics?: Metrics;
 }
@@ -120,6 +123,7 @@ export class SocketGateway {
   private readonly sendBufferCap: number;
   private readonly sweepTimer: NodeJS.Timeout;
   private readonly unsubscribeSource: () => void;
+  private readonly pacer: FanOutPacer;
   private readonly upgradeListener = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     // node:http hands the connection over with nobody listening for its errors: a client resetting it
     // (while its refusal is held, say) would otherwise be an uncaught exception.
@@ -158,7 +162,15 @@ export class SocketGateway {
       }
     });
     options.server.on('upgrade', this.upgradeListener);
-    this.unsubscribeSource = options.source.onChange((change) => this.fanOut(change));
+    this.pacer = new FanOutPacer(
+      (userId, snapshot) => this.fanOut(userId, snapshot),
+      (userId) => options.source.get(userId),
+      options.pacedBytesPerSecond,
+    );
+    this.unsubscribeSource = options.source.onChange((change) => {
+      if (change.kind === 'unmonitored') this.pacer.forget(change.userId);
+      else this.pacer.changed(change.userId, change.current);
+    });
     this.sweepTimer = setInterval(() => this.sweep(), Math.max(this.heartbeatIntervalMs / 2, 10));
     this.sweepTimer.unref();
   }
@@ -192,6 +204,7 @@ export class SocketGateway {
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
     this.unsubscribeSource();
+    this.pacer.close();
     this.options.server.off('upgrade', this.upgradeListener);
     for (const socket of this.held) socket.destroy();
     const closed = [...this.clients].map(
@@ -446,10 +459,8 @@ export class SocketGateway {
     client.out.stream(initStateStream(state, client.compressed));
   }
 
-  private fanOut(change: PresenceChange): void {
-    if (change.kind === 'unmonitored') return;
+  private fanOut(userId: Snowflake, current: PresenceSnapshot): void {
     const started = performance.now();
-    const { userId, current } = change;
     let event: SharedEvent | LargePresenceEvent | undefined;
     for (const client of this.subscriptions.subscribersOf(userId)) {
       event ??= eventOf(userId, current);

@@ -591,7 +591,11 @@ describe('slow consumers', () => {
   let h: Harness;
 
   beforeAll(async () => {
-    h = await startHarness({ setup: seed, socket: { sendBufferCapBytes: 64 * 1024 } });
+    // Large updates one after the other, none held back: what fills a socket that does not read.
+    h = await startHarness({
+      setup: seed,
+      socket: { sendBufferCapBytes: 64 * 1024, pacedBytesPerSecond: 0 },
+    });
     await fixtureReady(h);
   });
 

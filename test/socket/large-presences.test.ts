@@ -67,7 +67,8 @@ async function initState(client: SocketClient, d: Record<string, unknown>): Prom
 }
 
 describe('large presences on sockets', () => {
-  const service = seededHarness();
+  // Updates of the same large user one after the other are what these tests follow: none is held back.
+  const service = seededHarness({ socket: { pacedBytesPerSecond: 0 } });
 
   beforeAll(async () => {
     const h = service();
@@ -245,5 +246,47 @@ describe('a socket that stops reading a large INIT_STATE', () => {
       expect(presenceOf(update).custom_status?.text).toBe(text);
       await eventually(async () => expect(await bufferedBytes(h)).toBe(0));
     },
+  );
+});
+
+describe("a large presence's updates, paced", () => {
+  /** A pause of about two seconds after each update of a 2 MB presence. */
+  const service = seededHarness({ socket: { pacedBytesPerSecond: 1024 * 1024 } });
+  const user = LARGE[0] as string;
+
+  beforeAll(async () => {
+    await joinWithKv(service(), { id: user, username: 'paced' }, largeKv(LARGE_KV_BYTES, 'paced'));
+  }, 60_000);
+
+  it.each(KINDS)(
+    'changes within the pause after an update collapse into one update carrying the newest; REST has each at once (%s)',
+    async (kind, query) => {
+      const h = service();
+      const client = await SocketClient.connect(h.base, query);
+      await client.subscribe({ subscribe_to_ids: [user, ERIN] });
+      const isUpdateWith = (salt: string) => (frame: Frame) =>
+        updateFor(user)(frame) && Object.keys(presenceOf(frame).kv)[0]?.startsWith(salt) === true;
+
+      const first = largeKv(LARGE_KV_BYTES, `${kind}_first`);
+      await changeKv(h, user, first);
+      // Sent at once, or at the end of a pause an earlier update began: either way a pause begins with it.
+      await client.until(isUpdateWith(`${kind}_first`), 20_000);
+
+      const second = largeKv(LARGE_KV_BYTES, `${kind}_second`);
+      const third = largeKv(LARGE_KV_BYTES, `${kind}_third`);
+      await changeKv(h, user, second);
+      expect((await restPresence(h, user)).kv).toEqual(second);
+      await changeKv(h, user, third);
+      expect((await restPresence(h, user)).kv).toEqual(third);
+
+      const frames = await client.until(updateFor(user), 20_000);
+      expect(updatedUsers(frames)).toEqual([user]);
+      expect(presenceOf(frames[0] as Frame).kv).toEqual(third);
+
+      // Nothing else of the user was on its way: Erin's change, made now, is the next thing the socket gets.
+      bump(h, ERIN);
+      expect(updatedUsers(await client.until(updateFor(ERIN)))).toEqual([ERIN]);
+    },
+    60_000,
   );
 });
