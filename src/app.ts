@@ -7,6 +7,7 @@ import { type ClusterLink, connectCluster } from './cluster/connect.js';
 import { SharedPresencePublisher } from './cluster/publisher.js';
 import { ReplicaSync } from './cluster/replica-sync.js';
 import type { Config } from './config.js';
+import { BotIdentity } from './discord/bot-identity.js';
 import { Bot } from './discord/commands/index.js';
 import { DiscordGateway } from './discord/gateway.js';
 import { GatewayIngest } from './discord/ingest.js';
@@ -79,6 +80,8 @@ interface DiscordSide {
   history: HistoryRecorder;
   /** Scale-out: shares what the registry sees; started before the gateway. */
   publisher: SharedPresencePublisher | null;
+  /** The bot's own user, as the gateway last named it. */
+  identity: BotIdentity;
   /** Every guild has been listed once since the start. */
   listed(): boolean;
   /** Guild listings Discord deferred (RATE_LIMITED), not yet sent again. */
@@ -214,6 +217,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       logger,
       cdnUrl,
       inviteUrl: config.discordInviteUrl,
+      botName: () => discordSide?.identity.name ?? null,
       serveApi: config.role !== 'ingest',
       examples: demo?.users ?? [],
       timeouts: {
@@ -401,11 +405,14 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     metrics,
   });
   gateway.onDispatch((payload) => void bot.handle(payload));
+  const identity = new BotIdentity();
+  gateway.onDispatch(identity.observe);
   return {
     registry,
     gateway,
     history,
     publisher,
+    identity,
     listed: () => listed,
     waiting: () => ingest.listingsWaiting,
     stop: () => {

@@ -16,6 +16,7 @@ import type { HistoryStore } from '../store/ports.js';
 import { capConnections } from './connection-cap.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
+import { notMonitored } from './not-monitored.js';
 import { registerOpenApi } from './openapi.js';
 import type { PageExample } from './page/render.js';
 import { limitReads, type RateLimitSettings, readLimiterOf, writeBudgetsOf } from './rate-limits.js';
@@ -60,6 +61,8 @@ export interface HttpServerOptions {
   cdnUrl?: string;
   /** `DISCORD_INVITE_URL`, where `GET /discord` redirects; absent: that route answers 404. */
   inviteUrl?: string | null;
+  /** The bot's name as the gateway knows it, for `user_not_monitored`; absent or null: "the bot". */
+  botName?: () => string | null;
   /** Tests give the card route its own image cache (fetch, timeouts) and clock. */
   card?: Pick<CardRouteDeps, 'images' | 'now'>;
   /** How long an abusive client waits for a refusal; absent: ABUSE_REFUSAL_DELAY_MS. */
@@ -204,7 +207,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     await limitReads(reads, limits);
     if (limits.read > 0) fastReads.limitWith(readLimiterOf(reads));
     if (options.serveApi !== false) {
-      await reads.register(userRoutes(options));
+      const unmonitored = notMonitored({
+        botName: options.botName ?? (() => null),
+        inviteUrl: options.inviteUrl ?? null,
+      });
+      await reads.register(userRoutes({ ...options, notMonitored: unmonitored }));
       await reads.register(
         homeRoutes({
           view: options.view,
@@ -222,7 +229,13 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
           ...options.card,
         }),
       );
-      await reads.register(avatarRoutes({ view: options.view, cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL }));
+      await reads.register(
+        avatarRoutes({
+          view: options.view,
+          cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL,
+          notMonitored: unmonitored,
+        }),
+      );
       await reads.register(discordInviteRoutes(options.inviteUrl ?? null));
     }
     await reads.register(versionRoutes(options.version));

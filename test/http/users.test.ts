@@ -94,6 +94,14 @@ describe('GET /v1/users/:id', () => {
     await expectError(await fetch(`${base}/v1/users/123456789012345678`), 404, 'user_not_monitored');
   });
 
+  it('says "the bot" in user_not_monitored when no gateway has named it (an API node)', async () => {
+    const response = await fetch(`${base}/v1/users/123456789012345678`);
+    const body = (await response.json()) as { error: { message: string } };
+    expect(body.error.message).toBe(
+      'User 123456789012345678 is not being monitored by Presently: join a server the bot is in',
+    );
+  });
+
   it.each(['abc', '12a', '123456789012345678901', '18446744073709551616', '-5', '%20', '@you'])(
     '400 invalid_user_id for %j',
     async (id) => {

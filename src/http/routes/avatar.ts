@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { avatarHash, avatarUrl, defaultAvatarUrl } from '../../presence/avatar.js';
 import { ANIMATED_HASH_PREFIX } from '../../presence/profile.js';
 import type { PresenceView } from '../../presence/registry.js';
-import { ApiError } from '../errors.js';
+import type { NotMonitored } from '../not-monitored.js';
 import { TAGS } from '../openapi.js';
 import { errorResponses, redirectResponse } from '../schemas/envelope.js';
 import { userIdFrom, userIdParams } from './users.js';
@@ -27,6 +27,7 @@ export interface AvatarRouteDeps {
   view: PresenceView;
   /** `DISCORD_CDN_URL`. */
   cdnUrl: string;
+  notMonitored: NotMonitored;
 }
 
 /** Where the avatar of `user` is, in `format`: the user's own, or Discord's default one. */
@@ -97,12 +98,7 @@ export const avatarRoutes =
         const { format } = request.params as { format: AvatarFormat };
         const size = (request.query as { size?: number }).size ?? DEFAULT_AVATAR_SIZE;
         const snapshot = deps.view.get(id);
-        if (!snapshot) {
-          throw new ApiError(
-            'user_not_monitored',
-            `user ${id} is not monitored, so their avatar is not known`,
-          );
-        }
+        if (!snapshot) throw deps.notMonitored(id);
         return reply
           .header('cache-control', AVATAR_CACHE_CONTROL)
           .redirect(avatarTarget(deps.cdnUrl, snapshot.summary().discord_user, format, size), 302);

@@ -5,6 +5,7 @@ import type { PresenceView } from '../../presence/registry.js';
 import { isSnowflake, SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
 import { authenticate } from '../auth.js';
 import { ApiError } from '../errors.js';
+import type { NotMonitored } from '../not-monitored.js';
 import { API_KEY_SECURITY, TAGS } from '../openapi.js';
 import { errorResponses, successResponse } from '../schemas/envelope.js';
 import { presenceExample } from '../schemas/presence-example.js';
@@ -38,6 +39,7 @@ export function userIdFrom(params: unknown): string {
 export interface UserRouteDeps {
   view: PresenceView;
   keys: ApiKeyService;
+  notMonitored: NotMonitored;
 }
 
 /**
@@ -49,12 +51,7 @@ export const userRoutes =
   async (app) => {
     const sendPresence = (reply: FastifyReply, id: Snowflake): FastifyReply => {
       const snapshot = deps.view.get(id);
-      if (!snapshot) {
-        throw new ApiError(
-          'user_not_monitored',
-          `user ${id} is not monitored: they must share a server with the bot (or it has not seen them yet)`,
-        );
-      }
+      if (!snapshot) throw deps.notMonitored(id);
       return reply.type('application/json; charset=utf-8').send(snapshot.body);
     };
 
