@@ -3,6 +3,7 @@ import type { ClientAddressOf } from '../net/client-address.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
+import { noneMatch, snapshotEtag } from './etag.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
 /** A client's read budget, counted in the same store as Fastify's read routes (see rate-limits.ts). */
@@ -21,25 +22,35 @@ const PREFIX = '/v1/users/';
 const MAX_ID_LENGTH = 20;
 const ZERO = 48;
 const NINE = 57;
-/**
- * The headers every answer here carries, its length last (and, with read limits on, the budget's after).
- * node:http reads the array while writeHead runs and keeps nothing of it, so one array serves every answer
- * with the length written in: building one per request (Array.prototype.concat, a C++ builtin) was about
- * 4% of the instructions a read took (callgrind).
- */
-const ANSWER_HEADERS: (string | number)[] = [
+/** What both answers carry: the headers Fastify's hooks set (security, CORS), then the tag. */
+const COMMON_HEADERS: (string | number)[] = [
   ...Object.entries(SECURITY_HEADERS).flat(),
   'access-control-allow-origin',
   '*',
+  'etag',
+  '',
+];
+const ETAG_AT = COMMON_HEADERS.length - 1;
+/**
+ * The headers of a 200, its tag and length written in (and, with read limits on, the budget's after).
+ * node:http reads the array while writeHead runs and keeps nothing of it, so one array serves every answer:
+ * building one per request (Array.prototype.concat, a C++ builtin) was about 4% of the instructions a read
+ * took (callgrind).
+ */
+const ANSWER_HEADERS: (string | number)[] = [
+  ...COMMON_HEADERS,
   'content-type',
   'application/json; charset=utf-8',
   'content-length',
   0,
 ];
 const LENGTH_AT = ANSWER_HEADERS.length - 1;
+/** The headers of a 304, as Fastify answers one: no body, so neither its type nor its length. */
+const NOT_MODIFIED_HEADERS: (string | number)[] = [...COMMON_HEADERS];
 
 /**
- * `GET /v1/users/:id` of a monitored user, answered straight from node:http with the snapshot's bytes.
+ * `GET /v1/users/:id` of a monitored user, answered straight from node:http with the snapshot's bytes (or a
+ * 304 when `If-None-Match` names their tag).
  *
  * This is the request presence sites poll, and it needs nothing of a framework: the answer was serialized
  * when the presence changed. Fastify's request lifecycle (routing, hooks, reply, promise handling) costs
@@ -78,13 +89,13 @@ export class FastReads {
     const snapshot = id === null ? undefined : this.lookup(id);
     if (id === null || snapshot === undefined) return false;
     const limiter = this.limiter;
-    if (limiter === null) return this.answer(snapshot, response, null);
+    if (limiter === null) return this.answer(snapshot, request, response, null);
     limiter(this.clientAddress(request)).then(
       (budget) => {
         // Looked up again: a user can stop being monitored while the limiter was asked.
         const current = budget.exceeded ? undefined : this.lookup(id);
         if (current === undefined) fallback(request, response);
-        else this.answer(current, response, budget);
+        else this.answer(current, request, response, budget);
       },
       // The limiter lets requests through when its store is away; anything else is Fastify's to answer.
       () => fallback(request, response),
@@ -92,9 +103,23 @@ export class FastReads {
     return true;
   }
 
-  private answer(snapshot: PresenceSnapshot, response: ServerResponse, budget: ReadBudget | null): true {
+  private answer(
+    snapshot: PresenceSnapshot,
+    request: IncomingMessage,
+    response: ServerResponse,
+    budget: ReadBudget | null,
+  ): true {
     // What hooks in server.ts set on Fastify's answers (security headers, CORS); a test compares the two.
+    const etag = snapshotEtag(snapshot);
+    if (noneMatch(request.headers['if-none-match'], etag)) {
+      NOT_MODIFIED_HEADERS[ETAG_AT] = etag;
+      response.writeHead(304, budget ? NOT_MODIFIED_HEADERS.concat(budget.headers) : NOT_MODIFIED_HEADERS);
+      response.end();
+      this.metrics?.fastRead();
+      return true;
+    }
     const { body } = snapshot;
+    ANSWER_HEADERS[ETAG_AT] = etag;
     ANSWER_HEADERS[LENGTH_AT] = body.length;
     response.writeHead(200, budget ? ANSWER_HEADERS.concat(budget.headers) : ANSWER_HEADERS);
     // An ASCII body as Latin-1 is copied out as it is, with no UTF-8 encoding; a large one is bytes already,

@@ -14,6 +14,7 @@ import { PNG_RENDERER, rasterize } from '../card/png.js';
 import { type CardImages, renderCardParts } from '../card/render.js';
 import { CardRenderCache, type RenderedCard } from '../card/render-cache.js';
 import { ApiError } from '../errors.js';
+import { noneMatch } from '../etag.js';
 import { TAGS } from '../openapi.js';
 import { emptyResponse, errorResponses } from '../schemas/envelope.js';
 import { userIdFrom } from './users.js';
@@ -54,15 +55,6 @@ function etagOf(format: Format, { before, after }: CardParts): string {
     .update('\u0000')
     .update(after);
   return `"${hash.digest('base64url')}"`;
-}
-
-/** If-None-Match is a list of tags, weak or strong, or `*`; a weak match is enough for a GET. */
-function matches(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  return ifNoneMatch.split(',').some((candidate) => {
-    const tag = candidate.trim().replace(/^W\//, '');
-    return tag === '*' || tag === etag;
-  });
 }
 
 /** A card's id: any text, checked in the handler, where one that is not a snowflake still gets a card. */
@@ -278,7 +270,7 @@ export const cardRoutes =
             .header('etag', etag)
             .header('x-content-type-options', 'nosniff')
             .header('content-security-policy', CARD_CONTENT_SECURITY_POLICY);
-          if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send();
+          if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
           return reply.type(contentType).send(body);
         },
       );

@@ -1,13 +1,14 @@
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { Snowflake } from '../../presence/model.js';
 import type { PresenceView } from '../../presence/registry.js';
 import { isSnowflake, SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
 import { authenticate } from '../auth.js';
 import { ApiError } from '../errors.js';
+import { noneMatch, snapshotEtag } from '../etag.js';
 import type { NotMonitored } from '../not-monitored.js';
 import { API_KEY_SECURITY, TAGS } from '../openapi.js';
-import { errorResponses, successResponse } from '../schemas/envelope.js';
+import { emptyResponse, errorResponses, successResponse } from '../schemas/envelope.js';
 import { presenceExample } from '../schemas/presence-example.js';
 
 export const userIdParams = {
@@ -23,7 +24,23 @@ export const userIdParams = {
   required: ['id'],
 } as const;
 
-const presenceResponse = successResponse('the presence', { $ref: 'presence#' }, presenceExample);
+/** The tag every presence read carries, as the document describes it. */
+const ETAG_HEADER = {
+  ETag: {
+    type: 'string',
+    description:
+      'a strong tag of these bytes: send it back in `If-None-Match` to get `304` while nothing changed',
+  },
+} as const;
+
+const presenceResponse = {
+  ...successResponse('the presence', { $ref: 'presence#' }, presenceExample),
+  headers: ETAG_HEADER,
+};
+
+const notModifiedResponse = emptyResponse(
+  'nothing changed since the `If-None-Match` tag: no body, the same `ETag`',
+);
 
 const PRESENCE_FIELDS = `\`discord_user\` is Discord's user object as the gateway gave it (more fields than the schema names may come); \`activities\` are Discord's activity objects, snowflakes as strings; \`kv\` is the user's own key/value store. \`banner\`, \`banner_url\` and \`accent_color\` are null until Presently has fetched the profile.`;
 
@@ -42,17 +59,28 @@ export interface UserRouteDeps {
   notMonitored: NotMonitored;
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Tags the answer; true when the client holds it already, and the answer is then a 304. */
+function notModified(request: FastifyRequest, reply: FastifyReply, etag: string): boolean {
+  reply.header('etag', etag);
+  if (!noneMatch(request.headers['if-none-match'], etag)) return false;
+  reply.code(304);
+  return true;
+}
+
 /**
  * `GET /v1/users/:id` and `GET /v1/users/@me`: the presence, answered with the bytes serialized when it
- * last changed.
+ * last changed, tagged, and 304 when the client's tag is still theirs.
  */
 export const userRoutes =
   (deps: UserRouteDeps): FastifyPluginAsync =>
   async (app) => {
-    const sendPresence = (reply: FastifyReply, id: Snowflake): FastifyReply => {
+    const sendPresence = (request: FastifyRequest, reply: FastifyReply, id: Snowflake): FastifyReply => {
       const snapshot = deps.view.get(id);
       if (!snapshot) throw deps.notMonitored(id);
-      return reply.type('application/json; charset=utf-8').send(snapshot.body);
+      if (notModified(request, reply, snapshotEtag(snapshot))) return reply.send();
+      return reply.type(JSON_TYPE).send(snapshot.body);
     };
 
     app.get(
@@ -65,11 +93,12 @@ export const userRoutes =
           security: API_KEY_SECURITY,
           response: {
             200: presenceResponse,
+            304: notModifiedResponse,
             ...errorResponses(['invalid_api_key', 'user_not_monitored']),
           },
         },
       },
-      async (request, reply) => sendPresence(reply, await authenticate(deps.keys, request)),
+      async (request, reply) => sendPresence(request, reply, await authenticate(deps.keys, request)),
     );
     app.get(
       '/v1/users/:id',
@@ -81,10 +110,11 @@ export const userRoutes =
           params: userIdParams,
           response: {
             200: presenceResponse,
+            304: notModifiedResponse,
             ...errorResponses(['invalid_user_id', 'user_not_monitored']),
           },
         },
       },
-      async (request, reply) => sendPresence(reply, userIdFrom(request.params)),
+      async (request, reply) => sendPresence(request, reply, userIdFrom(request.params)),
     );
   };

@@ -1,0 +1,44 @@
+import { hash } from 'node:crypto';
+import type { PresenceSnapshot } from '../presence/snapshot.js';
+
+/**
+ * Strong entity tags of presence reads: a hash of the bytes answered, so two answers share a tag exactly
+ * when they share their bytes, whichever path or node wrote them.
+ */
+
+/** Bytes of the digest a tag keeps: 128 bits, written as 22 base64url characters. */
+const TAG_BYTES = 16;
+
+/**
+ * Each snapshot's tag, made by the first read that needs it: a snapshot never changes, and a changed
+ * presence is a new snapshot, so a tag is hashed once per change rather than once per read.
+ */
+const tags = new WeakMap<PresenceSnapshot, string>();
+
+function tagOf(bytes: string | Buffer): string {
+  // An ASCII body hashes as the bytes it is sent as: its UTF-8 is its Latin-1.
+  return `"${hash('sha1', bytes, 'buffer').toString('base64url', 0, TAG_BYTES)}"`;
+}
+
+/** The tag of `GET /v1/users/:id` answered with this snapshot's body. */
+export function snapshotEtag(snapshot: PresenceSnapshot): string {
+  let tag = tags.get(snapshot);
+  if (tag === undefined) {
+    tag = tagOf(snapshot.body);
+    tags.set(snapshot, tag);
+  }
+  return tag;
+}
+
+/**
+ * Whether `If-None-Match` names `etag`, or is `*`: then a GET or HEAD answers 304. It compares weakly, as
+ * RFC 9110 says it must: `W/"x"` matches `"x"`. Tags made here hold no comma, so a split finds them whole.
+ */
+export function noneMatch(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  for (const candidate of ifNoneMatch.split(',')) {
+    const tag = candidate.trim();
+    if (tag === '*' || tag === etag || (tag.startsWith('W/') && tag.slice(2) === etag)) return true;
+  }
+  return false;
+}
