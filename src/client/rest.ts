@@ -6,6 +6,7 @@ import type {
   CardOptions,
   History,
   Presence,
+  Presences,
   Stats,
   TopTrack,
   UserId,
@@ -60,6 +61,23 @@ export class PresentlyClient {
   /** `GET /v1/users/:id`; `@me` with the API key. */
   presence(userId: UserId | '@me'): Promise<Presence> {
     return this.request('GET', `/v1/users/${segment(userId)}`, { auth: userId === '@me' });
+  }
+
+  /**
+   * `GET /v1/users?ids=…`: the presences of up to 50 users in one request (an id given twice counts once),
+   * by id in the order given; users who are not monitored are left out. Each id counts as a read against
+   * the rate limit.
+   */
+  async presences(userIds: readonly UserId[]): Promise<Presences> {
+    const query = userIds.map(encodeURIComponent).join(',');
+    const data = await this.request<Record<UserId, Presence>>('GET', `/v1/users?ids=${query}`);
+    const found: Presences = new Map();
+    // An object keeps small numeric keys in numeric order, whatever the JSON's: the order is the one asked.
+    for (const id of userIds) {
+      const presence = Object.hasOwn(data, id) ? data[id] : undefined;
+      if (presence !== undefined) found.set(id, presence);
+    }
+    return found;
   }
 
   history(userId: UserId): Promise<History> {

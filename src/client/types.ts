@@ -24,6 +24,12 @@ export type { ChangelogEntry, Stats, StatusEntry, TopTrack, TrackEntry };
 /** A Discord user id (a snowflake, as a string of digits). */
 export type UserId = string;
 
+/**
+ * `GET /v1/users?ids=…`: each monitored user's presence by id, in the order asked; users who are not
+ * monitored are left out.
+ */
+export type Presences = Map<UserId, Presence>;
+
 /** `PRESENCE_UPDATE`: the full presence and whose it is. */
 export type PresenceUpdate = Presence & { user_id: UserId };
 

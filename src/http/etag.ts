@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import type { Snowflake } from '../presence/model.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 
 /**
@@ -28,6 +29,16 @@ export function snapshotEtag(snapshot: PresenceSnapshot): string {
     tags.set(snapshot, tag);
   }
   return tag;
+}
+
+/**
+ * The tag of a bulk read, from its parts: the answer's bytes follow from which ids it holds, in what
+ * order, and each one's presence, which its own tag stands for.
+ */
+export function bulkEtag(found: readonly (readonly [Snowflake, PresenceSnapshot])[]): string {
+  let parts = '';
+  for (const [id, snapshot] of found) parts += `${id}${snapshotEtag(snapshot)}`;
+  return tagOf(parts);
 }
 
 /**

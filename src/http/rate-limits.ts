@@ -99,6 +99,49 @@ export function readLimiterOf(scope: FastifyInstance): ReadLimiter {
 }
 
 /**
+ * Charges a read answered with more than one presence (the bulk read) for each of them: `reads` in all, of
+ * which the read budget's hook took one with the request. Over budget it throws `429 rate_limited`.
+ */
+export type ReadCharge = (request: FastifyRequest, reply: FastifyReply, reads: number) => Promise<void>;
+
+/** A counter's state after an increment, for a client it limits. */
+type Counted = Extract<
+  Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>,
+  { isAllowed: false }
+>;
+
+/** The read charge of `scope` (after `limitReads(scope, …)`); null when reads are not limited. */
+export function readChargeOf(scope: FastifyInstance, settings: RateLimitSettings): ReadCharge | null {
+  if (settings.read === 0) return null;
+  const limit = scope.createRateLimit();
+  return async (request, reply, reads) => {
+    if (reads <= 1) return;
+    const states = await Promise.all(Array.from({ length: reads - 1 }, () => limit(request)));
+    // The increments ran at once: the counter as the last one left it has the least remaining.
+    let last: Counted | undefined;
+    let exceeded = false;
+    for (const state of states) {
+      if (state.isAllowed) continue;
+      if (last === undefined || state.remaining < last.remaining) last = state;
+      exceeded ||= state.isExceeded;
+    }
+    if (last === undefined) return;
+    reply
+      .header('ratelimit-limit', last.max)
+      .header('ratelimit-remaining', last.remaining)
+      .header('ratelimit-reset', last.ttlInSeconds);
+    if (!exceeded) return;
+    settings.onLimited?.('read');
+    reply.header('retry-after', last.ttlInSeconds);
+    const seconds = last.ttlInSeconds;
+    throw new ApiError(
+      'rate_limited',
+      `more than ${last.max} reads a minute (a bulk read counts one per id); retry in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}`,
+    );
+  };
+}
+
+/**
  * Who pays for a KV write, charged by the KV routes once they know: a write with a live key that may act
  * on its id counts against the key's owner; a write refused for its id or key counts against its client,
  * so random keys are no way around the limit. Over budget, each throws `429 rate_limited`.

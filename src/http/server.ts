@@ -19,7 +19,13 @@ import { FastReads, type RequestHandler } from './fast-read.js';
 import { notMonitored } from './not-monitored.js';
 import { registerOpenApi } from './openapi.js';
 import type { PageExample } from './page/render.js';
-import { limitReads, type RateLimitSettings, readLimiterOf, writeBudgetsOf } from './rate-limits.js';
+import {
+  limitReads,
+  type RateLimitSettings,
+  readChargeOf,
+  readLimiterOf,
+  writeBudgetsOf,
+} from './rate-limits.js';
 import { RefusedWrites } from './refused-writes.js';
 import { avatarRoutes } from './routes/avatar.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
@@ -211,7 +217,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         botName: options.botName ?? (() => null),
         inviteUrl: options.inviteUrl ?? null,
       });
-      await reads.register(userRoutes({ ...options, notMonitored: unmonitored }));
+      await reads.register(
+        userRoutes({ ...options, notMonitored: unmonitored, chargeReads: readChargeOf(reads, limits) }),
+      );
       await reads.register(
         homeRoutes({
           view: options.view,

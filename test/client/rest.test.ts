@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FetchLike,
   type Presence,
+  type Presences,
   PresentlyClient,
   PresentlyError,
   type TopTrack,
@@ -63,6 +64,19 @@ describe('PresentlyClient REST helpers', () => {
     expect(presence.discord_user.id).toBe(ALICE);
     expect(presence.now_playing?.source).toBe('spotify');
     expect((await client.presence('@me')).discord_user.id).toBe(ALICE);
+  });
+
+  it('reads several presences at once, by id in the order asked, leaving out who is not monitored', async () => {
+    const presences: Presences = await client.presences([BOB, NOBODY, ALICE, BOB]);
+    expect([...presences.keys()]).toEqual([BOB, ALICE]);
+    expect(presences.get(ALICE)).toEqual(await client.presence(ALICE));
+    expect(presences.get(BOB)).toEqual(await client.presence(BOB));
+    expect(sent.map((request) => request.url)).toContain(
+      `${h.base}/v1/users?ids=${BOB},${NOBODY},${ALICE},${BOB}`,
+    );
+    expect((await client.presences([NOBODY])).size).toBe(0);
+    const tooMany = await failure(client.presences(Array.from({ length: 51 }, (_, n) => `${1000 + n}`)));
+    expect(tooMany).toMatchObject({ code: 'invalid_query', status: 400 });
   });
 
   it('reads history, stats and top tracks', async () => {

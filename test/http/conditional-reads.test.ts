@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ALICE, apiKeyFor, BOB, bump, seededHarness } from '../socket/fixture.js';
+import { ALICE, apiKeyFor, BOB, bump, NOBODY, seededHarness } from '../socket/fixture.js';
 import { comparableHeaders } from '../support/comparable-headers.js';
 import { eventually } from '../support/eventually.js';
 
 /**
  * Presence reads carry a strong ETag of their bytes; `If-None-Match` with it answers 304 without a body, on
- * the fast path (a plain GET) and through Fastify (HEAD, an id spelled with escapes, `@me`).
+ * the fast path (a plain GET), through Fastify (HEAD, an id spelled with escapes, `@me`) and for a bulk read.
  */
 
 const STRONG_TAG = /^"[A-Za-z0-9_-]+"$/;
@@ -88,5 +88,28 @@ describe('ETag and If-None-Match', () => {
     expect(await stale.text()).toContain(text);
     const fresh = await fetch(url(`/v1/users/${BOB}`), { headers: { 'if-none-match': after } });
     expect(fresh.status).toBe(304);
+  });
+
+  it('a bulk read has a tag of its parts: stable, 304, new when one presence changes or the order does', async () => {
+    const h = service();
+    const path = `/v1/users?ids=${ALICE},${NOBODY},${BOB}`;
+    const tag = await tagOf(path);
+    expect(tag).toMatch(STRONG_TAG);
+    expect(await tagOf(path)).toBe(tag);
+    expect(await tagOf(`/v1/users?ids=${BOB},${ALICE}`)).not.toBe(tag);
+
+    for (const method of ['GET', 'HEAD']) {
+      const same = await fetch(url(path), { method, headers: { 'if-none-match': `W/${tag}` } });
+      expect(same.status, method).toBe(304);
+      expect(same.headers.get('etag')).toBe(tag);
+      expect(await same.text()).toBe('');
+    }
+
+    const text = bump(h, ALICE, 'idle');
+    await eventually(() => expect(h.app.view.get(ALICE)?.json).toContain(text));
+    const changed = await fetch(url(path), { headers: { 'if-none-match': tag } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).not.toBe(tag);
+    expect(await changed.text()).toContain(text);
   });
 });

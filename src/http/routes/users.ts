@@ -2,12 +2,15 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { Snowflake } from '../../presence/model.js';
 import type { PresenceView } from '../../presence/registry.js';
+import type { PresenceSnapshot } from '../../presence/snapshot.js';
 import { isSnowflake, SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
 import { authenticate } from '../auth.js';
+import { bulkAnswer, bulkIdsOf, MAX_BULK_IDS, streamOf } from '../bulk-read.js';
 import { ApiError } from '../errors.js';
-import { noneMatch, snapshotEtag } from '../etag.js';
+import { bulkEtag, noneMatch, snapshotEtag } from '../etag.js';
 import type { NotMonitored } from '../not-monitored.js';
 import { API_KEY_SECURITY, TAGS } from '../openapi.js';
+import type { ReadCharge } from '../rate-limits.js';
 import { emptyResponse, errorResponses, successResponse } from '../schemas/envelope.js';
 import { presenceExample } from '../schemas/presence-example.js';
 
@@ -42,6 +45,19 @@ const notModifiedResponse = emptyResponse(
   'nothing changed since the `If-None-Match` tag: no body, the same `ETag`',
 );
 
+const presencesResponse = {
+  ...successResponse(
+    'the presences found, by id, in the order asked; ids not monitored are left out',
+    {
+      type: 'object',
+      propertyNames: { pattern: SNOWFLAKE_PATTERN },
+      additionalProperties: { $ref: 'presence#' },
+    },
+    { [presenceExample.discord_user.id]: presenceExample },
+  ),
+  headers: ETAG_HEADER,
+};
+
 const PRESENCE_FIELDS = `\`discord_user\` is Discord's user object as the gateway gave it (more fields than the schema names may come); \`activities\` are Discord's activity objects, snowflakes as strings; \`kv\` is the user's own key/value store. \`banner\`, \`banner_url\` and \`accent_color\` are null until Presently has fetched the profile.`;
 
 /** The id of the path, checked against the full snowflake rule (the pattern cannot bound the value). */
@@ -57,6 +73,8 @@ export interface UserRouteDeps {
   view: PresenceView;
   keys: ApiKeyService;
   notMonitored: NotMonitored;
+  /** Charges a bulk read one read per id; null when reads are not limited. */
+  chargeReads: ReadCharge | null;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -70,8 +88,8 @@ function notModified(request: FastifyRequest, reply: FastifyReply, etag: string)
 }
 
 /**
- * `GET /v1/users/:id` and `GET /v1/users/@me`: the presence, answered with the bytes serialized when it
- * last changed, tagged, and 304 when the client's tag is still theirs.
+ * `GET /v1/users/:id`, `GET /v1/users/@me` and `GET /v1/users?ids=`: presences, answered with the bytes
+ * serialized when each last changed, tagged, and 304 when the client's tag is still theirs.
  */
 export const userRoutes =
   (deps: UserRouteDeps): FastifyPluginAsync =>
@@ -116,5 +134,46 @@ export const userRoutes =
         },
       },
       async (request, reply) => sendPresence(request, reply, userIdFrom(request.params)),
+    );
+    app.get(
+      '/v1/users',
+      {
+        schema: {
+          tags: [TAGS.presence],
+          summary: 'Several presences at once',
+          description: `The presences of up to ${MAX_BULK_IDS} users in one answer: \`data\` maps each monitored id to what \`GET /v1/users/{id}\` answers for it, in the order asked; ids not monitored are left out. An id asked twice counts once. It costs one read of the rate limit per distinct id. ${PRESENCE_FIELDS}`,
+          // Read by the route, which says which item is wrong.
+          documentedQuerystring: {
+            type: 'object',
+            properties: {
+              ids: {
+                type: 'string',
+                description: `1–${MAX_BULK_IDS} distinct Discord user ids, comma-separated`,
+                examples: ['94490510688792576,218486934151479296'],
+              },
+            },
+            required: ['ids'],
+          },
+          response: {
+            200: presencesResponse,
+            304: notModifiedResponse,
+            ...errorResponses(['invalid_query']),
+          },
+        },
+      },
+      async (request, reply) => {
+        const ids = bulkIdsOf(request.query);
+        await deps.chargeReads?.(request, reply, ids.length);
+        const found: [Snowflake, PresenceSnapshot][] = [];
+        for (const id of ids) {
+          const snapshot = deps.view.get(id);
+          if (snapshot) found.push([id, snapshot]);
+        }
+        if (notModified(request, reply, bulkEtag(found))) return reply.send();
+        const answer = bulkAnswer(found);
+        reply.type(JSON_TYPE);
+        if (typeof answer.body === 'string') return reply.send(answer.body);
+        return reply.header('content-length', answer.length).send(streamOf(answer.body));
+      },
     );
   };
