@@ -27,6 +27,7 @@ import { Metrics } from './ops/metrics.js';
 import { gatewayCheck, type ReadinessCheck, replicaCheck, storeCheck } from './ops/readiness.js';
 import './ops/tick-shape.js';
 import { timeStore } from './ops/timed-store.js';
+import { musicApps } from './presence/music-apps.js';
 import type { PresenceSource } from './presence/registry.js';
 import { PresenceRegistry } from './presence/registry.js';
 import { PresenceReplica } from './presence/replica.js';
@@ -331,6 +332,7 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   const registry = new PresenceRegistry({
     cdnUrl: discord.cdnUrl,
     youtubeMusic: youtubeMusicMatcher(config.youtubeMusicApplicationIds, config.youtubeMusicNames),
+    musicApps: musicApps(config.musicAppIds),
   });
 
   const history = new HistoryRecorder({ store: store.history, logger, bus, ...options.history });

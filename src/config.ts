@@ -2,6 +2,7 @@ import { DEFAULT_CONNECTIONS_PER_IP } from './http/connection-cap.js';
 import { DEFAULT_HTTP_TIMEOUTS } from './http/timeouts.js';
 import { DEFAULT_KV_MAX_BYTES, KV_MAX_BYTES_MAX, KV_MAX_BYTES_MIN } from './kv/rules.js';
 import { parseTrustProxy, type TrustProxy } from './net/trust-proxy.js';
+import { APP_SOURCES, type AppSource, appIdsVariable, DEFAULT_MUSIC_APP_IDS } from './presence/music-apps.js';
 import {
   DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
   DEFAULT_YOUTUBE_MUSIC_NAMES,
@@ -63,6 +64,8 @@ export interface Config {
   botCommandsPerMinute: number;
   youtubeMusicApplicationIds: string[];
   youtubeMusicNames: string[];
+  /** `<SERVICE>_APP_IDS`: a service's player applications, replacing its defaults. */
+  musicAppIds: Record<AppSource, string[]>;
   /** Set: `/metrics` asks for it as a Bearer token; null: `/metrics` is open. */
   metricsToken: string | null;
 }
@@ -248,12 +251,21 @@ export function loadConfig(env: Env): Config {
     throw new ConfigError('COMMAND_PREFIX', 'must be 1 to 8 characters without white space', prefix);
   }
 
-  const youtubeMusicApplicationIds = list('YOUTUBE_MUSIC_APP_IDS', DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS);
-  for (const id of youtubeMusicApplicationIds) {
-    if (!/^\d{1,20}$/.test(id)) {
-      throw new ConfigError('YOUTUBE_MUSIC_APP_IDS', 'must be a comma-separated list of snowflakes', id);
+  const snowflakes = (name: string, fallback: readonly string[]): string[] => {
+    const ids = list(name, fallback);
+    for (const id of ids) {
+      if (!/^\d{1,20}$/.test(id))
+        throw new ConfigError(name, 'must be a comma-separated list of snowflakes', id);
     }
-  }
+    return ids;
+  };
+  const youtubeMusicApplicationIds = snowflakes(
+    'YOUTUBE_MUSIC_APP_IDS',
+    DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
+  );
+  const musicAppIds = Object.fromEntries(
+    APP_SOURCES.map((source) => [source, snowflakes(appIdsVariable(source), DEFAULT_MUSIC_APP_IDS[source])]),
+  ) as Record<AppSource, string[]>;
 
   // Node refuses a headers timeout longer than the request timeout: the headers are part of the request.
   const httpHeadersTimeoutMs = integer(
@@ -313,6 +325,7 @@ export function loadConfig(env: Env): Config {
     botCommandsPerMinute: integer('BOT_COMMANDS_PER_MINUTE', 20, 0, 60_000),
     youtubeMusicApplicationIds,
     youtubeMusicNames: list('YOUTUBE_MUSIC_NAMES', DEFAULT_YOUTUBE_MUSIC_NAMES),
+    musicAppIds,
     metricsToken,
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { DEFAULT_MUSIC_APP_IDS } from '../src/presence/music-apps.js';
 
 describe('loadConfig', () => {
   it('gives the documented defaults for an empty environment', () => {
@@ -46,6 +47,8 @@ describe('loadConfig', () => {
       SOCKETS_PER_IP: '5',
       YOUTUBE_MUSIC_APP_IDS: '1, 2',
       YOUTUBE_MUSIC_NAMES: 'YT Music,YouTube Music',
+      APPLE_MUSIC_APP_IDS: '3,4',
+      TIDAL_APP_IDS: ' 5 ',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -63,6 +66,13 @@ describe('loadConfig', () => {
       socketsPerIp: 5,
       youtubeMusicApplicationIds: ['1', '2'],
       youtubeMusicNames: ['YT Music', 'YouTube Music'],
+      musicAppIds: {
+        apple_music: ['3', '4'],
+        tidal: ['5'],
+        deezer: DEFAULT_MUSIC_APP_IDS.deezer,
+        soundcloud: DEFAULT_MUSIC_APP_IDS.soundcloud,
+        amazon_music: DEFAULT_MUSIC_APP_IDS.amazon_music,
+      },
     });
   });
 
@@ -83,6 +93,8 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_WRITE', 'lots'],
     ['SOCKETS_PER_IP', '-3'],
     ['YOUTUBE_MUSIC_APP_IDS', 'pear'],
+    ['APPLE_MUSIC_APP_IDS', '1,cider'],
+    ['AMAZON_MUSIC_APP_IDS', '-5'],
     ['REDIS_PREFIX', 'has space'],
     ['SHARD_COUNT', '0'],
     ['SHARD_IDS', '0,1'],

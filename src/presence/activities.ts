@@ -1,4 +1,5 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
+import { activityImageUrl } from './images.js';
 import { arrayOf, isRecord, snowflakeString, timestampOrNull } from './values.js';
 
 /** Fields that hold snowflakes, by where they are: the activity itself, and its `emoji`. */
@@ -23,10 +24,12 @@ export const MAX_ACTIVITY_DEPTH = 8;
  *   and a value that cannot be one (negative, not a number, beyond 2^53) is left out.
  * - The copy is plain JSON: no `undefined` (JSON.stringify would drop it from objects but write `null` in
  *   arrays), no non-finite numbers, functions or other non-JSON values, so the object equals its JSON.
+ * - `assets` gains `large_image_url` and `small_image_url`: the image keys resolved (images.ts), null
+ *   when there is no image. Built, never fetched.
  *
  * Entries that are not objects are dropped.
  */
-export function activitiesFrom(raw: unknown): GatewayActivity[] {
+export function activitiesFrom(raw: unknown, cdnUrl: string): GatewayActivity[] {
   const activities: GatewayActivity[] = [];
   for (const entry of arrayOf(raw)) {
     if (!isRecord(entry)) continue;
@@ -35,9 +38,15 @@ export function activitiesFrom(raw: unknown): GatewayActivity[] {
     if (isRecord(activity.emoji)) withSnowflakes(activity.emoji, EMOJI_SNOWFLAKE_FIELDS);
     withTimestamps(activity, ACTIVITY_TIMESTAMP_FIELDS);
     if (isRecord(activity.timestamps)) withTimestamps(activity.timestamps, TIMESTAMPS_FIELDS);
+    if (isRecord(activity.assets)) withImageUrls(activity.assets, activity.application_id, cdnUrl);
     activities.push(activity as unknown as GatewayActivity);
   }
   return activities;
+}
+
+function withImageUrls(assets: Record<string, unknown>, applicationId: unknown, cdnUrl: string): void {
+  assets.large_image_url = activityImageUrl(assets.large_image, applicationId, cdnUrl);
+  assets.small_image_url = activityImageUrl(assets.small_image, applicationId, cdnUrl);
 }
 
 function withSnowflakes(record: Record<string, unknown>, keys: readonly string[]): void {

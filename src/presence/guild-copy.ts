@@ -30,7 +30,8 @@ function sameActivity(a: GatewayActivity, b: GatewayActivity): boolean {
     near(a.created_at, b.created_at) &&
     near(a.timestamps?.start, b.timestamps?.start) &&
     near(a.timestamps?.end, b.timestamps?.end) &&
-    sameJson(a, b, TIMING)
+    sameJson(a, b, COMPARED_APART) &&
+    sameJson(a.assets, b.assets, RESOLVED)
   );
 }
 
@@ -39,8 +40,13 @@ function near(a: number | undefined, b: number | undefined): boolean {
   return Math.abs(a - b) <= GUILD_COPY_TOLERANCE_MS;
 }
 
-/** Compared by `near` instead. */
-const TIMING: ReadonlySet<string> = new Set(['created_at', 'timestamps']);
+/** Compared by `near` (the timing), or by their own rule (the assets). */
+const COMPARED_APART: ReadonlySet<string> = new Set(['created_at', 'timestamps', 'assets']);
+/**
+ * The held activities carry their images' URLs (activities.ts), a copy from Discord does not: the URLs
+ * follow from the keys, which are compared.
+ */
+const RESOLVED: ReadonlySet<string> = new Set(['large_image_url', 'small_image_url']);
 const NOTHING: ReadonlySet<string> = new Set();
 
 /**

@@ -96,7 +96,7 @@ export interface Observation {
 export interface HistoryDecision {
   status: StatusEntry | null;
   track: TrackEntry | null;
-  /** The track entry is a play that counts (it has a track id). */
+  /** The track entry is a play that counts (it has a play key: `playKeyOf`). */
   countsPlay: boolean;
   /** The user was seen going offline now. */
   lastSeen: number | null;
@@ -135,7 +135,7 @@ export function recordObservation(memory: HistoryMemory, observation: Observatio
   return {
     status: statusEntry,
     track,
-    countsPlay: track !== null && track.track_id !== null,
+    countsPlay: track !== null && playKeyOf(track) !== null,
     lastSeen,
     memory: memoryOf(status, play, true),
   };
@@ -147,17 +147,32 @@ function isNewPlay(last: LastPlay | null, identity: string, start: number | null
   return !last.paused || seenAt - start <= RESUME_FROM_TOP_MS;
 }
 
-/** A track's identity: its id, or for id-less tracks (Spotify local files) what it shows. */
-export function trackIdentity(
-  track: Pick<NowPlaying, 'source' | 'track_id' | 'song' | 'artist' | 'album'>,
-): string {
-  return track.track_id !== null
-    ? `${track.source}:${track.track_id}`
-    : `${track.source}:local:${JSON.stringify([track.song, track.artist, track.album])}`;
+type TrackNames = Pick<NowPlaying, 'source' | 'track_id' | 'song' | 'artist' | 'album'>;
+
+/**
+ * The key a track's plays count under: the service's id for it, or, for a track without one (an unknown
+ * player, a Spotify local file), its title and artist as a reader would tell them apart (case, width and
+ * spacing aside). Null for a track without a title, which counts no play.
+ */
+export function playKeyOf(track: TrackNames): string | null {
+  if (track.track_id !== null) return playKey(track.source, track.track_id);
+  if (track.song === null) return null;
+  return `${track.source}:~${comparable(track.song)}\u001f${comparable(track.artist ?? '')}`;
+}
+
+/** A track's identity: what its plays count under, or for one without a title what it shows. */
+export function trackIdentity(track: TrackNames): string {
+  return (
+    playKeyOf(track) ?? `${track.source}:local:${JSON.stringify([track.song, track.artist, track.album])}`
+  );
 }
 
 export function playKey(source: MusicSource, trackId: string): string {
   return `${source}:${trackId}`;
+}
+
+function comparable(text: string): string {
+  return text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
 /** The memory a user's stored history implies, for a process that has not seen them yet. */

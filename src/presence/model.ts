@@ -60,7 +60,15 @@ export interface YouTubeMusic extends Spotify {
   url: string | null;
 }
 
-export type MusicSource = 'spotify' | 'youtube_music';
+export type MusicSource =
+  | 'spotify'
+  | 'youtube_music'
+  | 'apple_music'
+  | 'tidal'
+  | 'deezer'
+  | 'soundcloud'
+  | 'amazon_music'
+  | 'other';
 
 export interface NowPlaying {
   source: MusicSource;
@@ -101,6 +109,8 @@ export interface Presence {
   spotify: Spotify | null;
   listening_to_youtube_music: boolean;
   youtube_music: YouTubeMusic | null;
+  /** Any music plays: `now_playing` is not null. */
+  listening_to_music: boolean;
   now_playing: NowPlaying | null;
   activities: GatewayActivity[];
   banner: string | null;

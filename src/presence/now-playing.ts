@@ -1,54 +1,83 @@
-import type { NowPlaying, Spotify, Timestamps, YouTubeMusic } from './model.js';
-import { spotifyTrackUrl } from './spotify.js';
+import { ActivityType } from 'discord-api-types/v10';
+import { listeningFrom } from './listening.js';
+import type { MusicSource, NowPlaying, Spotify, YouTubeMusic } from './model.js';
+import type { MusicApps } from './music-apps.js';
+import { showsTrack } from './player-quirks.js';
+import { isSpotifyActivity, spotifyTrackUrl } from './spotify.js';
+import { durationMs } from './timestamps.js';
+import { field, snowflakeString } from './values.js';
+import { isYouTubeMusicActivity, type YouTubeMusicMatcher } from './youtube-music.js';
 
-/**
- * `now_playing`: one shape for whichever music is playing. Spotify wins when both play (it is Discord's
- * own integration, and Lanyard clients already show it).
- *
- * | field         | Spotify                               | YouTube Music   |
- * |---------------|---------------------------------------|-----------------|
- * | `source`      | "spotify"                             | "youtube_music" |
- * | `track_url`   | `https://open.spotify.com/track/<id>` | its `url`       |
- * | `duration_ms` | end − start when both are known and end > start, else null |
- * | the others    | copied from the music object                               |
- */
-export function nowPlayingFrom(
-  spotify: Spotify | null,
-  youtubeMusic: YouTubeMusic | null,
-): NowPlaying | null {
-  if (spotify) {
-    return {
-      source: 'spotify',
-      song: spotify.song,
-      artist: spotify.artist,
-      album: spotify.album,
-      album_art_url: spotify.album_art_url,
-      track_id: spotify.track_id,
-      track_url: spotifyTrackUrl(spotify.track_id),
-      timestamps: { start: spotify.timestamps.start, end: spotify.timestamps.end },
-      duration_ms: durationMs(spotify.timestamps),
-    };
-  }
-  if (youtubeMusic) {
-    return {
-      source: 'youtube_music',
-      song: youtubeMusic.song,
-      artist: youtubeMusic.artist,
-      album: youtubeMusic.album,
-      album_art_url: youtubeMusic.album_art_url,
-      track_id: youtubeMusic.track_id,
-      track_url: youtubeMusic.url,
-      timestamps: { start: youtubeMusic.timestamps.start, end: youtubeMusic.timestamps.end },
-      duration_ms: durationMs(youtubeMusic.timestamps),
-    };
-  }
-  return null;
+/** What `now_playing` is chosen from, besides the activities. */
+export interface NowPlayingSources {
+  spotify: Spotify | null;
+  youtubeMusic: YouTubeMusic | null;
+  youtubeMusicMatcher: YouTubeMusicMatcher;
+  apps: MusicApps;
+  cdnUrl: string;
 }
 
-/** end − start when both are known and end > start, else null. */
-export function durationMs(timestamps: Timestamps): number | null {
-  const { start, end } = timestamps;
-  if (typeof start !== 'number' || typeof end !== 'number') return null;
-  if (!Number.isFinite(start) || !Number.isFinite(end) || end <= start) return null;
-  return end - start;
+/**
+ * `now_playing`: one shape for whichever music is playing, from any player.
+ *
+ * Which one, when several play: Discord's own Spotify activity (it is what Lanyard clients show); else
+ * the one that started last (a player with a start time before one without: paused players send none);
+ * at equal starts a known service before `other`, then the first in `activities`.
+ */
+export function nowPlayingFrom(
+  activities: readonly unknown[],
+  sources: NowPlayingSources,
+): NowPlaying | null {
+  if (sources.spotify) return fromSpotify(sources.spotify);
+  let chosen: NowPlaying | null = sources.youtubeMusic ? fromYouTubeMusic(sources.youtubeMusic) : null;
+  for (const activity of activities) {
+    if (isSpotifyActivity(activity) || isYouTubeMusicActivity(activity, sources.youtubeMusicMatcher))
+      continue;
+    const source = musicSourceOf(activity, sources.apps);
+    if (source === null || !showsTrack(activity)) continue;
+    const playing = listeningFrom(activity, source, sources.cdnUrl);
+    if (playing !== null && (chosen === null || playsLater(playing, chosen))) chosen = playing;
+  }
+  return chosen;
+}
+
+/** The service of a player's activity: by its application, else its name; any other Listening is `other`. */
+export function musicSourceOf(activity: unknown, apps: MusicApps): MusicSource | null {
+  const applicationId = snowflakeString(field(activity, 'application_id'));
+  const known = applicationId === null ? undefined : apps.byApplicationId.get(applicationId);
+  if (known) return known;
+  const name = field(activity, 'name');
+  const named = typeof name === 'string' ? apps.byName.get(name.trim().toLowerCase()) : undefined;
+  if (named) return named;
+  return field(activity, 'type') === ActivityType.Listening ? 'other' : null;
+}
+
+/** Whether `a`, met after `b` in the activities, wins over it. */
+function playsLater(a: NowPlaying, b: NowPlaying): boolean {
+  const aStart = a.timestamps.start;
+  const bStart = b.timestamps.start;
+  if (aStart !== bStart) return bStart === null || (aStart !== null && aStart > bStart);
+  return b.source === 'other' && a.source !== 'other';
+}
+
+function fromSpotify(spotify: Spotify): NowPlaying {
+  return fromMusic('spotify', spotify, spotifyTrackUrl(spotify.track_id));
+}
+
+function fromYouTubeMusic(youtubeMusic: YouTubeMusic): NowPlaying {
+  return fromMusic('youtube_music', youtubeMusic, youtubeMusic.url);
+}
+
+function fromMusic(source: MusicSource, music: Spotify, trackUrl: string | null): NowPlaying {
+  return {
+    source,
+    song: music.song,
+    artist: music.artist,
+    album: music.album,
+    album_art_url: music.album_art_url,
+    track_id: music.track_id,
+    track_url: trackUrl,
+    timestamps: { start: music.timestamps.start, end: music.timestamps.end },
+    duration_ms: durationMs(music.timestamps),
+  };
 }

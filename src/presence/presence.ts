@@ -2,10 +2,12 @@ import { activitiesFrom } from './activities.js';
 import { activeOnFrom } from './client-status.js';
 import { customStatusFrom } from './custom-status.js';
 import type { DiscordUser, Kv, Presence, Profile, RawPresence, Snowflake } from './model.js';
+import { DEFAULT_MUSIC_APPS, type MusicApps } from './music-apps.js';
 import { nowPlayingFrom } from './now-playing.js';
 import { profileFields } from './profile.js';
 import { statusFrom } from './raw.js';
 import { spotifyFrom } from './spotify.js';
+import { userWithImageUrls } from './user-images.js';
 import { type YouTubeMusicMatcher, youtubeMusicFrom } from './youtube-music.js';
 
 /** What normalizing needs besides the presence itself. */
@@ -13,6 +15,8 @@ export interface NormalizeOptions {
   /** `DISCORD_CDN_URL`: application assets, banners. */
   cdnUrl: string;
   youtubeMusic: YouTubeMusicMatcher;
+  /** The other services' players; every default application unless told. */
+  musicApps?: MusicApps;
 }
 
 export interface PresenceInput {
@@ -31,7 +35,11 @@ export type PresenceFields = Omit<Presence, 'discord_user' | 'kv'>;
  */
 export function buildPresence(input: PresenceInput, options: NormalizeOptions): Presence {
   const { user, raw, profile, kv } = input;
-  return { discord_user: user, ...presenceFields({ userId: user?.id, raw, profile }, options), kv };
+  return {
+    discord_user: userWithImageUrls(user, options.cdnUrl),
+    ...presenceFields({ userId: user?.id, raw, profile }, options),
+    kv,
+  };
 }
 
 /**
@@ -43,9 +51,16 @@ export function presenceFields(
   options: NormalizeOptions,
 ): PresenceFields {
   const { userId, raw, profile } = input;
-  const activities = activitiesFrom(raw?.activities);
+  const activities = activitiesFrom(raw?.activities, options.cdnUrl);
   const spotify = spotifyFrom(activities);
   const youtubeMusic = youtubeMusicFrom(activities, options.youtubeMusic, options.cdnUrl);
+  const nowPlaying = nowPlayingFrom(activities, {
+    spotify,
+    youtubeMusic,
+    youtubeMusicMatcher: options.youtubeMusic,
+    apps: options.musicApps ?? DEFAULT_MUSIC_APPS,
+    cdnUrl: options.cdnUrl,
+  });
   const activeOn = activeOnFrom(raw?.client_status);
   const profileData = profileFields(userId, profile, options.cdnUrl);
   return {
@@ -60,7 +75,8 @@ export function presenceFields(
     spotify,
     listening_to_youtube_music: youtubeMusic !== null,
     youtube_music: youtubeMusic,
-    now_playing: nowPlayingFrom(spotify, youtubeMusic),
+    listening_to_music: nowPlaying !== null,
+    now_playing: nowPlaying,
     activities,
     banner: profileData.banner,
     banner_url: profileData.banner_url,

@@ -6,6 +6,7 @@ import { OFFLINE_PRESENCE } from './raw.js';
 import { assembleBody, LARGE_BODY_BYTES, PresenceSnapshot, sameBody, userJsonIn } from './snapshot.js';
 import { isSnowflake } from './snowflake.js';
 import { mergeUser } from './user.js';
+import { userWithImageUrls } from './user-images.js';
 
 /**
  * `monitored`: the user now shares a guild with the bot; `updated`: the normalized presence changed;
@@ -288,12 +289,13 @@ export class PresenceRegistry implements PresenceSource {
   /** `userJson`: the user's JSON when it is held already, so it is not serialized again. */
   private render(userId: Snowflake, user: DiscordUser, userJson: string | null, sources: Sources): Rendered {
     const fields = presenceFields({ userId, raw: sources.raw, profile: sources.profile }, this.options);
+    const shown = userJson === null ? userWithImageUrls(user, this.options.cdnUrl) : user;
     const { body, userLength, kvAt } = assembleBody({
-      userJson: userJson ?? JSON.stringify(user),
+      userJson: userJson ?? JSON.stringify(shown),
       fieldsJson: JSON.stringify(fields),
       kvJson: sources.kvJson,
     });
-    return { presence: { discord_user: user, ...fields }, body, userLength, kvAt };
+    return { presence: { discord_user: shown, ...fields }, body, userLength, kvAt };
   }
 
   private emit(change: PresenceChange): void {

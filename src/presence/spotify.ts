@@ -6,25 +6,14 @@ import { arrayOf, field, stringOrNull, urlComponent } from './values.js';
 
 /** The `id` Discord gives the Spotify activity of every user. */
 export const SPOTIFY_ACTIVITY_ID = 'spotify:1';
-export const SPOTIFY_ACTIVITY_NAME = 'Spotify';
-/** `party.id` of a Spotify activity: `spotify:<user id>`. */
-export const SPOTIFY_PARTY_PREFIX = 'spotify:';
 export const SPOTIFY_TRACK_URL = 'https://open.spotify.com/track';
 
 /**
- * Spotify's own activity: Listening, with `id` "spotify:1", or (should that id ever change) named
- * "Spotify" with a `spotify:` party. A rich-presence app cannot choose its activity id, so the first rule
- * cannot be imitated; the second needs both the name and the party.
+ * Discord's own Spotify activity: Listening, with `id` "spotify:1". A rich-presence app cannot choose its
+ * activity id, so this cannot be imitated; an app that names itself "Spotify" is other music.
  */
 export function isSpotifyActivity(activity: unknown): boolean {
-  if (field(activity, 'type') !== ActivityType.Listening) return false;
-  if (field(activity, 'id') === SPOTIFY_ACTIVITY_ID) return true;
-  const partyId = field(field(activity, 'party'), 'id');
-  return (
-    field(activity, 'name') === SPOTIFY_ACTIVITY_NAME &&
-    typeof partyId === 'string' &&
-    partyId.startsWith(SPOTIFY_PARTY_PREFIX)
-  );
+  return field(activity, 'type') === ActivityType.Listening && field(activity, 'id') === SPOTIFY_ACTIVITY_ID;
 }
 
 /**

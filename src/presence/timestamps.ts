@@ -18,3 +18,11 @@ export function timestampsFrom(activity: unknown): Timestamps {
     end: timestampOrNull(field(timestamps, 'end')),
   };
 }
+
+/** end − start when both are known and end > start, else null. */
+export function durationMs(timestamps: Timestamps): number | null {
+  const { start, end } = timestamps;
+  if (typeof start !== 'number' || typeof end !== 'number') return null;
+  if (!Number.isFinite(start) || !Number.isFinite(end) || end <= start) return null;
+  return end - start;
+}

@@ -51,14 +51,21 @@ const DECIMAL_TIMESTAMP = /^[0-9]{1,16}$/;
 export const MAX_TIMESTAMP_MS = Number.MAX_SAFE_INTEGER;
 
 /**
+ * From here on a timestamp is taken for microseconds: as milliseconds it would be after the year 5000,
+ * and some rich-presence libraries send microseconds.
+ */
+export const MICROSECONDS_FROM = 1e14;
+
+/**
  * An epoch-ms timestamp: a non-negative number (truncated to an integer), or a string of decimal digits
  * (some rich-presence clients send them so, and not every path through Discord converts), at most
- * MAX_TIMESTAMP_MS; else null.
+ * MAX_TIMESTAMP_MS; microseconds (MICROSECONDS_FROM and up) become milliseconds; else null.
  */
 export function timestampOrNull(value: unknown): number | null {
   const number = typeof value === 'string' && DECIMAL_TIMESTAMP.test(value) ? Number(value) : value;
   if (typeof number !== 'number' || !(number >= 0 && number <= MAX_TIMESTAMP_MS)) return null;
-  return Math.trunc(number) + 0; // + 0 turns -0 into 0, as JSON would
+  const ms = number >= MICROSECONDS_FROM ? number / 1000 : number;
+  return Math.trunc(ms) + 0; // + 0 turns -0 into 0, as JSON would
 }
 
 /**

@@ -1,6 +1,7 @@
 import { ActivityType } from 'discord-api-types/v10';
 import { activityImageUrl } from './images.js';
 import type { YouTubeMusic } from './model.js';
+import { albumFrom, showsTrack } from './player-quirks.js';
 import { timestampsFrom } from './timestamps.js';
 import { arrayOf, field, snowflakeString, stringOrNull, urlComponent } from './values.js';
 
@@ -21,12 +22,16 @@ export const YTMDESKTOP_APPLICATION_ID = '834475359071633499';
 /** ytmdesktop v2 publishes under its own application. */
 export const YTMDESKTOP_V2_APPLICATION_ID = '1143202598460076053';
 
-/** Pear Desktop (formerly th-ch/youtube-music), PreMiD, ytmdesktop (both generations). */
+/** Music Presence's YouTube Music player. */
+export const MUSIC_PRESENCE_YOUTUBE_MUSIC_APPLICATION_ID = '1247847788302172273';
+
+/** Pear Desktop (formerly th-ch/youtube-music), PreMiD, ytmdesktop (both generations), Music Presence. */
 export const DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS: readonly string[] = [
   PEAR_DESKTOP_APPLICATION_ID,
   PREMID_APPLICATION_ID,
   YTMDESKTOP_APPLICATION_ID,
   YTMDESKTOP_V2_APPLICATION_ID,
+  MUSIC_PRESENCE_YOUTUBE_MUSIC_APPLICATION_ID,
 ];
 export const DEFAULT_YOUTUBE_MUSIC_NAMES: readonly string[] = ['youtube music'];
 
@@ -59,28 +64,13 @@ export const YOUTUBE_MUSIC_WATCH_URL = 'https://music.youtube.com/watch';
 const VIDEO_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
- * What players put in `assets.large_text` (the album) while paused: Pear Desktop sends "⏸︎" (U+23F8 with
- * the text variation selector U+FE0E); others send the emoji form or a word. Compared after removing
- * variation selectors, collapsing white space and lower-casing.
+ * A YouTube Music player's activity showing a track (listening.ts `showsTrack`): Listening or Playing, from
+ * a known application or by its name.
  */
-export const YOUTUBE_MUSIC_PAUSE_MARKERS: readonly string[] = ['⏸', 'paused', '⏸ paused', 'paused ⏸'];
-
-const PAUSE_MARKERS: ReadonlySet<string> = new Set(YOUTUBE_MUSIC_PAUSE_MARKERS);
-
-/** True when `text` is a paused player's marker rather than an album name. */
-export function isPauseMarker(text: string): boolean {
-  const normalized = text
-    .replace(/[\uFE0E\uFE0F]/g, '')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .toLowerCase();
-  return PAUSE_MARKERS.has(normalized);
-}
-
-/** A YouTube Music player's activity: Listening or Playing, from a known application or by its name. */
 export function isYouTubeMusicActivity(activity: unknown, matcher: YouTubeMusicMatcher): boolean {
   const type = field(activity, 'type');
   if (type !== ActivityType.Listening && type !== ActivityType.Playing) return false;
+  if (!showsTrack(activity)) return false;
   const applicationId = snowflakeString(field(activity, 'application_id'));
   if (applicationId !== null && matcher.applicationIds.has(applicationId)) return true;
   const name = field(activity, 'name');
@@ -139,18 +129,22 @@ export function youtubeMusicFrom(
   const activity = arrayOf(activities).find((candidate) => isYouTubeMusicActivity(candidate, matcher));
   if (activity === undefined) return null;
   const assets = field(activity, 'assets');
-  const largeText = stringOrNull(field(assets, 'large_text'));
+  const applicationId = snowflakeString(field(activity, 'application_id'));
   const trackId = youtubeVideoId(field(activity, 'details_url'));
+  let album = albumFrom(stringOrNull(field(assets, 'large_text')));
+  let artist = stringOrNull(field(activity, 'state'));
+  // PreMiD wrote "Artist - Album" in `state` until 2025, with its own name where the album goes.
+  const joined = applicationId === PREMID_APPLICATION_ID && album === null ? artist?.indexOf(' - ') : -1;
+  if (artist !== null && joined !== undefined && joined > 0) {
+    album = artist.slice(joined + 3) || null;
+    artist = artist.slice(0, joined);
+  }
   return {
     track_id: trackId,
     timestamps: timestampsFrom(activity),
-    album: largeText !== null && isPauseMarker(largeText) ? null : largeText,
-    album_art_url: activityImageUrl(
-      field(assets, 'large_image'),
-      snowflakeString(field(activity, 'application_id')),
-      cdnUrl,
-    ),
-    artist: stringOrNull(field(activity, 'state')),
+    album,
+    album_art_url: activityImageUrl(field(assets, 'large_image'), applicationId, cdnUrl),
+    artist,
     song: stringOrNull(field(activity, 'details')),
     url: youtubeMusicTrackUrl(trackId),
   };

@@ -4,6 +4,7 @@ import {
   type HistoryMemory,
   memoryFromHistory,
   type Observation,
+  playKeyOf,
   REPLAY_TOLERANCE_MS,
   recordObservation,
   statsFrom,
@@ -57,7 +58,8 @@ function run(
     previous = observation.status;
     if (decision.status) status.push(decision.status);
     if (decision.track) tracks.push(decision.track);
-    if (decision.countsPlay && decision.track?.track_id) counted.push(decision.track.track_id);
+    if (decision.countsPlay && decision.track)
+      counted.push(decision.track.track_id ?? `${playKeyOf(decision.track)}`);
     if (decision.lastSeen !== null) lastSeen.push(decision.lastSeen);
   }
   return { status, tracks, counted, lastSeen, memory: current };
@@ -148,7 +150,7 @@ describe('recording rules: tracks', () => {
     expect(restarted.tracks).toHaveLength(2);
   });
 
-  it('puts local files (no track id) in history but not in play counts', () => {
+  it('counts local files (no track id) under their title and artist', () => {
     const local = (song: string, start: number): NowPlaying => ({ ...track(null, start), song });
     const { tracks, counted } = run([
       { ts: T0, nowPlaying: local('one', T0) },
@@ -156,7 +158,7 @@ describe('recording rules: tracks', () => {
       { ts: T0 + SONG_MS, nowPlaying: local('two', T0 + SONG_MS) },
     ]);
     expect(tracks.map((t) => t.song)).toEqual(['one', 'two']);
-    expect(counted).toEqual([]);
+    expect(counted).toEqual(['spotify:~one\u001fartist', 'spotify:~two\u001fartist']);
   });
 
   it('continues from stored history after a restart instead of recording the same play again', () => {
@@ -253,5 +255,58 @@ describe('top tracks limit', () => {
     [999, TOP_TRACKS_MAX_LIMIT],
   ])('%s → %s', (requested, limit) => {
     expect(topTracksLimit(requested)).toBe(limit);
+  });
+});
+
+describe('plays of tracks without a provider id', () => {
+  const other = (song: string | null, artist: string | null, start: number): NowPlaying => ({
+    ...track(null, start),
+    source: 'other',
+    song,
+    artist,
+  });
+
+  it('count under the title and artist, whatever their case, width or spacing', () => {
+    expect(playKeyOf(other('Song', 'Artist', T0))).toBe(playKeyOf(other('  SONG ', 'artist', T0)));
+    expect(playKeyOf(other('Ｓｏｎｇ', 'Artist', T0))).toBe(playKeyOf(other('song', 'ARTIST', T0)));
+    expect(playKeyOf(other('Song', 'Artist', T0))).not.toBe(playKeyOf(other('Song', 'Other Artist', T0)));
+    expect(playKeyOf({ ...other('Song', 'Artist', T0), source: 'apple_music' })).not.toBe(
+      playKeyOf(other('Song', 'Artist', T0)),
+    );
+  });
+
+  it('count a play each, and the same song again after its end is a replay', () => {
+    const first = recordObservation(EMPTY_MEMORY, {
+      status: 'online',
+      nowPlaying: other('Song', 'Artist', T0),
+      ts: T0,
+      previousLiveStatus: null,
+    });
+    expect(first.countsPlay).toBe(true);
+    const seek = recordObservation(first.memory, {
+      status: 'online',
+      nowPlaying: other('song', 'artist', T0 + 5_000),
+      ts: T0 + 6_000,
+      previousLiveStatus: 'online',
+    });
+    expect(seek.track).toBeNull();
+    const replay = recordObservation(seek.memory, {
+      status: 'online',
+      nowPlaying: other('Song', 'Artist', T0 + 5_000 + SONG_MS),
+      ts: T0 + 5_000 + SONG_MS,
+      previousLiveStatus: 'online',
+    });
+    expect(replay.countsPlay).toBe(true);
+  });
+
+  it('a track without a title is history but no play', () => {
+    const decision = recordObservation(EMPTY_MEMORY, {
+      status: 'online',
+      nowPlaying: other(null, 'Artist', T0),
+      ts: T0,
+      previousLiveStatus: null,
+    });
+    expect(decision.track).not.toBeNull();
+    expect(decision.countsPlay).toBe(false);
   });
 });

@@ -50,13 +50,24 @@ describe('activityImageUrl', () => {
     expect(activityImageUrl('565945077491433494', jsonNumber('383226320970055681'), CDN)).toBeNull();
   });
 
+  it("maps YouTube and Twitch keys to the stream's preview", () => {
+    expect(activityImageUrl('youtube:dQw4w9WgXcQ', APP, CDN)).toBe(
+      'https://i.ytimg.com/vi/dQw4w9WgXcQ/hqdefault_live.jpg',
+    );
+    expect(activityImageUrl('twitch:Some_Streamer', APP, CDN)).toBe(
+      'https://static-cdn.jtvnw.net/previews-ttv/live_user_some_streamer.png',
+    );
+    expect(activityImageUrl('youtube:a/../b', APP, CDN)).toBe(
+      'https://i.ytimg.com/vi/a%2F..%2Fb/hqdefault_live.jpg',
+    );
+  });
+
   it('is null for a platform key it has no rule for', () => {
-    expect(activityImageUrl('twitch:some_streamer', APP, CDN)).toBeNull();
-    expect(activityImageUrl('youtube:dQw4w9WgXcQ', APP, CDN)).toBeNull();
+    expect(activityImageUrl('xbox:some_player', APP, CDN)).toBeNull();
   });
 
   it('is null for no key, an empty key, a bare prefix or a non-string', () => {
-    for (const key of [null, undefined, '', 'mp:', 'spotify:', 42, {}, [], true]) {
+    for (const key of [null, undefined, '', 'mp:', 'spotify:', 'youtube:', 'twitch:', 42, {}, [], true]) {
       expect(activityImageUrl(key, APP, CDN)).toBeNull();
     }
   });

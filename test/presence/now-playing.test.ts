@@ -1,6 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import type { Spotify, YouTubeMusic } from '../../src/presence/model.js';
-import { durationMs, nowPlayingFrom } from '../../src/presence/now-playing.js';
+import { DEFAULT_MUSIC_APPS } from '../../src/presence/music-apps.js';
+import { nowPlayingFrom } from '../../src/presence/now-playing.js';
+import { durationMs } from '../../src/presence/timestamps.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { CDN } from './payloads.js';
+
+/** now_playing of these music objects and further activities. */
+const pick = (spotify: Spotify | null, youtubeMusic: YouTubeMusic | null, activities: unknown[] = []) =>
+  nowPlayingFrom(activities, {
+    spotify,
+    youtubeMusic,
+    youtubeMusicMatcher: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+    apps: DEFAULT_MUSIC_APPS,
+    cdnUrl: CDN,
+  });
 
 const SPOTIFY: Spotify = {
   track_id: '3kdlVcMVsSkbsUy8eQcBjI',
@@ -23,7 +37,7 @@ const YOUTUBE_MUSIC: YouTubeMusic = {
 
 describe('nowPlayingFrom', () => {
   it('normalizes Spotify', () => {
-    const nowPlaying = nowPlayingFrom(SPOTIFY, null);
+    const nowPlaying = pick(SPOTIFY, null);
     expect(JSON.stringify(nowPlaying)).toBe(
       JSON.stringify({
         source: 'spotify',
@@ -41,7 +55,7 @@ describe('nowPlayingFrom', () => {
   });
 
   it('normalizes YouTube Music', () => {
-    expect(JSON.stringify(nowPlayingFrom(null, YOUTUBE_MUSIC))).toBe(
+    expect(JSON.stringify(pick(null, YOUTUBE_MUSIC))).toBe(
       JSON.stringify({
         source: 'youtube_music',
         song: 'Never Gonna Give You Up',
@@ -57,19 +71,19 @@ describe('nowPlayingFrom', () => {
   });
 
   it('prefers Spotify when both play', () => {
-    expect(nowPlayingFrom(SPOTIFY, YOUTUBE_MUSIC)).toMatchObject({
+    expect(pick(SPOTIFY, YOUTUBE_MUSIC)).toMatchObject({
       source: 'spotify',
       track_id: '3kdlVcMVsSkbsUy8eQcBjI',
     });
   });
 
   it('is null when nothing plays', () => {
-    expect(nowPlayingFrom(null, null)).toBeNull();
+    expect(pick(null, null)).toBeNull();
   });
 
   it('has no track url for a Spotify local file', () => {
     const local: Spotify = { ...SPOTIFY, track_id: null, artist: null, album_art_url: null };
-    expect(nowPlayingFrom(local, null)).toMatchObject({
+    expect(pick(local, null)).toMatchObject({
       track_id: null,
       track_url: null,
       duration_ms: 248056,
@@ -78,7 +92,7 @@ describe('nowPlayingFrom', () => {
 
   it('has no duration for a paused player', () => {
     const paused: YouTubeMusic = { ...YOUTUBE_MUSIC, album: null, timestamps: { start: null, end: null } };
-    expect(nowPlayingFrom(null, paused)).toMatchObject({
+    expect(pick(null, paused)).toMatchObject({
       source: 'youtube_music',
       album: null,
       timestamps: { start: null, end: null },
@@ -101,5 +115,60 @@ describe('durationMs', () => {
     expect(durationMs({ start: 2000, end: 1000 })).toBeNull();
     expect(durationMs({ start: Number.NaN, end: 1000 })).toBeNull();
     expect(durationMs({ start: 0, end: Number.POSITIVE_INFINITY })).toBeNull();
+  });
+});
+
+describe('which music wins when several play', () => {
+  const T = 1_700_000_000_000;
+  const listening = (name: string, start: number | null, extra: Record<string, unknown> = {}) => ({
+    type: 2,
+    name,
+    details: `${name} song`,
+    state: `${name} artist`,
+    ...(start === null ? {} : { timestamps: { start, end: start + 200_000 } }),
+    ...extra,
+  });
+  const APPLE = { application_id: '1247654840780460125' };
+
+  it("Discord's own Spotify, whenever it plays", () => {
+    const later = listening('Apple Music', T + 60_000, APPLE);
+    expect(pick(SPOTIFY, YOUTUBE_MUSIC, [later])?.source).toBe('spotify');
+  });
+
+  it('otherwise the one that started last, whatever its service', () => {
+    const apple = listening('Apple Music', T + 60_000, APPLE);
+    const radio = listening('Foobar Radio', T + 90_000);
+    expect(pick(null, YOUTUBE_MUSIC, [apple])).toMatchObject({
+      source: 'apple_music',
+      song: 'Apple Music song',
+    });
+    expect(pick(null, YOUTUBE_MUSIC, [apple, radio])).toMatchObject({
+      source: 'other',
+      song: 'Foobar Radio song',
+    });
+    expect(pick(null, YOUTUBE_MUSIC, [radio, apple])).toMatchObject({ source: 'other' });
+  });
+
+  it('a player with a start before a paused one (no timestamps)', () => {
+    const paused = listening('Apple Music', null, APPLE);
+    const radio = listening('Foobar Radio', T);
+    expect(pick(null, null, [paused, radio])).toMatchObject({ source: 'other' });
+    expect(pick(null, null, [paused])).toMatchObject({ source: 'apple_music', timestamps: { start: null } });
+  });
+
+  it('at equal starts a known service before other music, then the first listed', () => {
+    const apple = listening('Apple Music', T, APPLE);
+    const radio = listening('Foobar Radio', T);
+    const deezer = listening('Deezer', T);
+    expect(pick(null, null, [radio, apple])).toMatchObject({ source: 'apple_music' });
+    expect(pick(null, null, [apple, deezer])).toMatchObject({ source: 'apple_music' });
+    expect(pick(null, null, [deezer, apple])).toMatchObject({ source: 'deezer' });
+  });
+
+  it('games, streams and custom statuses are not music', () => {
+    const game = { type: 0, name: 'Minecraft', details: 'Survival', timestamps: { start: T } };
+    const stream = { type: 1, name: 'Twitch', details: 'live', url: 'https://twitch.tv/x' };
+    const custom = { type: 4, name: 'Custom Status', state: 'hi' };
+    expect(pick(null, null, [game, stream, custom])).toBeNull();
   });
 });

@@ -95,6 +95,7 @@ describe('buildPresence', () => {
       spotify: SPOTIFY_NORMALIZED,
       listening_to_youtube_music: false,
       youtube_music: null,
+      listening_to_music: true,
       now_playing: {
         source: 'spotify',
         song: 'Let Go',
@@ -106,7 +107,27 @@ describe('buildPresence', () => {
         timestamps: { start: 1615529820677, end: 1615530068733 },
         duration_ms: 248056,
       },
-      activities: [CUSTOM_EMOJI_STATUS, SPOTIFY_LITERAL, VSCODE_LITERAL],
+      activities: [
+        CUSTOM_EMOJI_STATUS,
+        {
+          ...SPOTIFY_LITERAL,
+          assets: {
+            ...SPOTIFY_LITERAL.assets,
+            large_image_url: 'https://i.scdn.co/image/ab67616d0000b273ad3fb6a6f71d5cf7ab5a6e47',
+            small_image_url: null,
+          },
+        },
+        {
+          ...VSCODE_LITERAL,
+          assets: {
+            ...VSCODE_LITERAL.assets,
+            large_image_url:
+              'https://cdn.discordapp.com/app-assets/383226320970055681/565945077491433494.png',
+            small_image_url:
+              'https://cdn.discordapp.com/app-assets/383226320970055681/565945770067623946.png',
+          },
+        },
+      ],
       banner: 'a_5c1b1e0cbc4f0b9b2bf83d3e2fcdeb36',
       banner_url:
         'https://cdn.discordapp.com/banners/94490510688792576/a_5c1b1e0cbc4f0b9b2bf83d3e2fcdeb36.gif?size=1024',
@@ -211,6 +232,7 @@ describe('buildPresence', () => {
         spotify: null,
         listening_to_youtube_music: false,
         youtube_music: null,
+        listening_to_music: false,
         now_playing: null,
         activities: [],
         banner: null,

@@ -115,7 +115,16 @@ describe('PresenceRegistry', () => {
     reg.profileFetched(ALICE.id, { banner: 'a_banner', accent_color: 0x123456 });
     reg.kvLoaded(ALICE.id, { note: 'héllo' }, 1);
     const snapshot = reg.get(ALICE.id);
-    expect(snapshot?.presence.discord_user).toEqual(user);
+    // As sent, with the URLs of its server tag badge and decoration beside them.
+    const shown = {
+      ...user,
+      avatar_decoration_data: {
+        ...user.avatar_decoration_data,
+        asset_url: `${CDN}/avatar-decoration-presets/a_1.png`,
+      },
+      primary_guild: { ...user.primary_guild, badge_url: `${CDN}/guild-tag-badges/${GUILD_A}/b1.png` },
+    };
+    expect(snapshot?.presence.discord_user).toEqual(shown);
     expect(snapshot?.body).toMatch(/^[\x20-\x7e]*$/);
     // The same member listed again, or the same user object from elsewhere, is no change.
     reg.memberSeen(GUILD_B, user);
@@ -129,7 +138,7 @@ describe('PresenceRegistry', () => {
       'updated',
     ]);
     for (const change of changes) {
-      if (change.kind !== 'unmonitored') expect(JSON.parse(change.current.json).discord_user).toEqual(user);
+      if (change.kind !== 'unmonitored') expect(JSON.parse(change.current.json).discord_user).toEqual(shown);
     }
   });
 

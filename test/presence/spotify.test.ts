@@ -131,9 +131,10 @@ describe('spotifyFrom', () => {
     expect(spotifyFrom([startOnly])?.timestamps).toEqual({ start: T0, end: null });
   });
 
-  it('recognises Spotify by name and party when the id is not spotify:1', () => {
-    const renamed = { ...copy(SPOTIFY_LITERAL), id: 'spotify:2' };
-    expect(spotifyFrom([renamed])?.track_id).toBe('3kdlVcMVsSkbsUy8eQcBjI');
+  it('takes only spotify:1: the name "Spotify" and a spotify: party are what any custom presence can send', () => {
+    const lookAlike = { ...copy(SPOTIFY_LITERAL), id: 'spotify:2' };
+    expect(isSpotifyActivity(lookAlike)).toBe(false);
+    expect(spotifyFrom([lookAlike])).toBeNull();
   });
 
   it('ignores activities that only look like Spotify', () => {

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { youtubeMusicActivity } from '../../src/discord/simulator/activities.js';
+import { isPauseMarker, PAUSE_MARKERS } from '../../src/presence/player-quirks.js';
 import {
   DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
   DEFAULT_YOUTUBE_MUSIC_MATCHER,
   DEFAULT_YOUTUBE_MUSIC_NAMES,
-  isPauseMarker,
-  YOUTUBE_MUSIC_PAUSE_MARKERS,
   youtubeMusicFrom,
   youtubeMusicMatcher,
   youtubeMusicTrackUrl,
@@ -311,18 +310,67 @@ describe('constants', () => {
       '463151177836658699',
       '834475359071633499',
       '1143202598460076053',
+      '1247847788302172273',
     ]);
     expect(DEFAULT_YOUTUBE_MUSIC_NAMES).toEqual(['youtube music']);
     expect(MATCHER.applicationIds).toEqual(new Set(DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS));
   });
 
   it('lists markers that are recognised as such', () => {
-    for (const marker of YOUTUBE_MUSIC_PAUSE_MARKERS) expect(isPauseMarker(marker)).toBe(true);
+    for (const marker of PAUSE_MARKERS) expect(isPauseMarker(marker)).toBe(true);
   });
 
   it('links a track on music.youtube.com', () => {
     expect(youtubeMusicTrackUrl('lYBUbBu4W08')).toBe('https://music.youtube.com/watch?v=lYBUbBu4W08');
     expect(youtubeMusicTrackUrl(null)).toBeNull();
     expect(youtubeMusicTrackUrl('')).toBeNull();
+  });
+});
+
+describe("PreMiD's YouTube Music, as it writes it", () => {
+  const PREMID = {
+    ...PEAR_DESKTOP_LITERAL,
+    application_id: '463151177836658699',
+    buttons: undefined,
+  };
+
+  it('its own name and version where no album is: no album', () => {
+    const activity = { ...PREMID, assets: { ...PREMID.assets, large_text: 'PreMiD • v2.7.4' } };
+    expect(youtubeMusicFrom([activity], MATCHER, CDN)).toMatchObject({ album: null, artist: 'Rick Astley' });
+  });
+
+  it('"Artist - Album" in state, as before 2025', () => {
+    const activity = {
+      ...PREMID,
+      state: 'Rick Astley - Whenever You Need Somebody',
+      assets: { ...PREMID.assets, large_text: 'PreMiD • v2.6.1' },
+    };
+    expect(youtubeMusicFrom([activity], MATCHER, CDN)).toMatchObject({
+      artist: 'Rick Astley',
+      album: 'Whenever You Need Somebody',
+    });
+    // Another player's state is the artist as written, hyphens and all.
+    const pear = { ...PEAR_DESKTOP_LITERAL, state: 'Rick Astley - Topic', assets: { large_text: 'Album' } };
+    expect(youtubeMusicFrom([pear], MATCHER, CDN)).toMatchObject({ artist: 'Rick Astley - Topic' });
+  });
+
+  it('browsing is not listening: Playing "Browsing Home", Listening "Browsing Playlist" without timestamps', () => {
+    const home = {
+      type: 0,
+      name: 'YouTube Music',
+      application_id: PREMID.application_id,
+      details: 'Browsing Home',
+    };
+    const playlist = {
+      type: 2,
+      name: 'YouTube Music',
+      application_id: PREMID.application_id,
+      details: 'Browsing Playlist',
+      assets: { large_text: 'Liked Music' },
+    };
+    expect(youtubeMusicFrom([home], MATCHER, CDN)).toBeNull();
+    expect(youtubeMusicFrom([playlist], MATCHER, CDN)).toBeNull();
+    // Pear Desktop paused: a track still loaded, no timestamps, still YouTube Music.
+    expect(youtubeMusicFrom([PEAR_DESKTOP_PAUSED_LITERAL], MATCHER, CDN)).not.toBeNull();
   });
 });

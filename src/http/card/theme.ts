@@ -67,11 +67,23 @@ export const STATUS_LABELS: Record<DiscordStatus, string> = {
 export const SOURCE_COLOURS: Record<MusicSource, string> = {
   spotify: '#1db954',
   youtube_music: '#ff0033',
+  apple_music: '#fa243c',
+  tidal: '#33ffee',
+  deezer: '#a238ff',
+  soundcloud: '#ff5500',
+  amazon_music: '#25d1da',
+  other: '#5865f2',
 };
 
 export const SOURCE_LABELS: Record<MusicSource, string> = {
   spotify: 'Spotify',
   youtube_music: 'YouTube Music',
+  apple_music: 'Apple Music',
+  tidal: 'TIDAL',
+  deezer: 'Deezer',
+  soundcloud: 'SoundCloud',
+  amazon_music: 'Amazon Music',
+  other: 'Music',
 };
 
 /** Discord's blurple: the activity placeholder and the clock icon. */

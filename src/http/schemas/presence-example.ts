@@ -34,6 +34,7 @@ export const presenceExample = {
   spotify: track,
   listening_to_youtube_music: false,
   youtube_music: null,
+  listening_to_music: true,
   now_playing: {
     source: 'spotify',
     song: track.song,
@@ -62,7 +63,12 @@ export const presenceExample = {
       details: track.song,
       state: track.artist,
       timestamps: track.timestamps,
-      assets: { large_image: 'spotify:ab67616d0000b273fff2cb485c36a6d8f639bdba', large_text: track.album },
+      assets: {
+        large_image: 'spotify:ab67616d0000b273fff2cb485c36a6d8f639bdba',
+        large_text: track.album,
+        large_image_url: track.album_art_url,
+        small_image_url: null,
+      },
       sync_id: track.track_id,
       session_id: 'a1b2c3d4e5f60718293a4b5c6d7e8f90',
       party: { id: 'spotify:94490510688792576' },

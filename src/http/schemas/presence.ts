@@ -47,7 +47,18 @@ export const youtubeMusicSchema = {
 } as const;
 
 const nowPlayingProperties = {
-  source: { enum: ['spotify', 'youtube_music'] },
+  source: {
+    enum: [
+      'spotify',
+      'youtube_music',
+      'apple_music',
+      'tidal',
+      'deezer',
+      'soundcloud',
+      'amazon_music',
+      'other',
+    ],
+  },
   song: nullableString,
   artist: nullableString,
   album: nullableString,
@@ -108,14 +119,33 @@ export const activitySchema = {
     created_at: epochMs,
     timestamps: whenObject({ start: epochMs, end: epochMs }),
     emoji: whenObject({ id: { type: ['string', 'null'] } }),
+    assets: whenObjectWith({ large_image_url: nullableString, small_image_url: nullableString }),
   },
   required: ['name', 'type'],
 } as const;
 
-/** Discord's user object as the gateway gives it (merged from partials): at least its id. */
+/** When the value is an object, these properties, each present; anything else is Discord's to send. */
+function whenObjectWith<P extends Record<string, object>>(properties: P) {
+  return {
+    anyOf: [{ not: { type: 'object' } }, { type: 'object', properties, required: Object.keys(properties) }],
+  } as const;
+}
+
+/** An object Discord may send on a user, with the URL of its image beside it. */
+const withUrl = (url: string) => whenObjectWith({ [url]: nullableString });
+
+/**
+ * Discord's user object as the gateway gives it (merged from partials): at least its id; its server tag,
+ * avatar decoration and nameplate, when Discord sent them, with their images' URLs.
+ */
 export const discordUserSchema = {
   type: 'object',
-  properties: { id: snowflake },
+  properties: {
+    id: snowflake,
+    primary_guild: withUrl('badge_url'),
+    avatar_decoration_data: withUrl('asset_url'),
+    collectibles: whenObject({ nameplate: withUrl('asset_url') }),
+  },
   required: ['id'],
 } as const;
 
@@ -136,6 +166,7 @@ const presenceProperties = {
   spotify: { anyOf: [{ type: 'null' }, spotifySchema] },
   listening_to_youtube_music: { type: 'boolean' },
   youtube_music: { anyOf: [{ type: 'null' }, youtubeMusicSchema] },
+  listening_to_music: { type: 'boolean' },
   now_playing: { anyOf: [{ type: 'null' }, nowPlayingSchema] },
   activities: { type: 'array', items: activitySchema },
   banner: nullableString,

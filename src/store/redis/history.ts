@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import {
-  playKey,
+  playKeyOf,
   type StatusEntry,
   type StoredStats,
   type TopTrack,
@@ -181,15 +181,15 @@ export class RedisHistoryStore implements HistoryStore {
 /** One write as APPEND's eight fields. */
 function appendFields(write: HistoryWrite): string[] {
   const { status, track } = write;
-  const counts = track !== null && write.countsPlay && track.track_id !== null;
+  const key = track !== null && write.countsPlay ? playKeyOf(track) : null;
   return [
     status ? JSON.stringify(status) : '',
     status ? String(status.ts) : '',
     track ? JSON.stringify(track) : '',
     track ? String(track.ts) : '',
     track ? utcDay(track.ts) : '',
-    counts ? playKey(track.source, track.track_id as string) : '',
-    counts ? playedValue(track) : '',
+    key ?? '',
+    key !== null && track !== null ? playedValue(track) : '',
     write.lastSeen === null ? '' : String(write.lastSeen),
   ];
 }

@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import {
   HISTORY_LIMIT,
-  playKey,
+  playKeyOf,
   type StatusEntry,
   type StoredStats,
   type TopTrack,
@@ -155,8 +155,9 @@ export class SqliteHistoryStore implements HistoryStore {
           insertTrack.run(userId, entry);
           this.waitingTracks.add(userId, now);
           bumpDay.run(userId, utcDay(track.ts));
-          if (write.countsPlay && track.track_id !== null) {
-            countPlay.run(userId, playKey(track.source, track.track_id), track.ts, withoutTs(entry, track));
+          const key = write.countsPlay ? playKeyOf(track) : null;
+          if (key !== null) {
+            countPlay.run(userId, key, track.ts, withoutTs(entry, track));
             played.add(userId);
           }
         }
