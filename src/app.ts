@@ -151,7 +151,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     if (config.role !== 'api') {
       let discord: DiscordEndpoints;
       if (config.discordToken === null) {
-        const started = await startDemo(logger);
+        const started = await startDemo(logger, { keys, kv });
         demo = started;
         cleanups.push(() => started.stop());
         const { simulator } = started;

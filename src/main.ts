@@ -50,12 +50,14 @@ async function main(): Promise<void> {
   const base = publicBase(app.url);
   const lines = [`Presently is listening on ${base}`];
   if (app.demo) {
-    const [first] = app.demo.users;
+    const { userId } = app.demo.account;
     lines.push(
       'Demo mode: a simulated Discord drives a few users whose presence changes every few seconds.',
       `  Open ${base}/ in a browser to watch them live, or`,
-      `  try: curl ${base}/v1/users/${first?.id}`,
+      `  try: curl ${base}/v1/users/${userId}`,
       `       curl ${base}/v1/version`,
+      `       curl -X PATCH ${base}/v1/users/@me/kv -H 'Authorization: <the demo API key above>' \\`,
+      `         -H 'content-type: application/json' -d '{"mood":"sleepy"}'`,
       'Set DISCORD_TOKEN to use your own bot (see README.md).',
     );
   }

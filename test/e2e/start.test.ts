@@ -69,7 +69,7 @@ function exitWithin(service: Service, ms: number) {
 }
 
 describe('npm start', () => {
-  it('without DISCORD_TOKEN runs the demo, serves its users, and exits 0 on SIGTERM', {
+  it('without DISCORD_TOKEN runs the demo, serves its users, prints a working API key, and exits 0 on SIGTERM', {
     timeout: 30_000,
   }, async () => {
     const port = await freePort();
@@ -96,10 +96,22 @@ describe('npm start', () => {
         discord_status: 'online',
         listening_to_spotify: true,
         now_playing: { source: 'spotify' },
-        kv: {},
       },
     });
     expect(`${service.stdout()}${service.stderr()}`).toMatch(/demo mode/i);
+    // One line hands over an API key of Nova's, and it writes Nova's KV.
+    const keyLines = service
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes('API key of Nova'));
+    expect(keyLines, log()).toHaveLength(1);
+    const key = /prs_[\w-]{43}/.exec(keyLines[0] ?? '')?.[0] ?? '';
+    const written = await fetch(`http://127.0.0.1:${port}/v1/users/@me/kv`, {
+      method: 'PATCH',
+      headers: { authorization: key, 'content-type': 'application/json' },
+      body: JSON.stringify({ mood: 'sleepy' }),
+    });
+    expect(written.status, log()).toBe(204);
     // One line says the start-up is over, with what was loaded.
     await eventually(() => expect(service.stdout()).toMatch(/every guild loaded/));
     const summary = service

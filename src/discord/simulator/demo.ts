@@ -1,6 +1,22 @@
+import { ActivityFlags, ActivityType, StatusDisplayType } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
+import type { ApiKeyService } from '../../keys/service.js';
+import type { KvService } from '../../kv/service.js';
 import type { RawPresence } from '../../presence/model.js';
-import { customStatusActivity, gameActivity, spotifyActivity, youtubeMusicActivity } from './activities.js';
+import {
+  appleMusicActivity,
+  attachmentKey,
+  customStatusActivity,
+  gameActivity,
+  mediaProxyKey,
+  premidBrowsingActivity,
+  premidYouTubeMusicActivity,
+  richPresenceActivity,
+  spotifyActivity,
+  streamingActivity,
+  youtubeMusicActivity,
+} from './activities.js';
+import { type DemoAccount, prepareDemoAccount } from './demo-account.js';
 import { DiscordSimulator } from './index.js';
 
 /** How often the demo users' presences are re-sent. */
@@ -47,7 +63,41 @@ export const DEMO_USERS = {
     global_name: 'Juno',
     avatar: '9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a',
   },
+  ada: {
+    id: '533331104316391424',
+    username: 'ada.wav',
+    global_name: 'Ada',
+    avatar: '1f2e3d4c5b6a79880f1e2d3c4b5a6978',
+    // The Listening Club's tag; Discord often leaves identity_enabled null.
+    primary_guild: {
+      identity_guild_id: DEMO_SECOND_GUILD,
+      identity_enabled: null,
+      tag: 'LSTN',
+      badge: '2b4d6f8a0c1e3a5c7e9b1d3f5a7c9e0b',
+    },
+  },
+  rio: {
+    id: '612003440101048331',
+    username: 'rio_live',
+    global_name: 'Rio',
+    avatar: 'a_8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b',
+  },
+  sol: {
+    id: '689411255036837898',
+    username: 'sol',
+    global_name: 'Sol',
+    avatar: null,
+  },
+  theo: {
+    id: '806229180441968670',
+    username: 'theo_plays',
+    global_name: 'Theo',
+    avatar: '4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d',
+  },
 } as const;
+
+/** The user the landing page opens on, whose API key the demo prints and whose KV it fills in. */
+export const DEMO_FEATURED_USER = DEMO_USERS.nova;
 
 const SPOTIFY_PLAYLIST = [
   {
@@ -131,18 +181,33 @@ export function demoPresences(startedAt: number, now: number): Map<string, RawPr
     [DEMO_USERS.kai.id, kaiAt(now, elapsed)],
     [DEMO_USERS.mira.id, miraAt(startedAt)],
     [DEMO_USERS.juno.id, junoAt(startedAt, elapsed)],
+    [DEMO_USERS.ada.id, adaAt(now, elapsed)],
+    [DEMO_USERS.rio.id, rioAt(now, elapsed)],
+    [DEMO_USERS.sol.id, solAt(now, elapsed)],
+    [DEMO_USERS.theo.id, theoAt(startedAt, now, elapsed)],
   ]);
 }
 
-function novaAt(now: number, elapsed: number): RawPresence {
-  const cycle = SPOTIFY_PLAYLIST.reduce((sum, track) => sum + track.ms, 0);
+/**
+ * The track playing `elapsed` ms into a playlist played on repeat, and how far into its turn; a turn is
+ * the track's length unless `turnMs` says otherwise.
+ */
+function playing<Playlist extends readonly [{ ms: number }, ...{ ms: number }[]]>(
+  playlist: Playlist,
+  elapsed: number,
+  turnMs: (track: Playlist[number]) => number = (track) => track.ms,
+): { track: Playlist[number]; position: number } {
+  const cycle = playlist.reduce((sum, track) => sum + turnMs(track), 0);
   let position = elapsed % cycle;
-  let index = 0;
-  while (position >= (SPOTIFY_PLAYLIST[index]?.ms ?? cycle)) {
-    position -= SPOTIFY_PLAYLIST[index]?.ms ?? 0;
-    index++;
+  for (const track of playlist) {
+    if (position < turnMs(track)) return { track, position };
+    position -= turnMs(track);
   }
-  const track = SPOTIFY_PLAYLIST[index] ?? SPOTIFY_PLAYLIST[0];
+  return { track: playlist[0], position: 0 };
+}
+
+function novaAt(now: number, elapsed: number): RawPresence {
+  const { track, position } = playing(SPOTIFY_PLAYLIST, elapsed);
   const start = now - position;
   return {
     status: 'online',
@@ -211,9 +276,209 @@ function junoAt(startedAt: number, elapsed: number): RawPresence {
   };
 }
 
+const APPLE_MUSIC_PLAYLIST = [
+  {
+    title: 'Everything In Its Right Place',
+    artist: 'Radiohead',
+    album: 'Kid A',
+    artworkUrl:
+      'https://is1-ssl.mzstatic.com/image/thumb/Music115/v4/4e/2c/6e/4e2c6ea4-7d4f-2a4b-5e0b-0a4f4b8c3d1e/634904078164.png/600x600bb.jpg',
+    albumSlug: 'kid-a',
+    albumId: '1097861387',
+    trackId: '1097861389',
+    ms: 40_000,
+  },
+  {
+    title: 'Teardrop',
+    artist: 'Massive Attack',
+    album: 'Mezzanine',
+    artworkUrl:
+      'https://is1-ssl.mzstatic.com/image/thumb/Music125/v4/8a/0f/3c/8a0f3c2e-1b6d-9e4a-7c5f-2d8e0b4a6c19/00724384559953.rgb.jpg/600x600bb.jpg',
+    albumSlug: 'mezzanine',
+    albumId: '1025210938',
+    trackId: '1025211221',
+    ms: 35_000,
+  },
+  {
+    title: 'Strobe',
+    artist: 'deadmau5',
+    album: 'For Lack of a Better Name',
+    artworkUrl:
+      'https://is1-ssl.mzstatic.com/image/thumb/Music124/v4/c3/5d/1e/c35d1e7a-4b2f-08d9-6a3e-f1b7c9d2e4a0/0808225001429.jpg/600x600bb.jpg',
+    albumSlug: 'for-lack-of-a-better-name',
+    albumId: '1440838039',
+    trackId: '1440838478',
+    ms: 45_000,
+  },
+] as const;
+
+function adaAt(now: number, elapsed: number): RawPresence {
+  const { track, position } = playing(APPLE_MUSIC_PLAYLIST, elapsed);
+  const start = now - position;
+  return {
+    status: 'online',
+    client_status: { desktop: 'online' },
+    activities: [appleMusicActivity({ ...track, start, end: start + track.ms })],
+  };
+}
+
+/** Rio streams, then watches, then competes, each for this long. */
+const RIO_PHASE_MS = 20_000;
+
+/** Streaming with a Twitch URL, Watching (type 3) and Competing (type 5), in turn. */
+function rioAt(now: number, elapsed: number): RawPresence {
+  const phase = Math.floor(elapsed / RIO_PHASE_MS) % 3;
+  const start = now - (elapsed % RIO_PHASE_MS);
+  const activity =
+    phase === 0
+      ? streamingActivity({
+          service: 'twitch',
+          channel: 'rio_live',
+          title: 'Celeste any% — PB attempts',
+          game: 'Celeste',
+          start,
+        })
+      : phase === 1
+        ? richPresenceActivity({
+            type: ActivityType.Watching,
+            name: 'Crunchyroll',
+            applicationId: '981509069309354054',
+            details: 'Frieren: Beyond Journey’s End',
+            state: 'Season 1, Episode 12',
+            start,
+            largeImage: mediaProxyKey('https://img1.ak.crunchyroll.com/i/spire3/frieren-s1e12.jpg'),
+          })
+        : richPresenceActivity({
+            type: ActivityType.Competing,
+            name: 'Rocket League',
+            applicationId: '356877880938070016',
+            details: 'Ranked Doubles',
+            state: 'Champion II',
+            start,
+          });
+  return {
+    status: phase === 0 ? 'online' : 'idle',
+    client_status: phase === 0 ? { desktop: 'online' } : { desktop: 'idle', mobile: 'online' },
+    activities: [activity],
+  };
+}
+
+/** YouTube Music through PreMiD; the second track has no album, so PreMiD shows its own name there. */
+const PREMID_PLAYLIST = [
+  {
+    title: 'Genesis',
+    artist: 'Grimes',
+    album: 'Visions',
+    videoId: '1RKqOmSkGgM',
+    imageUrl: 'https://lh3.googleusercontent.com/genesis-visions=w544-h544-l90-rj',
+    ms: 40_000,
+  },
+  {
+    title: 'Kids',
+    artist: 'MGMT',
+    album: null,
+    videoId: 'fe4EK4HSPkI',
+    imageUrl: 'https://i.ytimg.com/vi/fe4EK4HSPkI/hqdefault.jpg',
+    ms: 35_000,
+  },
+  {
+    title: 'Redbone',
+    artist: 'Childish Gambino',
+    album: 'Awaken, My Love!',
+    videoId: 'Kp7eSUU9oy8',
+    imageUrl: 'https://lh3.googleusercontent.com/redbone-awaken=w544-h544-l90-rj',
+    ms: 45_000,
+  },
+] as const;
+/** Between tracks Sol browses YouTube Music this long. */
+const SOL_BROWSING_MS = 10_000;
+
+function solAt(now: number, elapsed: number): RawPresence {
+  const { track, position } = playing(PREMID_PLAYLIST, elapsed, (played) => played.ms + SOL_BROWSING_MS);
+  const start = now - position;
+  return {
+    status: 'online',
+    client_status: { web: 'online' },
+    activities: [
+      position < track.ms
+        ? premidYouTubeMusicActivity({ ...track, start, end: start + track.ms })
+        : premidBrowsingActivity({ details: 'Browsing Home', createdAt: start + track.ms }),
+    ],
+  };
+}
+
+/** Sent as a JSON number, as older payloads sent application ids: past 2^53 a double holds only this much. */
+const LUMEN_DRIFT_APPLICATION_ID = 1087212339117940700;
+const FOOBAR_RADIO_APPLICATION_ID = '1200000000000000001';
+const FOOBAR_RADIO_PLAYLIST = [
+  { title: 'Night Drive', artist: 'Cassette Hours', album: 'Late Shift FM', ms: 30_000 },
+  { title: 'Paper Moons', artist: 'The Quiet Hours', album: 'Low Tide Sessions', ms: 40_000 },
+] as const;
+
+/**
+ * A game whose rich-presence library sends what Discord's documentation does not promise (microsecond
+ * timestamps, a numeric application id, no id or created_at, an attachment image, a null image key, every
+ * optional field), while an app nobody knows plays music beside it.
+ */
+function theoAt(startedAt: number, now: number, elapsed: number): RawPresence {
+  const { track, position } = playing(FOOBAR_RADIO_PLAYLIST, elapsed);
+  const start = now - position;
+  return {
+    status: 'online',
+    client_status: { desktop: 'online' },
+    activities: [
+      richPresenceActivity({
+        type: ActivityType.Playing,
+        name: 'Lumen Drift',
+        applicationId: LUMEN_DRIFT_APPLICATION_ID,
+        details: 'Sector 7 · Hard',
+        detailsUrl: 'https://lumendrift.example/sectors/7',
+        state: 'In a squad',
+        stateUrl: 'https://lumendrift.example/squads/4411',
+        statusDisplayType: StatusDisplayType.State,
+        start: startedAt,
+        microsecondTimestamps: true,
+        largeImage: attachmentKey({
+          channelId: '1100000000000000101',
+          messageId: '1100000000000000102',
+          file: 'sector-7.png',
+          expiresAt: startedAt + 24 * 60 * 60 * 1000,
+        }),
+        largeText: 'Sector 7',
+        smallImage: null,
+        smallText: 'Level 12',
+        buttons: [
+          { label: 'Join the squad', url: 'https://lumendrift.example/join/4411' },
+          { label: 'Get Lumen Drift', url: 'https://lumendrift.example/' },
+        ],
+        party: { id: 'squad-4411', size: [3, 4] },
+        secrets: { join: 'c3F1YWQtNDQxMQ' },
+        flags: ActivityFlags.Instance | ActivityFlags.Join,
+        platform: 'desktop',
+        sessionId: '5f0e1d2c3b4a69788796a5b4c3d2e1f0',
+        bare: true,
+      }),
+      richPresenceActivity({
+        type: ActivityType.Listening,
+        name: 'Foobar Radio',
+        applicationId: FOOBAR_RADIO_APPLICATION_ID,
+        details: track.title,
+        state: track.artist,
+        largeText: track.album,
+        largeImage: 'https://foobar-radio.example/covers/late-shift.png',
+        start,
+        end: start + track.ms,
+      }),
+    ],
+  };
+}
+
 export interface Demo {
   readonly simulator: DiscordSimulator;
-  readonly users: readonly { id: string; name: string }[];
+  /** `featured`: the user the landing page opens on. */
+  readonly users: readonly { id: string; name: string; featured: boolean }[];
+  /** The featured user's API key and KV, made at start so the KV routes can be tried at once. */
+  readonly account: DemoAccount;
   stop(): Promise<void>;
 }
 
@@ -221,7 +486,11 @@ export interface Demo {
  * Demo mode: a simulated Discord on loopback with a server of demo users whose presences change on a
  * timer. The service connects to it exactly as it connects to Discord.
  */
-export async function startDemo(logger: Logger): Promise<Demo> {
+export async function startDemo(
+  logger: Logger,
+  services: { keys: ApiKeyService; kv: KvService },
+): Promise<Demo> {
+  const account = await prepareDemoAccount(DEMO_FEATURED_USER.id, services);
   const simulator = new DiscordSimulator({});
   await simulator.start();
   const startedAt = Date.now();
@@ -236,7 +505,7 @@ export async function startDemo(logger: Logger): Promise<Demo> {
   simulator.createGuild({
     id: DEMO_SECOND_GUILD,
     name: 'Listening Club',
-    members: [DEMO_USERS.nova, DEMO_USERS.kai].map((user) => ({
+    members: [DEMO_USERS.nova, DEMO_USERS.kai, DEMO_USERS.ada].map((user) => ({
       user: { ...user, discriminator: '0' },
       presence: initial.get(user.id),
     })),
@@ -258,9 +527,19 @@ export async function startDemo(logger: Logger): Promise<Demo> {
   }, DEMO_TICK_MS);
   logger.debug({ users: users.length }, 'demo users created');
 
+  logger.info(
+    { userId: account.userId },
+    `demo mode: API key of ${DEMO_FEATURED_USER.global_name} (${account.userId}), for the KV routes: ${account.apiKey}`,
+  );
+
   return {
     simulator,
-    users: users.map((user) => ({ id: user.id, name: user.global_name })),
+    users: users.map((user) => ({
+      id: user.id,
+      name: user.global_name,
+      featured: user.id === DEMO_FEATURED_USER.id,
+    })),
+    account,
     stop: async () => {
       clearInterval(timer);
       await simulator.stop();
