@@ -209,7 +209,7 @@ describe('the page’s stylesheet and script', () => {
 });
 
 describe('in demo mode', () => {
-  it("offers the demo's users as one-click examples", async () => {
+  it("offers the demo's users as one-click examples, and opens on Nova, whose API key the log shows", async () => {
     const app = await startApp(
       loadConfig({ DATABASE_URL: 'sqlite::memory:', HOST: '127.0.0.1', PORT: '0', RATE_LIMIT_READ: '0' }),
       { logger: pino({ level: 'silent' }) },
@@ -225,6 +225,18 @@ describe('in demo mode', () => {
           `<a href="/?id=${user.id}" data-id="${user.id}">${user.global_name} <span class="id">${user.id}</span></a>`,
         );
       }
+      // Without ?id= the page is Nova's: the field filled in, the card, the snippets.
+      const nova = DEMO_USERS.nova.id;
+      expect(body).toContain(`value="${nova}"`);
+      expect(body).toContain(`<img id="card" src="/v1/users/${nova}/card.svg"`);
+      expect(body).toContain(`/v1/users/<span data-fill="id">${nova}</span>`);
+      expect(body).toContain("The service's log shows an API key for Nova");
+      // An id asked for is still the one shown.
+      const kai = await (
+        await fetch(`${app.url}/?id=${DEMO_USERS.kai.id}`, { headers: { accept: CHROME } })
+      ).text();
+      expect(kai).toContain(`value="${DEMO_USERS.kai.id}"`);
+      expect(kai).not.toContain(`<img id="card" src="/v1/users/${nova}/card.svg"`);
     } finally {
       await app.close();
     }

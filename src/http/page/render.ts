@@ -5,12 +5,14 @@ import { fillTemplate, type Html, html } from './html.js';
 export interface PageExample {
   id: string;
   name: string;
+  /** The page opens on this user when no `?id=` is asked for; the demo prints an API key of theirs. */
+  featured?: boolean;
 }
 
 export interface PageModel {
   /** `http://host:port` as the request named it: the snippets' base when the page runs no script. */
   origin: string;
-  /** The id asked for with `?id=`, when it is one. */
+  /** The id asked for with `?id=`, when it is one; else the featured example's. */
   id: string | null;
   /** What `?id=` held when it is not an id, to show it back with the reason. */
   rejected: string | null;
@@ -30,7 +32,11 @@ function examplesOf(examples: readonly PageExample[]): Html {
     (example) =>
       html`<li><a href="/?id=${example.id}" data-id="${example.id}">${example.name} <span class="id">${example.id}</span></a></li>`,
   );
-  return html`<div class="examples"><p>Demo mode: a simulated Discord drives these users. Try one:</p><ul>${links}</ul></div>`;
+  const featured = examples.find((example) => example.featured);
+  const key = featured
+    ? html`<p>The service's log shows an API key for ${featured.name}: with it, <code>PATCH /v1/users/@me/kv</code> changes ${featured.name}'s KV, and the viewer shows the change live.</p>`
+    : html``;
+  return html`<div class="examples"><p>Demo mode: a simulated Discord drives these users. Try one:</p><ul>${links}</ul>${key}</div>`;
 }
 
 function rejectionOf(rejected: string | null): Html {

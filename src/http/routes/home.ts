@@ -27,7 +27,7 @@ const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export interface HomeRouteDeps {
   view: PresenceView;
   version: string;
-  /** One-click examples on the page: the demo's users in demo mode, none otherwise. */
+  /** One-click examples on the page: the demo's users in demo mode (opened on the featured one), none otherwise. */
   examples: readonly PageExample[];
   /** `DISCORD_INVITE_URL`: Lanyard's `discord_invite`, null when this instance has no community server. */
   inviteUrl: string | null;
@@ -65,7 +65,7 @@ const homeSchema = {
       id: {
         type: 'string',
         description:
-          'page only: the user to show in the viewer, a Discord user id; one that is not is named on the page, never a 400',
+          'page only: the user to show in the viewer, a Discord user id (without it, a demo shows its featured user); one that is not is named on the page, never a 400',
         examples: userIdParams.properties.id.examples,
       },
     },
@@ -99,6 +99,7 @@ export const homeRoutes =
   async (app) => {
     const assets = loadPageAssets();
     const files = new Map([assets.stylesheet, assets.script].map((asset) => [asset.path, asset]));
+    const featured = deps.examples.find((example) => example.featured);
 
     app.get('/', { schema: homeSchema }, async (request, reply) => {
       // Both answers change with what is monitored; one URL, two representations.
@@ -111,11 +112,11 @@ export const homeRoutes =
       }
       // A bad id is the page's to explain, not a 400 in JSON: this is a person typing into a form.
       const asked = requestedId(request.query);
-      const id = asked !== null && isSnowflake(asked) ? asked : null;
+      const valid = asked !== null && isSnowflake(asked);
       const page = renderPage(assets, {
         origin: `${request.protocol}://${request.host || 'localhost'}`,
-        id,
-        rejected: id === null ? asked : null,
+        id: asked === null ? (featured?.id ?? null) : valid ? asked : null,
+        rejected: valid ? null : asked,
         monitoredUserCount: deps.view.size,
         version: deps.version,
         examples: deps.examples,

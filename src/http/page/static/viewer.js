@@ -329,13 +329,14 @@ function start() {
   }
   window.addEventListener('popstate', () => {
     const id = idFromLocation();
-    // Back to the page without an id: the page as the server gives it, with nobody watched.
+    // Back to the page without an id: the page as the server gives it (nobody, or the demo's featured user).
     if (id === null) location.reload();
     else view(id, { push: false });
   });
 
   setUpCopyButtons(document.getElementById('copy-status'));
-  const initial = idFromLocation();
+  // Without ?id= the server may have filled the field in (the demo's featured user): that one is shown.
+  const initial = idFromLocation() ?? (isSnowflake(input.value) ? input.value : null);
   if (initial !== null && document.getElementById('id-error') === null) view(initial, { push: false });
 }
 

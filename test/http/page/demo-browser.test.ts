@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, startApp } from '../../../src/app.js';
+import { loadConfig } from '../../../src/config.js';
+import { DEMO_USERS } from '../../../src/discord/simulator/demo.js';
+import { createLogger } from '../../../src/log.js';
+import { CHROMIUM_PATH, type Chromium, hasChromium, launchChromium } from '../../support/chromium.js';
+import { eventually } from '../../support/eventually.js';
+
+/**
+ * The landing page of a service in demo mode, in headless Chromium: it opens on the featured demo user,
+ * live, and a KV write with the API key the log printed shows there as it happens. Skipped, with a notice,
+ * where Debian's chromium is missing.
+ */
+
+const available = hasChromium();
+if (!available) {
+  console.warn(`demo page browser test skipped: ${CHROMIUM_PATH} is missing (apt-get install chromium)`);
+}
+
+/** The contract of the page: a change shows within a second. */
+const LIVE_WITHIN_MS = 1_000;
+
+describe.skipIf(!available)('the landing page in demo mode, in headless Chromium', () => {
+  const lines: string[] = [];
+  let app: App;
+  let browser: Chromium;
+
+  beforeAll(async () => {
+    app = await startApp(
+      loadConfig({ DATABASE_URL: 'sqlite::memory:', HOST: '127.0.0.1', PORT: '0', RATE_LIMIT_READ: '0' }),
+      { logger: createLogger('info', false, { write: (line: string) => void lines.push(line) }) },
+    );
+    await eventually(() => expect(app.view.size).toBe(Object.keys(DEMO_USERS).length));
+    browser = await launchChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  it('opens on Nova, live, and shows a KV write made with the printed key within a second', async () => {
+    const page = await browser.context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`script error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`${response.status()}: ${response.url()}`);
+    });
+
+    await page.goto(`${app.url}/`);
+    const presence = page.locator('#presence');
+    await presence.getByText('KV keys').waitFor();
+    expect(await presence.textContent()).toContain('Nova');
+    expect(await presence.textContent()).toContain('location, mood, website');
+    expect(await page.locator('#connection').getAttribute('data-state')).toBe('live');
+    expect(page.url()).toBe(`${app.url}/`);
+
+    const key = /prs_[\w-]{43}/.exec(lines.find((line) => line.includes('API key of Nova')) ?? '')?.[0];
+    const writtenAt = Date.now();
+    const written = await fetch(`${app.url}/v1/users/@me/kv`, {
+      method: 'PATCH',
+      headers: { authorization: key ?? '', 'content-type': 'application/json' },
+      body: JSON.stringify({ tried_it: 'yes' }),
+    });
+    expect(written.status).toBe(204);
+    await presence.getByText('tried_it').waitFor({ timeout: LIVE_WITHIN_MS });
+    expect(Date.now() - writtenAt).toBeLessThan(LIVE_WITHIN_MS);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
