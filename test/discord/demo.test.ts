@@ -29,8 +29,9 @@ async function presenceOf(
 }
 
 /** What a viewer reads of an activity. */
-function shown(activity: { type: unknown; name: unknown; details?: unknown; state?: unknown }): string {
-  return [activity.type, activity.name, activity.details, activity.state].join(' | ');
+function shown(activity: unknown): string {
+  const { type, name, details, state } = activity as Record<string, unknown>;
+  return [type, name, details, state].join(' | ');
 }
 
 function patchKv(base: string, path: string, key: string, body: Json): Promise<Response> {

@@ -7,6 +7,7 @@ import {
   youtubeMusicActivity,
 } from '../../src/discord/simulator/activities.js';
 import type { MemberInput, PresenceInput } from '../../src/discord/simulator/index.js';
+import { activityImageUrl } from '../../src/presence/images.js';
 import type { PresenceChange } from '../../src/presence/registry.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -90,6 +91,7 @@ function basePresence(user: ReturnType<typeof gatewayUser>, memberSince: number)
     spotify: null,
     listening_to_youtube_music: false,
     youtube_music: null,
+    listening_to_music: false,
     now_playing: null,
     activities: [],
     banner: null,
@@ -150,6 +152,20 @@ const ytmByNamePlaying = youtubeMusicActivity({
   name: 'YouTube Music',
 });
 const ytmPear = youtubeMusicActivity({ ...VIDEO, applicationId: PEAR_DESKTOP });
+
+/** The activity as the service gives it: its images' URLs beside their keys (images.ts has the rules). */
+function shown(activity: GatewayActivity, cdnUrl: string): GatewayActivity {
+  if (!activity.assets) return activity;
+  const url = (key: unknown) => activityImageUrl(key, activity.application_id, cdnUrl);
+  return {
+    ...activity,
+    assets: {
+      ...activity.assets,
+      large_image_url: url(activity.assets.large_image),
+      small_image_url: url(activity.assets.small_image),
+    },
+  } as GatewayActivity;
+}
 
 /** An `mp:` image key is served by Discord's media proxy (reference/DISCORD.md). */
 function mediaProxyUrl(activity: GatewayActivity): string {
@@ -320,8 +336,9 @@ describe('GET /v1/users/:id: the presence of a member, field by field', () => {
       active_on_discord_desktop: true,
       listening_to_spotify: true,
       spotify: SPOTIFY,
+      listening_to_music: true,
       now_playing: SPOTIFY_NOW_PLAYING,
-      activities: [spotifyPlaying],
+      activities: [shown(spotifyPlaying, h.simulator.cdnUrl)],
       banner: ANIMATED_BANNER,
       banner_url: `${h.simulator.cdnUrl}/banners/${SPOTIFY_USER}/${ANIMATED_BANNER}.gif?size=1024`,
       accent_color: 0x5865f2,
@@ -346,8 +363,9 @@ describe('GET /v1/users/:id: the presence of a member, field by field', () => {
       active_on_discord_desktop: true,
       listening_to_youtube_music: true,
       youtube_music: youtubeMusicOf(ytmByIdPlaying),
+      listening_to_music: true,
       now_playing: youtubeNowPlayingOf(ytmByIdPlaying),
-      activities: [ytmByIdPlaying],
+      activities: [shown(ytmByIdPlaying, h.simulator.cdnUrl)],
       banner: STILL_BANNER,
       banner_url: `${h.simulator.cdnUrl}/banners/${YTM_BY_ID}/${STILL_BANNER}.png?size=1024`,
     });
@@ -360,16 +378,29 @@ describe('GET /v1/users/:id: the presence of a member, field by field', () => {
       active_on_discord_desktop: true,
       listening_to_youtube_music: true,
       youtube_music: youtubeMusicOf(ytmByNamePlaying),
+      listening_to_music: true,
       now_playing: youtubeNowPlayingOf(ytmByNamePlaying),
-      activities: [ytmByNamePlaying],
+      activities: [shown(ytmByNamePlaying, h.simulator.cdnUrl)],
     });
   });
 
-  it('another music player is an activity, but neither Spotify nor YouTube Music', async () => {
+  it('another music player (Deezer, known by its name) is now_playing, neither Spotify nor YouTube Music', async () => {
     await expectPresence(h, OTHER_PLAYER, {
       ...basePresence(gatewayUser({ id: OTHER_PLAYER, username: 'deezer' }), T_2017),
       discord_status: 'online',
       active_on_discord_desktop: true,
+      listening_to_music: true,
+      now_playing: {
+        source: 'deezer',
+        song: 'Some song',
+        artist: 'Some artist',
+        album: null,
+        album_art_url: null,
+        track_id: null,
+        track_url: null,
+        timestamps: otherPlayer.timestamps,
+        duration_ms: 101_000,
+      },
       activities: [otherPlayer],
     });
   });
@@ -419,7 +450,7 @@ describe('GET /v1/users/:id: the presence of a member, field by field', () => {
       active_on_discord_desktop: true,
       active_on_discord_web: true,
       active_on_discord_mobile: true,
-      activities: [chess],
+      activities: [shown(chess, h.simulator.cdnUrl)],
     });
     const { body } = await getJson(h, `/v1/users/${CLIENTS}`);
     const [game] = (body as { data: { activities: Json[] } }).data.activities;
@@ -444,8 +475,9 @@ describe('GET /v1/users/:id: the presence of a member, field by field', () => {
       spotify: SPOTIFY,
       listening_to_youtube_music: true,
       youtube_music: youtubeMusicOf(ytmPear),
+      listening_to_music: true,
       now_playing: SPOTIFY_NOW_PLAYING,
-      activities: [ytmPear, spotifyPlaying],
+      activities: [shown(ytmPear, h.simulator.cdnUrl), shown(spotifyPlaying, h.simulator.cdnUrl)],
     });
   });
 
@@ -667,7 +699,7 @@ describe('a large guild', () => {
         ...basePresence(user(n), T_2017),
         discord_status: 'online',
         active_on_discord_desktop: true,
-        activities: [chess],
+        activities: [shown(chess, h.simulator.cdnUrl)],
       });
     }
 

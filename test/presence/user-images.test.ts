@@ -36,7 +36,7 @@ describe('userWithImageUrls', () => {
     expect(shown.avatar_decoration_data?.asset_url).toBe(
       `${CDN}/avatar-decoration-presets/a_fac3bb5ecd3f8d8bde4b3ab0e4b4d7cb.png`,
     );
-    expect((shown.collectibles?.nameplate as Record<string, unknown>).asset_url).toBe(
+    expect((shown.collectibles?.nameplate as Record<string, unknown> | undefined)?.asset_url).toBe(
       `${CDN}/assets/collectibles/nameplates/nameplates/twilight/static.png`,
     );
     expect(shown.username).toBe('mira');
@@ -56,7 +56,7 @@ describe('userWithImageUrls', () => {
     const shown = userWithImageUrls(user, CDN) as unknown as Record<string, Record<string, unknown>>;
     expect(shown.primary_guild?.badge_url).toBeNull();
     expect(shown.avatar_decoration_data?.asset_url).toBeNull();
-    expect((shown.collectibles?.nameplate as Record<string, unknown>).asset_url).toBeNull();
+    expect((shown.collectibles?.nameplate as Record<string, unknown> | undefined)?.asset_url).toBeNull();
     const plain = {
       id: '2',
       username: 'x',
