@@ -20,7 +20,19 @@ export type DiscordStatus = `${PresenceUpdateReceiveStatus}`;
  * `flags` and `public_flags` are bitfields: any OR of UserFlags (768 is 256 | 512), not one member.
  */
 export type DiscordUser = Partial<Omit<APIUser, 'flags' | 'public_flags'>> &
-  Pick<APIUser, 'id'> & { flags?: number; public_flags?: number };
+  Pick<APIUser, 'id'> & {
+    flags?: number;
+    public_flags?: number;
+    /** The display name's font, effect and colours (Discord's typings do not have it yet). */
+    display_name_styles?: DisplayNameStyles | null;
+  };
+
+export interface DisplayNameStyles {
+  font_id: number;
+  effect_id: number;
+  /** RGB integers. */
+  colors: readonly number[];
+}
 
 /**
  * `client_status`: the platforms the user is active on. Discord's typings lag behind the platforms it

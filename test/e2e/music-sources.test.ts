@@ -44,7 +44,10 @@ function appleMusic(name: string, start: number): GatewayActivity {
     state: `Artist ${name}`,
     details_url: `https://music.apple.com/us/album/record-${name}/1000?i=${name.charCodeAt(0)}000`,
     status_display_type: 2,
-    assets: { large_image: `mp:external/x/https/is1-ssl.mzstatic.com/${name}.jpg`, large_text: `Record ${name}` },
+    assets: {
+      large_image: `mp:external/x/https/is1-ssl.mzstatic.com/${name}.jpg`,
+      large_text: `Record ${name}`,
+    },
     timestamps: { start, end: start + SONG_MS },
     created_at: start,
   } as unknown as GatewayActivity;
@@ -110,7 +113,10 @@ describe('music from every player, end to end', () => {
     expect(browsing.listening_to_youtube_music).toBe(false);
 
     await h.app.history.flush();
-    const history = await get<{ track_history: (NowPlaying & { ts: number })[] }>(h, `/v1/users/${USER}/history`);
+    const history = await get<{ track_history: (NowPlaying & { ts: number })[] }>(
+      h,
+      `/v1/users/${USER}/history`,
+    );
     expect(history.track_history.map((entry) => `${entry.source}:${entry.song}`)).toEqual([
       'other:live  SONG',
       'other:Live Song',
@@ -129,12 +135,61 @@ describe('music from every player, end to end', () => {
       ]),
     );
     expect(top_tracks).toHaveLength(2);
-    const stats = await get<{ tracks_today: number; track_history_count: number }>(h, `/v1/users/${USER}/stats`);
+    const stats = await get<{ tracks_today: number; track_history_count: number }>(
+      h,
+      `/v1/users/${USER}/stats`,
+    );
     expect(stats.track_history_count).toBe(5);
 
     await drive(h, [appleMusic('C', t0 + 6 * SONG_MS)]);
     const card = await fetch(`${h.base}/v1/users/${USER}/card.svg`);
     expect(card.status).toBe(200);
     expect(await card.text()).toContain('Apple Music');
+  });
+});
+
+describe("Discord's newer user data, end to end", () => {
+  it('server tag, decoration, nameplate and display name styles come through, images resolved to URLs', async () => {
+    const user = {
+      id: USER,
+      username: 'tagged',
+      primary_guild: { identity_guild_id: GUILD, identity_enabled: null, tag: 'LSTN', badge: 'b0a1' },
+      avatar_decoration_data: { asset: 'a_dec', sku_id: '1144058844004233369', expires_at: null },
+      collectibles: {
+        nameplate: {
+          sku_id: '1349486948942745691',
+          asset: 'nameplates/nameplates/twilight/',
+          label: '',
+          palette: 'cobalt',
+        },
+      },
+      display_name_styles: { font_id: 11, effect_id: 2, colors: [5793266] },
+    };
+    harness = await startHarness({
+      setup: (sim) =>
+        sim.createGuild({
+          id: GUILD,
+          name: 'Guild',
+          members: [{ user: user as never, presence: { status: 'online' } }],
+        }),
+    });
+    const h = harness;
+    await eventually(() => expect(h.app.registry.isMonitored(USER)).toBe(true));
+    const cdn = h.simulator.cdnUrl;
+    const presence = await get<Presence>(h, `/v1/users/${USER}`);
+    expect(presence.discord_user).toMatchObject({
+      primary_guild: { ...user.primary_guild, badge_url: `${cdn}/guild-tag-badges/${GUILD}/b0a1.png` },
+      avatar_decoration_data: {
+        ...user.avatar_decoration_data,
+        asset_url: `${cdn}/avatar-decoration-presets/a_dec.png`,
+      },
+      collectibles: {
+        nameplate: {
+          ...user.collectibles.nameplate,
+          asset_url: `${cdn}/assets/collectibles/nameplates/nameplates/twilight/static.png`,
+        },
+      },
+      display_name_styles: user.display_name_styles,
+    });
   });
 });

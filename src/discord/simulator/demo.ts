@@ -1,4 +1,4 @@
-import { ActivityFlags, ActivityType, StatusDisplayType } from 'discord-api-types/v10';
+import { ActivityFlags, ActivityType, NameplatePalette, StatusDisplayType } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { KvService } from '../../kv/service.js';
@@ -56,6 +56,16 @@ export const DEMO_USERS = {
       tag: 'PRES',
       badge: '7c4e2a9d1b3f5e6a8c0d2f4b6a8e0c1d',
     },
+    // A nameplate and a styled display name, passed through as Discord sends them.
+    collectibles: {
+      nameplate: {
+        sku_id: '1349486948942745691',
+        asset: 'nameplates/nameplates/twilight/',
+        label: '',
+        palette: NameplatePalette.Cobalt,
+      },
+    },
+    display_name_styles: { font_id: 11, effect_id: 2, colors: [0x5865f2, 0xeb459e] },
   },
   juno: {
     id: '725054734427766827',
