@@ -1,5 +1,6 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
 import type { RawPresence } from './model.js';
+import { snowflakeString, timestampOrNull } from './values.js';
 
 /**
  * Discord sends one PRESENCE_UPDATE per guild the user shares with the bot, and the copies differ in
@@ -25,23 +26,34 @@ function sameClientStatus(a: RawPresence, b: RawPresence): boolean {
   return aKeys.every((key) => a.client_status[key] === b.client_status[key]);
 }
 
-function sameActivity(a: GatewayActivity, b: GatewayActivity): boolean {
+/**
+ * `held` is normalized (activities.ts: timestamps in ms, ids as strings, image URLs added); `incoming` is
+ * as Discord sent it, so the fields normalization changes are compared as normalized.
+ */
+function sameActivity(held: GatewayActivity, incoming: GatewayActivity): boolean {
   return (
-    near(a.created_at, b.created_at) &&
-    near(a.timestamps?.start, b.timestamps?.start) &&
-    near(a.timestamps?.end, b.timestamps?.end) &&
-    sameJson(a, b, COMPARED_APART) &&
-    sameJson(a.assets, b.assets, RESOLVED)
+    near(held.created_at, incoming.created_at) &&
+    near(held.timestamps?.start, incoming.timestamps?.start) &&
+    near(held.timestamps?.end, incoming.timestamps?.end) &&
+    idOf(held.application_id) === idOf(incoming.application_id) &&
+    sameJson(held, incoming, COMPARED_APART) &&
+    sameJson(held.assets, incoming.assets, RESOLVED)
   );
 }
 
-function near(a: number | undefined, b: number | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  return Math.abs(a - b) <= GUILD_COPY_TOLERANCE_MS;
+function near(a: unknown, b: unknown): boolean {
+  const x = timestampOrNull(a);
+  const y = timestampOrNull(b);
+  if (x === null || y === null) return x === y;
+  return Math.abs(x - y) <= GUILD_COPY_TOLERANCE_MS;
 }
 
-/** Compared by `near` (the timing), or by their own rule (the assets). */
-const COMPARED_APART: ReadonlySet<string> = new Set(['created_at', 'timestamps', 'assets']);
+function idOf(value: unknown): string | null {
+  return value === undefined || value === null ? null : snowflakeString(value);
+}
+
+/** Compared by `near` (the timing), `idOf` (the application) or their own rule (the assets). */
+const COMPARED_APART: ReadonlySet<string> = new Set(['created_at', 'timestamps', 'application_id', 'assets']);
 /**
  * The held activities carry their images' URLs (activities.ts), a copy from Discord does not: the URLs
  * follow from the keys, which are compared.

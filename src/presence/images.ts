@@ -1,5 +1,5 @@
 import { isSnowflake } from './snowflake.js';
-import { cdnBase, urlComponent } from './values.js';
+import { cdnBase, urlComponent, webUrl } from './values.js';
 
 /** `mp:<path>`: an image Discord's media proxy serves (external images, uploaded assets). */
 export const MEDIA_PROXY_PREFIX = 'mp:';
@@ -21,7 +21,7 @@ const PREFIXED_KEY = /^[a-z][a-z0-9+.-]*:/i;
  * | key                  | URL                                           |
  * |----------------------|-----------------------------------------------|
  * | `mp:<x>`             | `https://media.discordapp.net/<x>`            |
- * | `http(s)://…`        | the key itself                                |
+ * | `http(s)://…`        | the key, as a URL parser writes it (null with credentials) |
  * | `spotify:<id>`       | `https://i.scdn.co/image/<id>`                |
  * | `youtube:<id>`       | `https://i.ytimg.com/vi/<id>/hqdefault_live.jpg` |
  * | `twitch:<user>`      | `https://static-cdn.jtvnw.net/previews-ttv/live_user_<user>.png` |
@@ -36,7 +36,7 @@ export function activityImageUrl(key: unknown, applicationId: unknown, cdnUrl: s
     const path = key.slice(MEDIA_PROXY_PREFIX.length).replace(/^\/+/, '');
     return path === '' ? null : `${MEDIA_PROXY_URL}/${path}`;
   }
-  if (HTTP_URL.test(key)) return key;
+  if (HTTP_URL.test(key)) return webUrl(key);
   if (key.startsWith(SPOTIFY_IMAGE_PREFIX)) {
     const id = key.slice(SPOTIFY_IMAGE_PREFIX.length);
     return id === '' ? null : `${SPOTIFY_IMAGE_URL}/${urlComponent(id)}`;

@@ -1,6 +1,6 @@
 import { activityImageUrl } from './images.js';
 import type { MusicSource, NowPlaying } from './model.js';
-import { ARTIST_PREFIX, albumFrom, TITLE_PREFIX } from './player-quirks.js';
+import { ARTIST_PREFIX, albumFrom, TITLE_PREFIX, TITLE_PREFIXED_APPLICATIONS } from './player-quirks.js';
 import { durationMs, timestampsFrom } from './timestamps.js';
 import { trackIdFrom, trackUrlFrom } from './track-links.js';
 import { field, snowflakeString, textOrNull } from './values.js';
@@ -13,7 +13,7 @@ const DISPLAY_STATE = 1;
  *
  * | field           | from                                                                          |
  * |-----------------|-------------------------------------------------------------------------------|
- * | `song`          | `details` ("Listening to " before it dropped); without it, the field Discord shows (`status_display_type`) |
+ * | `song`          | `details` (TIDAL Hi-Fi's "Listening to " before it dropped); without it, the field Discord shows (`status_display_type`) |
  * | `artist`        | `state` ("by " before it dropped, an " · album" or " - album" after it too)    |
  * | `album`         | `assets.large_text`, unless it is a pause marker or the player's own name      |
  * | `album_art_url` | `assets.large_image`, resolved                                                |
@@ -27,27 +27,25 @@ export function listeningFrom(activity: unknown, source: MusicSource, cdnUrl: st
   const assets = field(activity, 'assets');
   const details = textOrNull(field(activity, 'details'));
   const state = textOrNull(field(activity, 'state'));
-  let song = details === null ? null : details.replace(TITLE_PREFIX, '');
-  let artist = state === null ? null : state.replace(ARTIST_PREFIX, '');
+  const applicationId = snowflakeString(field(activity, 'application_id'));
+  const prefixed = applicationId !== null && TITLE_PREFIXED_APPLICATIONS.has(applicationId);
+  let song = details === null ? null : textOrNull(prefixed ? details.replace(TITLE_PREFIX, '') : details);
+  let artist = state === null ? null : textOrNull(state.replace(ARTIST_PREFIX, ''));
   if (song === null) {
     song = shownText(activity);
     artist = null;
   }
   if (song === null) return null;
   const album = albumFrom(textOrNull(field(assets, 'large_text')));
-  if (artist !== null && album !== null) artist = withoutAlbum(artist, album);
+  if (artist !== null && album !== null) artist = textOrNull(withoutAlbum(artist, album));
   const timestamps = timestampsFrom(activity);
   const trackUrl = trackUrlFrom(field(activity, 'details_url'));
   return {
     source,
     song,
-    artist: artist === '' ? null : artist,
+    artist,
     album,
-    album_art_url: activityImageUrl(
-      field(assets, 'large_image'),
-      snowflakeString(field(activity, 'application_id')),
-      cdnUrl,
-    ),
+    album_art_url: activityImageUrl(field(assets, 'large_image'), applicationId, cdnUrl),
     track_id: trackIdFrom(source, trackUrl),
     track_url: trackUrl,
     timestamps,

@@ -29,13 +29,18 @@ export function nowPlayingFrom(
   sources: NowPlayingSources,
 ): NowPlaying | null {
   if (sources.spotify) return fromSpotify(sources.spotify);
-  let chosen: NowPlaying | null = sources.youtubeMusic ? fromYouTubeMusic(sources.youtubeMusic) : null;
+  let youtubeMusic = sources.youtubeMusic;
+  let chosen: NowPlaying | null = null;
   for (const activity of activities) {
-    if (isSpotifyActivity(activity) || isYouTubeMusicActivity(activity, sources.youtubeMusicMatcher))
-      continue;
-    const source = musicSourceOf(activity, sources.apps);
-    if (source === null || !showsTrack(activity)) continue;
-    const playing = listeningFrom(activity, source, sources.cdnUrl);
+    let playing: NowPlaying | null = null;
+    if (isYouTubeMusicActivity(activity, sources.youtubeMusicMatcher)) {
+      // `youtube_music` is the first of them: it takes that one's place in the order.
+      playing = youtubeMusic === null ? null : fromYouTubeMusic(youtubeMusic);
+      youtubeMusic = null;
+    } else if (!isSpotifyActivity(activity)) {
+      const source = musicSourceOf(activity, sources.apps);
+      if (source !== null && showsTrack(activity)) playing = listeningFrom(activity, source, sources.cdnUrl);
+    }
     if (playing !== null && (chosen === null || playsLater(playing, chosen))) chosen = playing;
   }
   return chosen;

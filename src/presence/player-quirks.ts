@@ -32,9 +32,13 @@ export function isPauseMarker(text: string): boolean {
  * "PreMiD • v2.7.4", TIDAL Hi-Fi's "TIDAL Hi-Fi 5.16.0"). Matched on the start, lower-cased.
  */
 const PLAYER_DEFAULT_TEXTS: readonly RegExp[] = [/^premid\b/i, /^tidal hi-fi\b/i];
-/** Prefixes some players write before the artist ("by Artist") or the title ("Listening to Title"). */
+/** Players write "by Artist" in `state` (Cider, Amazon-Music-Discord-RPC, many others). */
 export const ARTIST_PREFIX = /^by\s+/i;
+/**
+ * TIDAL Hi-Fi writes "Listening to Title" in `details`. Only there: "Listening to You" is also a song.
+ */
 export const TITLE_PREFIX = /^listening to\s+/i;
+export const TITLE_PREFIXED_APPLICATIONS: ReadonlySet<string> = new Set(['833617820704440341']);
 /** A page being browsed, not a track: "Browsing Home", "Browsing Playlist", "Browsing Tidal". */
 const BROWSING = /^browsing\b/i;
 
@@ -45,16 +49,27 @@ const BROWSING = /^browsing\b/i;
  */
 export function showsTrack(activity: unknown): boolean {
   const type = field(activity, 'type');
-  const { start, end } = timestampsFrom(activity);
-  const timed = start !== null || end !== null;
-  if (type === ActivityType.Playing) return timed;
-  if (type !== ActivityType.Listening) return false;
-  const details = textOrNull(field(activity, 'details'));
-  return timed || details === null || !BROWSING.test(details.trim());
+  if (type === ActivityType.Playing) {
+    const { start, end } = timestampsFrom(activity);
+    return start !== null || end !== null;
+  }
+  return type === ActivityType.Listening && !isBrowsing(activity);
+}
+
+/** True when `text` is a player's own name and version rather than an album name. */
+export function isPlayerDefaultText(text: string): boolean {
+  return PLAYER_DEFAULT_TEXTS.some((pattern) => pattern.test(text.trim()));
 }
 
 /** The album text, or null for a pause marker or a player's own name in its place. */
 export function albumFrom(largeText: string | null): string | null {
-  if (largeText === null || isPauseMarker(largeText)) return null;
-  return PLAYER_DEFAULT_TEXTS.some((pattern) => pattern.test(largeText.trim())) ? null : largeText;
+  if (largeText === null || isPauseMarker(largeText) || isPlayerDefaultText(largeText)) return null;
+  return largeText;
+}
+
+/** A page being browsed with nothing playing: details naming it, no timestamps. */
+export function isBrowsing(activity: unknown): boolean {
+  const { start, end } = timestampsFrom(activity);
+  const details = textOrNull(field(activity, 'details'));
+  return start === null && end === null && details !== null && BROWSING.test(details.trim());
 }

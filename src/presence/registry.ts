@@ -6,7 +6,7 @@ import { OFFLINE_PRESENCE } from './raw.js';
 import { assembleBody, LARGE_BODY_BYTES, PresenceSnapshot, sameBody, userJsonIn } from './snapshot.js';
 import { isSnowflake } from './snowflake.js';
 import { mergeUser } from './user.js';
-import { userWithImageUrls } from './user-images.js';
+import { userWithImageUrls, withoutImageUrls } from './user-images.js';
 
 /**
  * `monitored`: the user now shares a guild with the bot; `updated`: the normalized presence changed;
@@ -262,7 +262,9 @@ export class PresenceRegistry implements PresenceSource {
    */
   private merged(entry: Entry, partial: DiscordUser): Merged | null {
     if (namesOnlyId(partial)) return null;
-    const known = userOf(entry);
+    // The held user carries its images' URLs, which no payload from Discord has: they would make every
+    // full user object look like a change.
+    const known = withoutImageUrls(userOf(entry));
     const user = mergeUser(known, partial);
     return { user, changed: user !== known };
   }

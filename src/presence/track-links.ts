@@ -1,4 +1,5 @@
 import type { MusicSource } from './model.js';
+import { webUrl } from './values.js';
 import { youtubeVideoId } from './youtube-music.js';
 
 /**
@@ -35,28 +36,31 @@ export function trackIdFrom(source: MusicSource, link: string | null): string | 
         ? `${path[0]}/${path[1]}`.toLowerCase()
         : null;
     case 'amazon_music':
-      if (!/^music\.amazon\.[a-z.]+$/.test(host)) return null;
+      if (!AMAZON_MUSIC_HOSTS.has(host)) return null;
       return asin(url.searchParams.get('trackAsin')) ?? after(path, 'tracks', asin);
     default:
       return null;
   }
 }
 
-/** The link when it is an http(s) URL, else null: what `track_url` may be. */
+/** The link when it is an http(s) URL (written out by the URL parser), else null: what `track_url` may be. */
 export function trackUrlFrom(link: unknown): string | null {
-  return typeof link === 'string' && httpsUrl(link) !== null ? link : null;
+  return webUrl(link);
 }
+
+/** Amazon Music's sites, one per store. */
+const AMAZON_MUSIC_HOSTS: ReadonlySet<string> = new Set(
+  ['com', 'ca', 'com.mx', 'com.br', 'co.uk', 'de', 'fr', 'it', 'es', 'in', 'co.jp', 'com.au'].map(
+    (tld) => `music.amazon.${tld}`,
+  ),
+);
 
 /** First path segments of soundcloud.com that are pages, not artists. */
 const RESERVED_SOUNDCLOUD: ReadonlySet<string> = new Set(['discover', 'search', 'stream', 'you', 'charts']);
 
 function httpsUrl(link: string): URL | null {
-  try {
-    const url = new URL(link);
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url : null;
-  } catch {
-    return null;
-  }
+  const url = URL.parse(link);
+  return url !== null && (url.protocol === 'https:' || url.protocol === 'http:') ? url : null;
 }
 
 function after(path: readonly string[], segment: string, id: (value: string | undefined) => string | null) {

@@ -66,3 +66,24 @@ function assetPath(asset: string): string {
   const path = asset.split('/').map(part).join('/');
   return path.endsWith('/') ? path : `${path}/`;
 }
+
+/** The user as Discord sent it: `userWithImageUrls` undone. The user itself (===) when it has no URLs. */
+export function withoutImageUrls(user: DiscordUser): DiscordUser {
+  const raw = user as unknown as Record<string, unknown>;
+  const { primary_guild: guild, avatar_decoration_data: decoration, collectibles } = raw;
+  const nameplate = isRecord(collectibles) ? collectibles.nameplate : undefined;
+  const has = (value: unknown, key: string) => isRecord(value) && Object.hasOwn(value, key);
+  if (!has(guild, 'badge_url') && !has(decoration, 'asset_url') && !has(nameplate, 'asset_url')) return user;
+  const copy: Record<string, unknown> = { ...raw };
+  if (isRecord(guild)) copy.primary_guild = without(guild, 'badge_url');
+  if (isRecord(decoration)) copy.avatar_decoration_data = without(decoration, 'asset_url');
+  if (isRecord(collectibles) && isRecord(nameplate)) {
+    copy.collectibles = { ...collectibles, nameplate: without(nameplate, 'asset_url') };
+  }
+  return copy as unknown as DiscordUser;
+}
+
+function without(record: Record<string, unknown>, key: string): Record<string, unknown> {
+  const { [key]: _, ...rest } = record;
+  return rest;
+}

@@ -80,3 +80,14 @@ export function urlComponent(value: string): string {
 export function cdnBase(cdnUrl: string): string {
   return typeof cdnUrl === 'string' ? cdnUrl.replace(/\/+$/, '') : '';
 }
+
+/**
+ * An http(s) URL as a URL parser writes it (so quotes, spaces and control characters come out escaped),
+ * or null for anything else, and for a URL with credentials in it (`https://music.apple.com@evil.example`).
+ */
+export function webUrl(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const url = URL.parse(value);
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:')) return null;
+  return url.username === '' && url.password === '' ? url.href : null;
+}

@@ -1,7 +1,7 @@
 import { ActivityType } from 'discord-api-types/v10';
 import { activityImageUrl } from './images.js';
 import type { YouTubeMusic } from './model.js';
-import { albumFrom, showsTrack } from './player-quirks.js';
+import { albumFrom, isBrowsing, isPlayerDefaultText } from './player-quirks.js';
 import { timestampsFrom } from './timestamps.js';
 import { arrayOf, field, snowflakeString, stringOrNull, urlComponent } from './values.js';
 
@@ -63,14 +63,13 @@ export const YOUTUBE_MUSIC_WATCH_URL = 'https://music.youtube.com/watch';
 /** Video ids are 11 characters of base64url today; we accept up to 64 of that alphabet. */
 const VIDEO_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-/**
- * A YouTube Music player's activity showing a track (listening.ts `showsTrack`): Listening or Playing, from
- * a known application or by its name.
- */
+/** A YouTube Music player's activity showing a track: Listening or Playing, from a known application or by its name. */
 export function isYouTubeMusicActivity(activity: unknown, matcher: YouTubeMusicMatcher): boolean {
   const type = field(activity, 'type');
   if (type !== ActivityType.Listening && type !== ActivityType.Playing) return false;
-  if (!showsTrack(activity)) return false;
+  // A paused player with a Playing activity sends no timestamps and is still YouTube Music; a page being
+  // browsed (PreMiD's "Browsing Home") is not.
+  if (isBrowsing(activity)) return false;
   const applicationId = snowflakeString(field(activity, 'application_id'));
   if (applicationId !== null && matcher.applicationIds.has(applicationId)) return true;
   const name = field(activity, 'name');
@@ -131,10 +130,12 @@ export function youtubeMusicFrom(
   const assets = field(activity, 'assets');
   const applicationId = snowflakeString(field(activity, 'application_id'));
   const trackId = youtubeVideoId(field(activity, 'details_url'));
-  let album = albumFrom(stringOrNull(field(assets, 'large_text')));
+  const largeText = stringOrNull(field(assets, 'large_text'));
+  let album = albumFrom(largeText);
   let artist = stringOrNull(field(activity, 'state'));
   // PreMiD wrote "Artist - Album" in `state` until 2025, with its own name where the album goes.
-  const joined = applicationId === PREMID_APPLICATION_ID && album === null ? artist?.indexOf(' - ') : -1;
+  const old = applicationId === PREMID_APPLICATION_ID && largeText !== null && isPlayerDefaultText(largeText);
+  const joined = old ? artist?.indexOf(' - ') : -1;
   if (artist !== null && joined !== undefined && joined > 0) {
     album = artist.slice(joined + 3) || null;
     artist = artist.slice(0, joined);

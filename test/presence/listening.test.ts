@@ -241,3 +241,29 @@ describe('music from every player', () => {
     );
   });
 });
+
+describe('what players write that only looks like a prefix, a link or a track', () => {
+  it('"Listening to " is dropped only where TIDAL Hi-Fi writes it; a title left empty is no track', () => {
+    const song = { type: 2, name: 'Radio', details: 'Listening to You', state: 'The Who', ...timed };
+    expect(playing(song)).toMatchObject({ song: 'Listening to You' });
+    const tidal = { ...song, application_id: '833617820704440341', details: 'Listening to   ' };
+    expect(playing(tidal)).toBeNull();
+  });
+
+  it('a link comes out as a URL parser writes it; one with credentials is none', () => {
+    const link = (details_url: string) =>
+      playing({ type: 2, name: 'Radio', details: 'x', details_url, ...timed });
+    expect(link('\thttps://evil.example/"><img src=x onerror=alert(1)>')?.track_url).toBe(
+      'https://evil.example/%22%3E%3Cimg%20src=x%20onerror=alert(1)%3E',
+    );
+    expect(link('https://music.apple.com@evil.example/x?i=1')?.track_url).toBeNull();
+    const amazon = {
+      type: 2,
+      name: 'Amazon Music',
+      details: 'x',
+      details_url: 'https://music.amazon.co.uk.evil.example/tracks/B08HN9V9G2',
+      ...timed,
+    };
+    expect(playing(amazon)).toMatchObject({ source: 'amazon_music', track_id: null });
+  });
+});

@@ -8,7 +8,8 @@ import { CDN } from './payloads.js';
 
 /** now_playing of these music objects and further activities. */
 const pick = (spotify: Spotify | null, youtubeMusic: YouTubeMusic | null, activities: unknown[] = []) =>
-  nowPlayingFrom(activities, {
+  // The YouTube Music object comes from an activity of the player, which has its place in the list.
+  nowPlayingFrom(youtubeMusic ? [{ type: 2, name: 'YouTube Music' }, ...activities] : activities, {
     spotify,
     youtubeMusic,
     youtubeMusicMatcher: DEFAULT_YOUTUBE_MUSIC_MATCHER,
@@ -154,6 +155,21 @@ describe('which music wins when several play', () => {
     const radio = listening('Foobar Radio', T);
     expect(pick(null, null, [paused, radio])).toMatchObject({ source: 'other' });
     expect(pick(null, null, [paused])).toMatchObject({ source: 'apple_music', timestamps: { start: null } });
+  });
+
+  it('at equal starts YouTube Music keeps its place in the list like any known service', () => {
+    const apple = listening('Apple Music', YOUTUBE_MUSIC.timestamps.start, APPLE);
+    const both = (activities: unknown[]) =>
+      nowPlayingFrom(activities, {
+        spotify: null,
+        youtubeMusic: YOUTUBE_MUSIC,
+        youtubeMusicMatcher: DEFAULT_YOUTUBE_MUSIC_MATCHER,
+        apps: DEFAULT_MUSIC_APPS,
+        cdnUrl: CDN,
+      });
+    const ytm = { type: 2, name: 'YouTube Music' };
+    expect(both([apple, ytm])?.source).toBe('apple_music');
+    expect(both([ytm, apple])?.source).toBe('youtube_music');
   });
 
   it('at equal starts a known service before other music, then the first listed', () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { customStatusActivity, spotifyActivity } from '../../src/discord/simulator/activities.js';
 import type { RawPresence } from '../../src/presence/model.js';
 import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
@@ -274,5 +274,53 @@ describe('PresenceRegistry', () => {
     // A revision that skips one cannot be applied: the KV must be read again.
     expect(reg.kvChanged(ALICE.id, { set: [['x', '1']], delete: [] }, 6)).toBe(false);
     expect(reg.get(ALICE.id)?.presence.kv).toEqual({ note: 'héllo' });
+  });
+});
+
+describe('copies and repeats that change nothing', () => {
+  it('a copy from another guild with microsecond timestamps and a numeric application id is a copy', () => {
+    const { registry: reg, changes } = registry();
+    const start = 1_700_000_000_000;
+    const game = (timestampScale: number, applicationId: unknown, shiftMs: number): RawPresence => ({
+      status: 'online',
+      client_status: { desktop: 'online' },
+      activities: [
+        {
+          type: 0,
+          name: 'Game',
+          application_id: applicationId,
+          created_at: (start + shiftMs) * timestampScale,
+          timestamps: { start: (start + shiftMs) * timestampScale },
+        } as never,
+      ],
+    });
+    reg.memberSeen(GUILD_A, ALICE, game(1000, 4_194_304, 0));
+    reg.memberSeen(GUILD_B, ALICE, game(1000, 4_194_304, 150));
+    reg.memberSeen(GUILD_B, { id: ALICE.id }, game(1, '4194304', 300));
+    expect(changes.map((change) => change.kind)).toEqual(['monitored']);
+  });
+
+  it('a full user object that changes nothing is neither a change nor serialized again', () => {
+    const { registry: reg, changes } = registry();
+    const user = {
+      ...ALICE,
+      primary_guild: { identity_guild_id: GUILD_A, identity_enabled: true, tag: 'TAG', badge: 'b1' },
+      avatar_decoration_data: { asset: 'a_1', sku_id: '1144058522808614923', expires_at: null },
+    };
+    reg.memberSeen(GUILD_A, user);
+    const stringify = vi.spyOn(JSON, 'stringify');
+    try {
+      for (let i = 0; i < 5; i++) reg.memberSeen(GUILD_A, { ...user });
+      reg.userUpdated({ ...user });
+      expect(stringify).not.toHaveBeenCalled();
+    } finally {
+      stringify.mockRestore();
+    }
+    expect(changes.map((change) => change.kind)).toEqual(['monitored']);
+    reg.userUpdated({ ...user, primary_guild: { ...user.primary_guild, tag: 'NEW' } });
+    expect(changes.map((change) => change.kind)).toEqual(['monitored', 'updated']);
+    expect(reg.get(ALICE.id)?.presence.discord_user).toMatchObject({
+      primary_guild: { tag: 'NEW', badge_url: `${CDN}/guild-tag-badges/${GUILD_A}/b1.png` },
+    });
   });
 });

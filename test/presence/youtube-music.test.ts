@@ -374,3 +374,23 @@ describe("PreMiD's YouTube Music, as it writes it", () => {
     expect(youtubeMusicFrom([PEAR_DESKTOP_PAUSED_LITERAL], MATCHER, CDN)).not.toBeNull();
   });
 });
+
+describe("PreMiD's old layout is taken apart only where PreMiD's own name stands for the album", () => {
+  it('keeps a hyphenated artist as written when the album is there or absent', () => {
+    const premid = {
+      ...PEAR_DESKTOP_LITERAL,
+      application_id: '463151177836658699',
+      state: 'Tyler - The Creator',
+    };
+    for (const assets of [{ large_text: 'IGOR' }, {}]) {
+      expect(youtubeMusicFrom([{ ...premid, assets }], MATCHER, CDN)).toMatchObject({
+        artist: 'Tyler - The Creator',
+      });
+    }
+  });
+
+  it('a paused player with a Playing activity and no timestamps is still YouTube Music', () => {
+    const paused = { ...PEAR_DESKTOP_PAUSED_LITERAL, type: 0, application_id: '834475359071633499' };
+    expect(youtubeMusicFrom([paused], MATCHER, CDN)).not.toBeNull();
+  });
+});
