@@ -295,7 +295,11 @@ export function loadConfig(env: Env): Config {
     discordApiUrl: httpUrl('DISCORD_API_URL', 'https://discord.com/api'),
     discordCdnUrl: httpUrl('DISCORD_CDN_URL', 'https://cdn.discordapp.com'),
     discordInviteUrl: httpsUrl('DISCORD_INVITE_URL'),
-    database: parseDatabaseUrl(read('DATABASE_URL') ?? 'sqlite:./data/presently.db'),
+    // Demo mode keeps its own file by default: a start without the token must never hand a demo API key
+    // to a real user of the instance's store.
+    database: parseDatabaseUrl(
+      read('DATABASE_URL') ?? (token === null ? 'sqlite:./data/demo.db' : 'sqlite:./data/presently.db'),
+    ),
     redisUrl,
     redisPrefix,
     role,

@@ -12,7 +12,7 @@ describe('loadConfig', () => {
       discordApiUrl: 'https://discord.com/api',
       discordCdnUrl: 'https://cdn.discordapp.com',
       discordInviteUrl: null,
-      database: { kind: 'sqlite', path: './data/presently.db' },
+      database: { kind: 'sqlite', path: './data/demo.db' },
       redisUrl: null,
       role: 'all',
       commandPrefix: '?',
@@ -22,6 +22,14 @@ describe('loadConfig', () => {
       socketsPerIp: 100,
     });
     expect(config.youtubeMusicApplicationIds).toContain('1177081335727267940');
+  });
+
+  it('keeps the demo in a store of its own: without DISCORD_TOKEN the default file is demo.db', () => {
+    expect(loadConfig({}).database).toEqual({ kind: 'sqlite', path: './data/demo.db' });
+    expect(loadConfig({ DISCORD_TOKEN: 'abc.def.ghi' }).database).toEqual({
+      kind: 'sqlite',
+      path: './data/presently.db',
+    });
   });
 
   it('keeps an https URL percent-encoded, so it can go into a Location header as it is', () => {
