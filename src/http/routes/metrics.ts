@@ -24,7 +24,7 @@ export const metricsRoutes =
           tags: [TAGS.operations],
           summary: 'Prometheus metrics',
           description:
-            'What this node counts — presences, sockets, the Discord gateway, HTTP requests, the store, bot commands, rate limits — and the process’s own metrics, in Prometheus’s text format: the README’s “Metrics” section lists them. Open unless the operator set `METRICS_TOKEN`; then the scrape sends it as `Authorization: Bearer <token>`. Not rate limited.',
+            'What this node counts — presences, sockets, the Discord gateway, HTTP requests, the store, bot commands, rate limits — and the process’s own metrics, in Prometheus’s text format: docs/operations.md, section “Metrics”, lists them. Open unless the operator set `METRICS_TOKEN`; then the scrape sends it as `Authorization: Bearer <token>`. Not rate limited.',
           security: METRICS_SECURITY,
           response: {
             200: {

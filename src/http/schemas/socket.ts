@@ -6,17 +6,17 @@ import { ERROR_CONDITIONS, errorEnvelope } from './envelope.js';
 /**
  * `GET /socket` in the OpenAPI document. The socket is no Fastify route (socket/gateway.ts takes the
  * upgrade off the HTTP server), and OpenAPI cannot model a WebSocket protocol: the document describes the
- * upgrade, sums the protocol up and sends readers to the README for the rest.
+ * upgrade, sums the protocol up and sends readers to the API reference for the rest.
  */
 
-/** The README section on the socket protocol, as GitHub names its anchor. */
-export const README_SOCKET_SECTION = 'README.md#websocket-socket';
+/** The API reference's section on the socket protocol, as GitHub names its anchor. */
+const SOCKET_SECTION = 'docs/api.md#websocket-socket';
 
 const closes = Object.values(Close)
   .map(({ code, reason }) => `| ${code} | \`${reason}\` |`)
   .join('\n');
 
-const description = `Upgrades to a WebSocket that speaks Lanyard's protocol, so Lanyard clients work unchanged. OpenAPI cannot describe the messages: see the README, section “WebSocket: \`/socket\`” (\`${README_SOCKET_SECTION}\`), for all of it. In short, every frame is JSON \`{op, d}\`:
+const description = `Upgrades to a WebSocket that speaks Lanyard's protocol, so Lanyard clients work unchanged. OpenAPI cannot describe the messages: see the API reference, section “WebSocket: \`/socket\`” (\`${SOCKET_SECTION}\`), for all of it. In short, every frame is JSON \`{op, d}\`:
 
 | op | name | direction |
 |---|---|---|
