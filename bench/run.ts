@@ -9,6 +9,7 @@ import { ingestHistory } from './scenarios/ingest-history.js';
 import { memory } from './scenarios/memory.js';
 import { restRead } from './scenarios/rest-read.js';
 import { socketCapacity } from './scenarios/socket-capacity.js';
+import { sse } from './scenarios/sse.js';
 import { startup } from './scenarios/startup.js';
 
 /**
@@ -22,6 +23,7 @@ import { startup } from './scenarios/startup.js';
 const SCENARIOS: Record<string, () => Promise<Row[]>> = {
   'rest-read': restRead,
   fanout,
+  sse,
   'socket-capacity': socketCapacity,
   'ingest-history': ingestHistory,
   'api-nodes': apiNodes,

@@ -22,6 +22,7 @@ import { buildHttpServer } from './http/server.js';
 import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
 import { clientAddressOf } from './net/client-address.js';
+import { PushSlots } from './net/push-slots.js';
 import { trustFunction } from './net/trust-proxy.js';
 import { Metrics } from './ops/metrics.js';
 import { gatewayCheck, type ReadinessCheck, replicaCheck, storeCheck } from './ops/readiness.js';
@@ -34,6 +35,7 @@ import { PresenceReplica } from './presence/replica.js';
 import { youtubeMusicMatcher } from './presence/youtube-music.js';
 import { redactUrl } from './redact-url.js';
 import { SocketGateway, type SocketGatewayOptions } from './socket/gateway.js';
+import { SseHub, type SseHubOptions } from './sse/hub.js';
 import type { Store } from './store/ports.js';
 import { openRedisStore } from './store/redis/index.js';
 import { openSqliteStore } from './store/sqlite/index.js';
@@ -50,6 +52,8 @@ export interface App {
   readonly history: HistoryRecorder | null;
   /** The socket gateway (ROLE all or api); null on an ingest node. */
   readonly sockets: SocketGateway | null;
+  /** The Server-Sent Events streams (ROLE all or api); null on an ingest node. */
+  readonly sse: SseHub | null;
   readonly store: Store;
   readonly bus: Bus;
   /** The built-in simulated Discord and its users, in demo mode. */
@@ -66,6 +70,8 @@ export interface AppOptions {
   onFatal?(code: number, reason: string): void;
   /** Tests shorten the socket heartbeat and shrink the send buffer cap to see them act. */
   socket?: Pick<SocketGatewayOptions, 'heartbeatIntervalMs' | 'sendBufferCapBytes' | 'pacedBytesPerSecond'>;
+  /** Tests shorten the keep-alive and stall times, shrink the caps and the replay ring. */
+  sse?: Omit<SseHubOptions, 'source' | 'slots' | 'logger' | 'metrics'>;
   /** Tests lengthen the history batch interval to hold changes queued. */
   history?: { flushMs?: number };
   /** Tests answer the refusals of abusive clients at once (ABUSE_REFUSAL_DELAY_MS). */
@@ -208,6 +214,10 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     });
 
     const trustProxy = trustFunction(config.trustProxy);
+    const slots = new PushSlots(config.socketsPerIp, config.maxSockets);
+    const sse =
+      config.role === 'ingest' ? null : new SseHub({ source: view, slots, logger, metrics, ...options.sse });
+    if (sse) intake.push(async () => sse.close());
     const http = await buildHttpServer({
       view,
       keys,
@@ -238,6 +248,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         ? {}
         : { abuseRefusalDelayMs: options.abuseRefusalDelayMs }),
       ops: { metrics, metricsToken: config.metricsToken, readiness },
+      ...(sse ? { events: { hub: sse, maxIds: config.subscriptionsPerSocket } } : {}),
     });
     intake.push(() => http.close());
     const sockets =
@@ -248,7 +259,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             source: view,
             logger,
             socketsPerIp: config.socketsPerIp,
-            maxSockets: config.maxSockets,
+            slots,
             clientAddress: clientAddressOf(trustProxy),
             maxIdsPerSocket: config.subscriptionsPerSocket,
             commandsPerMinute: config.socketCommandsPerMinute,
@@ -269,6 +280,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             socketBufferedBytes: () => sockets.bufferedBytes(),
           }
         : {}),
+      ...(sse ? { sseStreams: () => sse.streamCount } : {}),
       ...(gateway
         ? { gatewayShards: () => ({ total: gateway.shardCountHere, ready: gateway.readyShardCount }) }
         : {}),
@@ -289,6 +301,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       gateway: discordSide?.gateway ?? null,
       history: discordSide?.history ?? null,
       sockets,
+      sse,
       store,
       bus,
       demo,

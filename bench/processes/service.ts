@@ -17,7 +17,7 @@ import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/w
  * START is when their tracks started (epoch ms), the same in both processes. Each `{type: 'update', seq}`
  * (fanout) sets user 0's custom status to a marker the way a PRESENCE_UPDATE does (registry.memberSeen with
  * the raw presence), so normalization, the one serialization and the socket fan-out all run as they do for
- * Discord's updates. It answers `memory` (started with MEMORY_FLAGS) and `sockets`: how many sockets its
+ * Discord's updates; `user: n` sets bench user n's instead (sse). It answers `memory` (started with MEMORY_FLAGS) and `sockets`: how many sockets its
  * gateway holds and how many of them are subscribed.
  *
  * The per-address limits are off, so one load generator measures the service rather than its limits;
@@ -61,9 +61,9 @@ while (registry.size < users || registry.get(last)?.presence.spotify == null) {
   await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-onMessage<{ type: string; seq: number }>('update', ({ seq }) => {
-  const raw = rawPresenceFrom(realisticPresence(0, { start, customText: markerText(seq, nowMicros()) }));
-  registry.memberSeen(BENCH_GUILD, user, raw);
+onMessage<{ type: string; seq: number; user?: number }>('update', ({ seq, user: n = 0 }) => {
+  const raw = rawPresenceFrom(realisticPresence(n, { start, customText: markerText(seq, nowMicros()) }));
+  registry.memberSeen(BENCH_GUILD, n === 0 ? user : benchUser(n), raw);
 });
 serveMemoryQuestions();
 onMessage('sockets', () => {

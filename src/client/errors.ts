@@ -12,6 +12,7 @@ export type PresentlyErrorCode =
   | 'unsupported_media_type'
   | 'invalid_query'
   | 'rate_limited'
+  | 'try_again_later'
   | 'bad_request'
   | 'internal_error'
   /** The answer was not the API's JSON envelope (a proxy's error page, say). */
@@ -29,4 +30,30 @@ export class PresentlyError extends Error {
     super(message);
     this.name = 'PresentlyError';
   }
+}
+
+/**
+ * The error of an answer that is not the success asked for: the envelope's, or `unexpected_response` when
+ * the body is not the API's envelope (a proxy's page, say). `what` names the request.
+ */
+export function answerError(
+  status: number,
+  body: unknown,
+  retryAfter: string | null,
+  what: string,
+): PresentlyError {
+  const envelope = body as { success?: unknown; error?: { code?: unknown; message?: unknown } } | null;
+  if (envelope?.success === false && typeof envelope.error?.code === 'string') {
+    return new PresentlyError(
+      envelope.error.code as PresentlyErrorCode,
+      status,
+      String(envelope.error.message),
+      retryAfter === null ? null : Number(retryAfter),
+    );
+  }
+  return new PresentlyError(
+    'unexpected_response',
+    status,
+    `${what} answered HTTP ${status} without the API's JSON envelope`,
+  );
 }

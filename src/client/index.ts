@@ -5,6 +5,14 @@
 export { DEFAULT_RECONNECT_DELAY, reconnectDelay } from './backoff.js';
 export { PresentlyError, type PresentlyErrorCode } from './errors.js';
 export {
+  type EventSourceConstructor,
+  type EventSourceLike,
+  PresentlyEvents,
+  type PresentlyEventsOptions,
+  type StreamFetch,
+  type StreamResponse,
+} from './events.js';
+export {
   type FetchLike,
   type FetchResponse,
   PresentlyClient,

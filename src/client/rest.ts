@@ -1,4 +1,5 @@
-import { PresentlyError, type PresentlyErrorCode } from './errors.js';
+import { answerError } from './errors.js';
+import { PresentlyEvents, type PresentlyEventsOptions } from './events.js';
 import { PresentlySocket, type PresentlySocketOptions } from './socket.js';
 import type {
   AvatarFormat,
@@ -7,6 +8,7 @@ import type {
   History,
   Presence,
   Presences,
+  PresenceUpdate,
   Stats,
   TopTrack,
   UserId,
@@ -140,6 +142,18 @@ export class PresentlyClient {
     return this.request('DELETE', `/v1/users/${segment(userId)}/kv/${segment(key)}`, { auth: true });
   }
 
+  /**
+   * The users' presences as Server-Sent Events (see PresentlyEvents): `onPresence` gets each monitored
+   * user's presence first, then every change, with `user_id`.
+   */
+  events(
+    userIds: UserId | readonly UserId[],
+    onPresence: (presence: PresenceUpdate) => void,
+    options: PresentlyEventsOptions = {},
+  ): PresentlyEvents {
+    return new PresentlyEvents(this.baseUrl, userIds, onPresence, options);
+  }
+
   /** A live socket to this service (see PresentlySocket). */
   socket(options: Omit<PresentlySocketOptions, 'baseUrl'> = {}): PresentlySocket {
     return new PresentlySocket({ ...options, baseUrl: this.baseUrl });
@@ -168,19 +182,6 @@ export class PresentlyClient {
       // not the API's answer: reported below
     }
     if (envelope?.success === true && response.status < 300) return envelope.data;
-    if (envelope?.success === false && typeof envelope.error?.code === 'string') {
-      const retryAfter = response.headers.get('retry-after');
-      throw new PresentlyError(
-        envelope.error.code as PresentlyErrorCode,
-        response.status,
-        envelope.error.message,
-        retryAfter === null ? null : Number(retryAfter),
-      );
-    }
-    throw new PresentlyError(
-      'unexpected_response',
-      response.status,
-      `${method} ${path} answered HTTP ${response.status} without the API's JSON envelope`,
-    );
+    throw answerError(response.status, envelope, response.headers.get('retry-after'), `${method} ${path}`);
   }
 }

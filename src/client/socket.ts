@@ -2,6 +2,7 @@ import { DEFAULT_RECONNECT_DELAY, reconnectDelay } from './backoff.js';
 import { Emitter } from './emitter.js';
 import { frameText, type ServerFrame } from './frames.js';
 import type { Presence, PresenceUpdate, UserId } from './types.js';
+import { checkedUserId } from './user-id.js';
 
 /** The part of a WebSocket the client uses: the browser's, Node 22's global one and `ws` all fit. */
 export interface WebSocketLike {
@@ -56,9 +57,6 @@ const Op = { Event: 0, Hello: 1, Initialize: 2, Heartbeat: 3, Unsubscribe: 4 } a
  */
 export const NO_RECONNECT_CLOSE_CODES: ReadonlySet<number> = new Set([1009, 4004, 4005, 4006]);
 
-const SNOWFLAKE = /^[0-9]{1,20}$/;
-/** Snowflakes are 64-bit: twenty digits can say more. */
-const SNOWFLAKE_LIMIT = 2n ** 64n;
 const OPEN = 1;
 
 /**
@@ -147,13 +145,8 @@ export class PresentlySocket extends Emitter<PresentlySocketEvents> {
   }
 
   private add(ids: UserId | UserId[]): UserId[] {
-    const list = Array.isArray(ids) ? ids : [ids];
-    for (const id of list) {
-      // The server closes the socket over a bad id; refusing it here says which one and keeps the socket.
-      if (typeof id !== 'string' || !SNOWFLAKE.test(id) || BigInt(id) >= SNOWFLAKE_LIMIT) {
-        throw new TypeError(`${JSON.stringify(id)} is not a Discord user id`);
-      }
-    }
+    // Checked first: the server would close the socket over a bad id.
+    const list = (Array.isArray(ids) ? ids : [ids]).map(checkedUserId);
     const added = [...new Set(list)].filter((id) => !this.ids.has(id));
     for (const id of added) this.ids.add(id);
     return added;

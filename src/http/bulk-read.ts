@@ -13,17 +13,15 @@ const ANSWER_HEAD = '{"success":true,"data":{';
 const ANSWER_TAIL = '}}';
 
 /**
- * The distinct ids of `?ids=a,b,c`, in the order first asked (`ids` given twice adds to the list). Anything
- * else is a 400 `invalid_query` saying what is wrong, found before any presence is looked up.
+ * The distinct ids of `?ids=a,b,c`, at most `max` of them, in the order first asked (`ids` given twice adds
+ * to the list). Anything else is a 400 `invalid_query` saying what is wrong, found before any presence is
+ * looked up.
  */
-export function bulkIdsOf(query: unknown): Snowflake[] {
+export function bulkIdsOf(query: unknown, max = MAX_BULK_IDS): Snowflake[] {
   const given = (query as { ids?: string | string[] } | null)?.ids;
   const list = Array.isArray(given) ? given.join(',') : (given ?? '');
   if (list === '') {
-    throw new ApiError(
-      'invalid_query',
-      `ids is required: 1–${MAX_BULK_IDS} Discord user ids, comma-separated`,
-    );
+    throw new ApiError('invalid_query', `ids is required: 1–${max} Discord user ids, comma-separated`);
   }
   const ids = new Set<Snowflake>();
   let position = 0;
@@ -37,11 +35,8 @@ export function bulkIdsOf(query: unknown): Snowflake[] {
       throw new ApiError('invalid_query', `ids item ${position}, ${quoted}, is not a Discord user id`);
     }
     ids.add(item);
-    if (ids.size > MAX_BULK_IDS) {
-      throw new ApiError(
-        'invalid_query',
-        `ids names more than ${MAX_BULK_IDS} distinct users; ask in batches`,
-      );
+    if (ids.size > max) {
+      throw new ApiError('invalid_query', `ids names more than ${max} distinct users; ask in batches`);
     }
   }
   return [...ids];

@@ -19,6 +19,8 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   /** A new connection from a client that has as many open as `CONNECTIONS_PER_IP` allows. */
   too_many_connections: 503,
+  /** A new event stream while the process holds `MAX_SOCKETS` sockets and streams. */
+  try_again_later: 503,
   /** `/metrics` with METRICS_TOKEN set, without that token. */
   invalid_metrics_token: 401,
   /** `/v1/ready` while the node cannot serve what it is for; the message names the failed checks. */

@@ -12,6 +12,7 @@ import { countRequests } from '../ops/http-metrics.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
 import type { PresenceView } from '../presence/registry.js';
+import { type EventRouteDeps, eventRoutes } from '../sse/routes.js';
 import type { HistoryStore } from '../store/ports.js';
 import { capConnections } from './connection-cap.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
@@ -79,6 +80,8 @@ export interface HttpServerOptions {
   ops?: { metrics: Metrics; metricsToken: string | null; readiness: readonly ReadinessCheck[] };
   /** Users the landing page offers as examples (demo mode); absent: none. */
   examples?: readonly PageExample[];
+  /** The Server-Sent Events routes (src/sse/); absent: not served. */
+  events?: Pick<EventRouteDeps, 'hub' | 'maxIds'>;
 }
 
 const DISCORD_CDN_URL = 'https://cdn.discordapp.com';
@@ -245,6 +248,16 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         }),
       );
       await reads.register(discordInviteRoutes(options.inviteUrl ?? null));
+      if (options.events) {
+        await reads.register(
+          eventRoutes({
+            ...options.events,
+            view: options.view,
+            notMonitored: unmonitored,
+            refusalDelayMs: options.abuseRefusalDelayMs ?? ABUSE_REFUSAL_DELAY_MS,
+          }),
+        );
+      }
     }
     await reads.register(versionRoutes(options.version));
     // Reads like any other GET: a page view is a few of them, and its script bundle is the largest

@@ -26,6 +26,8 @@ export interface MetricSources {
   sockets?(): { open: number; subscribed: Record<SubscriptionKind, number> };
   /** Bytes handed to the sockets that their connections have not taken yet, all sockets together. */
   socketBufferedBytes?(): number;
+  /** Open Server-Sent Events streams. */
+  sseStreams?(): number;
   gatewayShards?(): { total: number; ready: number };
 }
 
@@ -70,6 +72,7 @@ export class Metrics {
   private readonly dispatches = new Map<string, number>();
   private readonly changes = { monitored: 0, updated: 0, unmonitored: 0 };
   private framesSent = 0;
+  private sseEvents = 0;
   private fastReads = 0;
 
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
@@ -128,6 +131,22 @@ export class Metrics {
       collect() {
         this.reset();
         this.inc(self.framesSent);
+      },
+    });
+    gauge(
+      'presently_sse_streams',
+      'Open Server-Sent Events streams (/v1/users/:id/events, /v1/events).',
+      () => {
+        return this.sources.sseStreams?.() ?? 0;
+      },
+    );
+    new Counter({
+      name: 'presently_sse_events_sent_total',
+      help: 'Presence events handed to Server-Sent Events streams: the first ones of a stream, replays and changes.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(self.sseEvents);
       },
     });
     this.fanOutDuration = histogram(
@@ -249,6 +268,10 @@ export class Metrics {
 
   frameSent(): void {
     this.framesSent++;
+  }
+
+  sseEventsSent(count: number): void {
+    this.sseEvents += count;
   }
 
   fannedOut(seconds: number): void {

@@ -1,4 +1,5 @@
 import type { Snowflake } from '../presence/model.js';
+import type { PresenceSource } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 
 /** A presence longer than this is large: after it goes out, its user's next update waits a while. */
@@ -65,4 +66,24 @@ export class FanOutPacer {
     state.timer.unref();
     this.cooling.set(userId, state);
   }
+}
+
+/**
+ * Every change of `source`, paced, into `send` (the socket gateway's fan-out, the event streams'); a user
+ * no longer monitored has nothing waiting. Returns what stops it.
+ */
+export function paceChanges(
+  source: PresenceSource,
+  send: (userId: Snowflake, snapshot: PresenceSnapshot) => void,
+  bytesPerSecond?: number,
+): () => void {
+  const pacer = new FanOutPacer(send, (userId) => source.get(userId), bytesPerSecond);
+  const unsubscribe = source.onChange((change) => {
+    if (change.kind === 'unmonitored') pacer.forget(change.userId);
+    else pacer.changed(change.userId, change.current);
+  });
+  return () => {
+    unsubscribe();
+    pacer.close();
+  };
 }

@@ -98,6 +98,14 @@ export class LargePresenceEvent {
   }
 }
 
+/**
+ * A presence as a change of it is pushed: `user_id` first inside it, as Lanyard's PRESENCE_UPDATE `d` has
+ * it, so a subscriber of several users can tell whose it is (socket frames and SSE events alike).
+ */
+export function withUserId(userId: Snowflake, presenceJson: string): string {
+  return `{"user_id":${JSON.stringify(userId)},${presenceJson.slice(1)}`;
+}
+
 /** The shared bytes of a large presence's frames: its JSON without the opening brace (a view, no copy). */
 export function presenceTail(snapshot: PresenceSnapshot): Buffer {
   const json = snapshot.jsonData();

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { SECURITY_HEADER_LINES } from '../http/security-headers.js';
 import { type ClientAddressOf, clientKey } from '../net/client-address.js';
+import type { PushSlots } from '../net/push-slots.js';
 import { ABUSE_REFUSAL_DELAY_MS, refuseLater } from '../net/tarpit.js';
 import { upgraded } from '../net/upgraded.js';
 import type { Metrics, SubscriptionKind } from '../ops/metrics.js';
@@ -12,7 +13,7 @@ import type { PresenceSource } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 import { CommandBudget, refillMs, SOCKET_COMMAND_BURST } from './command-budget.js';
 import { CommandQueue } from './command-queue.js';
-import { FanOutPacer } from './fanout-pace.js';
+import { paceChanges } from './fanout-pace.js';
 import {
   FRAGMENT_AT_BYTES,
   type Fragments,
@@ -20,6 +21,7 @@ import {
   LargePresenceEvent,
   SharedEvent,
   singleFrame,
+  withUserId,
 } from './frames.js';
 import { type InitState, initStateJson, initStateStream, mapOf, monitoredAmong } from './init-state.js';
 import { Outbound, type OutboundHooks } from './outbound.js';
@@ -53,8 +55,8 @@ export interface SocketGatewayOptions {
   logger: Logger;
   /** Concurrent sockets per client IP; 0 switches the cap off. */
   socketsPerIp: number;
-  /** Sockets this process holds at most; 0 switches the cap off. */
-  maxSockets: number;
+  /** SOCKETS_PER_IP and MAX_SOCKETS, shared with the event streams (src/sse/). */
+  slots: PushSlots;
   /** Where an upgrade comes from, as the HTTP routes see it (trusted proxies looked past). */
   clientAddress: ClientAddressOf;
   /** Ids one socket may subscribe to. */
@@ -102,7 +104,6 @@ class Client {
 export class SocketGateway {
   private readonly wss: WebSocketServer;
   private readonly clients = new Set<Client>();
-  private readonly perIp = new Map<string, number>();
   /**
    * Clients whose socket was closed 4009, until when their new sockets are refused: a socket's budget
    * starts full, and reconnecting must not refill it.
@@ -115,15 +116,13 @@ export class SocketGateway {
   private readonly clientBudgets = new Map<string, CommandBudget>();
   /** Upgrades whose refusal is being held (refuseAbuse): let go at once when the gateway closes. */
   private readonly held = new Set<Duplex>();
-  /** Upgrades under way: they count against MAX_SOCKETS already. */
-  private upgrading = 0;
   readonly subscriptions = new Subscriptions<Client>();
   private readonly commands = new CommandQueue();
   private readonly heartbeatIntervalMs: number;
   private readonly sendBufferCap: number;
   private readonly sweepTimer: NodeJS.Timeout;
-  private readonly unsubscribeSource: () => void;
-  private readonly pacer: FanOutPacer;
+  /** Stops the paced changes coming to the fan-out. */
+  private readonly stopChanges: () => void;
   private readonly upgradeListener = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     // node:http hands the connection over with nobody listening for its errors: a client resetting it
     // (while its refusal is held, say) would otherwise be an uncaught exception.
@@ -162,15 +161,11 @@ export class SocketGateway {
       }
     });
     options.server.on('upgrade', this.upgradeListener);
-    this.pacer = new FanOutPacer(
+    this.stopChanges = paceChanges(
+      options.source,
       (userId, snapshot) => this.fanOut(userId, snapshot),
-      (userId) => options.source.get(userId),
       options.pacedBytesPerSecond,
     );
-    this.unsubscribeSource = options.source.onChange((change) => {
-      if (change.kind === 'unmonitored') this.pacer.forget(change.userId);
-      else this.pacer.changed(change.userId, change.current);
-    });
     this.sweepTimer = setInterval(() => this.sweep(), Math.max(this.heartbeatIntervalMs / 2, 10));
     this.sweepTimer.unref();
   }
@@ -203,8 +198,7 @@ export class SocketGateway {
   /** Closes every socket with 1001 so clients reconnect elsewhere. */
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
-    this.unsubscribeSource();
-    this.pacer.close();
+    this.stopChanges();
     this.options.server.off('upgrade', this.upgradeListener);
     for (const socket of this.held) socket.destroy();
     const closed = [...this.clients].map(
@@ -242,31 +236,25 @@ export class SocketGateway {
       );
       return;
     }
-    const open = this.perIp.get(ip) ?? 0;
-    const { socketsPerIp } = this.options;
-    if (socketsPerIp > 0 && open >= socketsPerIp) {
+    const { slots } = this.options;
+    if (slots.clientFull(ip)) {
       this.options.metrics?.rateLimited('sockets_per_ip');
-      this.refuseAbuse(socket, `at most ${socketsPerIp} sockets per IP`);
+      this.refuseAbuse(socket, `at most ${slots.perClient} sockets and event streams per IP`);
       return;
     }
 
-    const full = this.options.maxSockets > 0 && this.clients.size + this.upgrading >= this.options.maxSockets;
-    // The slot is taken now, so concurrent upgrades cannot pass the cap; an upgrade ws refuses gives it back.
-    this.perIp.set(ip, open + 1);
-    this.upgrading++;
-    let settled = false;
-    const settle = (): void => {
-      if (settled) return;
-      settled = true;
-      this.upgrading--;
-    };
+    // The slots are taken now, so concurrent upgrades cannot pass the caps; an upgrade ws refuses gives them
+    // back. One refused for MAX_SOCKETS holds only its client's, until its connection ends.
+    const full = slots.full;
+    if (full) slots.takeClient(ip);
+    else slots.take(ip);
     let accepted = false;
     socket.once('close', () => {
-      settle();
-      if (!accepted) this.releaseSlot(ip);
+      if (accepted) return;
+      if (full) slots.releaseClient(ip);
+      else slots.release(ip);
     });
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      settle();
       // From the start, refused sockets too: ws reports a client's protocol error as an error event, which
       // with nobody listening would be thrown out of its reader and end the process.
       ws.on('error', (error) => this.options.logger.debug({ err: error }, 'socket error'));
@@ -290,12 +278,6 @@ export class SocketGateway {
       this.held.delete(socket);
       if (!socket.destroyed) refuseUpgrade(socket, 429, 'rate_limited', message, headers);
     });
-  }
-
-  private releaseSlot(ip: string): void {
-    const open = (this.perIp.get(ip) ?? 1) - 1;
-    if (open > 0) this.perIp.set(ip, open);
-    else this.perIp.delete(ip);
   }
 
   private connected(ws: WebSocket, socket: Duplex, ip: string, compressed: boolean): void {
@@ -326,7 +308,7 @@ export class SocketGateway {
     client.closing = true;
     if (!this.clients.delete(client)) return;
     this.subscriptions.release(client);
-    this.releaseSlot(client.ip);
+    this.options.slots.release(client.ip);
   }
 
   private arrived(client: Client, data: RawData): void {
@@ -569,11 +551,6 @@ function closeUnheard(ws: WebSocket, socket: Duplex, close: CloseReason): void {
 function eventOf(userId: Snowflake, snapshot: PresenceSnapshot): SharedEvent | LargePresenceEvent {
   if (snapshot.body.length >= FRAGMENT_AT_BYTES) return new LargePresenceEvent(userId, snapshot);
   return new SharedEvent('PRESENCE_UPDATE', withUserId(userId, snapshot.json));
-}
-
-/** PRESENCE_UPDATE names the user inside `d`, as Lanyard documents, so multi-user subscribers can tell. */
-function withUserId(userId: Snowflake, presenceJson: string): string {
-  return `{"user_id":${JSON.stringify(userId)},${presenceJson.slice(1)}`;
 }
 
 /** An upgrade that does not become a socket: answered in the contract's envelope, then the connection ends. */

@@ -17,8 +17,8 @@ export const TURN_WRITE_BYTES = 256 * 1024;
 let writtenThisTurn = 0;
 let turnEndScheduled = false;
 
-/** Waits for a turn with room for `bytes` more, then counts them in it. */
-async function turnWithRoom(bytes: number): Promise<void> {
+/** Waits for a turn with room for `bytes` more, then counts them in it (SSE streams share the budget). */
+export async function turnWithRoom(bytes: number): Promise<void> {
   while (writtenThisTurn > 0 && writtenThisTurn + bytes > TURN_WRITE_BYTES) await nextTurn();
   if (!turnEndScheduled) {
     turnEndScheduled = true;

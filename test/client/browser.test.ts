@@ -1,11 +1,8 @@
-import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
 import type { Page } from 'playwright-core';
-import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALICE, bump, fixtureReady, NOBODY, seed } from '../socket/fixture.js';
 import { CHROMIUM_PATH, type Chromium, hasChromium, launchChromium } from '../support/chromium.js';
+import { type ClientPage, openClientPage } from '../support/client-page.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
@@ -21,13 +18,6 @@ if (!available) {
   console.warn(`client browser tests skipped: ${CHROMIUM_PATH} is missing (apt-get install chromium)`);
 }
 
-const CLIENT_DIR = new URL('../../src/client/', import.meta.url);
-const PAGE = [
-  '<!doctype html><script type="module">',
-  "import * as presently from './index.js';",
-  'window.presently = presently;',
-  '</script>',
-].join('\n');
 /** What the browser logs for the 404 the error test asks for: expected, not a problem. */
 const EXPECTED_404 = 'the server responded with a status of 404';
 
@@ -39,53 +29,23 @@ interface PageWindow {
 }
 declare const window: PageWindow;
 
-async function compiled(file: string): Promise<string> {
-  const source = await readFile(new URL(file.replace(/\.js$/, '.ts'), CLIENT_DIR), 'utf8');
-  return ts.transpileModule(source, {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-  }).outputText;
-}
-
 describe.skipIf(!available)('PresentlyClient in headless Chromium', () => {
   let h: Harness;
   let browser: Chromium;
+  let client: ClientPage;
   let page: Page;
-  let pages: Server;
-  const problems: string[] = [];
 
   beforeAll(async () => {
     h = await startHarness({ setup: seed });
     await fixtureReady(h);
     browser = await launchChromium();
-    page = await browser.context.newPage();
-    page.on('console', (message) => {
-      const text = message.text();
-      if ((message.type() === 'error' || message.type() === 'warning') && !text.includes(EXPECTED_404)) {
-        problems.push(text);
-      }
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    pages = createServer((request, response) => {
-      const file = (request.url ?? '').slice(1);
-      const answer = (type: string, body: string) =>
-        response.writeHead(200, { 'content-type': type }).end(body);
-      if (file === 'page.html') return answer('text/html', PAGE);
-      if (!/^[a-z-]+\.js$/.test(file)) return response.writeHead(404).end();
-      compiled(file).then(
-        (code) => answer('text/javascript', code),
-        () => response.writeHead(500).end(),
-      );
-    });
-    pages.listen(0, '127.0.0.1');
-    await once(pages, 'listening');
-    const { port } = pages.address() as { port: number };
-    await page.goto(`http://127.0.0.1:${port}/page.html`);
-    await page.waitForFunction(() => window.presently !== undefined);
+    client = await openClientPage(browser.context, EXPECTED_404);
+    page = client.page;
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    pages?.close();
+    client?.close();
     await h?.close();
   });
 
@@ -128,6 +88,6 @@ describe.skipIf(!available)('PresentlyClient in headless Chromium', () => {
     const text = bump(h, ALICE);
     await eventually(async () => expect(await page.evaluate(() => window.updates)).toContain(text));
     await page.evaluate(() => window.socket.close());
-    expect(problems).toEqual([]);
+    expect(client.problems).toEqual([]);
   });
 });

@@ -50,7 +50,8 @@ describe('the presently/client export', () => {
 
   it('loads no server code: the built client imports only its own files', async () => {
     const index = await readFile(join(pkg, 'dist/client/index.js'), 'utf8');
-    for (const file of ['index', 'rest', 'socket', 'frames', 'backoff', 'emitter', 'errors', 'types']) {
+    const files = ['index', 'rest', 'socket', 'frames', 'backoff', 'emitter', 'errors', 'types'];
+    for (const file of [...files, 'events', 'event-stream', 'user-id']) {
       const source = await readFile(join(pkg, `dist/client/${file}.js`), 'utf8');
       const specifiers = [...source.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((match) => match[1]);
       for (const specifier of specifiers) expect(specifier, `${file}.js`).toMatch(/^\.\/[a-z-]+\.js$/);
@@ -68,6 +69,7 @@ describe('the presently/client export', () => {
         "const presence: Promise<Presence> = api.presence('1');",
         "const socket = api.socket({ WebSocket, subscribe: ['1'], compression: 'zlib_json' });",
         "socket.on('update', (update: PresenceUpdate) => update.now_playing?.song);",
+        "api.events(['1'], (update: PresenceUpdate) => update.user_id, { onError: () => undefined }).close();",
         'const error = new PresentlyError("user_not_monitored", 404, "m");',
         'export { error, presence };',
       ].join('\n'),

@@ -6,14 +6,14 @@ import type { PresenceChange } from '../../src/presence/registry.js';
 
 /** An app of ROLE all: every part present. */
 export type WholeApp = App & {
-  [K in 'registry' | 'gateway' | 'history' | 'sockets']: NonNullable<App[K]>;
+  [K in 'registry' | 'gateway' | 'history' | 'sockets' | 'sse']: NonNullable<App[K]>;
 };
 
 /** Narrows an app started with ROLE all, which has every part. */
 export function wholeApp(app: App): WholeApp {
-  const { registry, gateway, history, sockets } = app;
-  if (!registry || !gateway || !history || !sockets) throw new Error('expected an app of ROLE all');
-  return { ...app, registry, gateway, history, sockets, close: () => app.close() };
+  const { registry, gateway, history, sockets, sse } = app;
+  if (!registry || !gateway || !history || !sockets || !sse) throw new Error('expected an app of ROLE all');
+  return { ...app, registry, gateway, history, sockets, sse, close: () => app.close() };
 }
 
 export interface Harness {
@@ -39,6 +39,8 @@ export async function startHarness(
     setup?: (sim: DiscordSimulator) => void;
     /** Socket gateway overrides (shorter heartbeat, smaller send buffer cap); default: production values. */
     socket?: AppOptions['socket'];
+    /** Event stream overrides (shorter keep-alive, smaller caps and replay ring); default: production values. */
+    sse?: AppOptions['sse'];
     /** The app's logger; default: silent (TEST_LOG_LEVEL to see it). */
     logger?: Logger;
     /** How long abusive clients wait for their refusals; default 0 (a test of the delay sets it). */
@@ -67,6 +69,7 @@ export async function startHarness(
     onFatal: (code, reason) => fatal.push({ code, reason }),
     abuseRefusalDelayMs: options.abuseRefusalDelayMs ?? 0,
     ...(options.socket ? { socket: options.socket } : {}),
+    ...(options.sse ? { sse: options.sse } : {}),
   });
   const app = wholeApp(started);
   const changes: PresenceChange[] = [];

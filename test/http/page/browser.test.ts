@@ -185,7 +185,7 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
     // The name is text, not markup.
     expect(await page.locator('#presence h3').textContent()).toBe('<b>Bob</b>');
     const snippets = page.locator('pre[id^="snippet-"]');
-    expect(await snippets.count()).toBe(5);
+    expect(await snippets.count()).toBe(6);
     for (const text of await snippets.allTextContents()) {
       expect(text).toContain(BOB.id);
       expect(text).not.toContain('USER_ID');
@@ -204,12 +204,16 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
     expect(await page.locator('#snippet-socket').textContent()).toContain(
       `new WebSocket('${harness.base.replace('http', 'ws')}/socket')`,
     );
+    expect(await page.locator('#snippet-events').textContent()).toContain(
+      `new EventSource('${harness.base}/v1/users/${BOB.id}/events')`,
+    );
 
     // Each button is named for its snippet, and works from the keyboard.
     for (const [snippet, title] of [
       ['curl', 'REST, from a shell'],
       ['fetch', 'REST, from JavaScript'],
       ['socket', 'Live, over the WebSocket'],
+      ['events', 'Live, as Server-Sent Events'],
       ['card', 'Status card, in a README'],
       ['picture', "Light and dark cards, following GitHub's theme"],
     ]) {

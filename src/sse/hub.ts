@@ -1,0 +1,195 @@
+import type { ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { ApiError } from '../http/errors.js';
+import type { PushSlots } from '../net/push-slots.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Snowflake } from '../presence/model.js';
+import type { PresenceSource } from '../presence/registry.js';
+import type { PresenceSnapshot } from '../presence/snapshot.js';
+import { paceChanges } from '../socket/fanout-pace.js';
+import { SEND_BUFFER_CAP_BYTES } from '../socket/protocol.js';
+import { Subscriptions } from '../socket/subscriptions.js';
+import { EventIds } from './event-id.js';
+import { ReplayRing } from './replay.js';
+import { SseStream } from './stream.js';
+import { changeEvent, chunkOf, idLine, KEEP_ALIVE, presenceBody, retryChunk, type SseChunk } from './wire.js';
+
+/** How often every stream gets a `: keep-alive` comment, so proxies and browsers see it is alive. */
+export const KEEP_ALIVE_MS = 20_000;
+/** The `retry:` every stream starts with: how long a client waits before reconnecting. */
+export const RETRY_MS = 2_000;
+/** A stream whose connection takes nothing for this long is cut: its client is not reading. */
+export const STALLED_STREAM_MS = 60_000;
+
+/** Ends an event that has only an id. */
+const LINE_END = Buffer.from('\n');
+
+export interface SseHubOptions {
+  source: PresenceSource;
+  /** SOCKETS_PER_IP and MAX_SOCKETS, shared with the socket gateway. */
+  slots: PushSlots;
+  logger: Logger;
+  metrics?: Metrics;
+  keepAliveMs?: number;
+  retryMs?: number;
+  stalledStreamMs?: number;
+  /** Unsent bytes a stream may hold when the next event comes; past it, it is cut. */
+  sendBufferCapBytes?: number;
+  /** How fast a large presence's events may follow each other (fanout-pace.ts); 0 holds none back. */
+  pacedBytesPerSecond?: number;
+  /** The replay ring's bounds (replay.ts). */
+  replayChanges?: number;
+  replayBytes?: number;
+}
+
+/**
+ * Server-Sent Events: every open stream, who it listens to, and the changes they are sent. Each change is
+ * encoded once, as one chunk every stream of that user is handed (and the replay ring keeps); the index
+ * of subscribers and the pacing of large presences are the socket gateway's own classes.
+ */
+export class SseHub {
+  private readonly subscriptions = new Subscriptions<SseStream>();
+  private readonly streams = new Set<SseStream>();
+  private readonly ids = new EventIds();
+  private readonly ring: ReplayRing;
+  private readonly retry: SseChunk;
+  private readonly capBytes: number;
+  private readonly stalledStreamMs: number;
+  private readonly timer: NodeJS.Timeout;
+  /** Stops the paced changes coming to the streams. */
+  private readonly stopChanges: () => void;
+  private closing = false;
+
+  constructor(private readonly options: SseHubOptions) {
+    this.ring = new ReplayRing(options.replayChanges, options.replayBytes);
+    this.retry = retryChunk(options.retryMs ?? RETRY_MS);
+    this.capBytes = options.sendBufferCapBytes ?? SEND_BUFFER_CAP_BYTES;
+    this.stalledStreamMs = options.stalledStreamMs ?? STALLED_STREAM_MS;
+    this.stopChanges = paceChanges(
+      options.source,
+      (userId, snapshot) => this.changed(userId, snapshot),
+      options.pacedBytesPerSecond,
+    );
+    this.timer = setInterval(() => this.tick(), options.keepAliveMs ?? KEEP_ALIVE_MS);
+    this.timer.unref();
+  }
+
+  get streamCount(): number {
+    return this.streams.size;
+  }
+
+  /** What the streams hold that their connections have not taken yet. */
+  bufferedBytes(): number {
+    let bytes = 0;
+    for (const stream of this.streams) bytes += stream.unsentBytes;
+    return bytes;
+  }
+
+  /**
+   * Why a new stream of `client` is refused (counted), or null when it may open: then `open` it in the same
+   * turn, so that no other can take the slot meanwhile.
+   */
+  refusal(client: string): ApiError | null {
+    const { slots, metrics } = this.options;
+    if (slots.clientFull(client)) {
+      metrics?.rateLimited('sockets_per_ip');
+      return new ApiError('rate_limited', `at most ${slots.perClient} sockets and event streams per IP`);
+    }
+    if (!slots.full) return null;
+    metrics?.rateLimited('max_sockets');
+    return new ApiError(
+      'try_again_later',
+      `this server holds as many sockets and event streams as it may (${slots.max}); try again later`,
+    );
+  }
+
+  /**
+   * A stream of the users `ids` on `response`, whose headers have been written: `retry:`, then what the
+   * client needs to be current (see `opening`), then every change as it comes. `lastEventId`: the
+   * `Last-Event-ID` of a client that reconnects.
+   */
+  open(response: ServerResponse, client: string, ids: readonly Snowflake[], lastEventId?: string): void {
+    // Gone before its stream began: its close, already past, would never release a slot.
+    if (response.destroyed) return;
+    this.options.slots.take(client);
+    const stream = new SseStream(response, client, this.capBytes);
+    this.streams.add(stream);
+    // Errors of a gone connection are its close, which releases the stream; nothing to report.
+    response.on('error', () => undefined);
+    response.once('close', () => this.released(stream));
+    stream.send(this.retry);
+    // Shutting down: the client is told when to retry, and reconnects elsewhere.
+    if (this.closing) {
+      stream.end();
+      return;
+    }
+    this.subscriptions.subscribe(stream, ids, false);
+    this.opening(stream, ids, lastEventId);
+  }
+
+  /** Ends every stream (clients reconnect after `retry:`) and stops listening. */
+  close(): void {
+    this.closing = true;
+    clearInterval(this.timer);
+    this.stopChanges();
+    for (const stream of this.streams) stream.end();
+  }
+
+  /**
+   * What a stream starts with. A client that comes back with an id the ring reaches back to is sent what
+   * it missed: each missed event again, or, for a user who changed while nobody streamed them, their
+   * presence as it is now. Any other client (a first connection, an id too old, another run's) gets the
+   * presence of every monitored id. Presences sent as they are now carry no id, so a stream cut among them
+   * is asked for again from the client's previous id; when no missed event follows them, the newest id
+   * closes the opening, with no event (the format lets an id stand alone).
+   */
+  private opening(stream: SseStream, ids: readonly Snowflake[], lastEventId: string | undefined): void {
+    const seq = this.ids.seqOf(lastEventId);
+    const missed = seq === null ? null : this.ring.since(seq, new Set(ids));
+    let sent = 0;
+    for (const userId of missed ? missed.fresh : ids) {
+      const snapshot = this.options.source.get(userId);
+      if (!snapshot) continue;
+      stream.send(chunkOf(presenceBody(userId, snapshot)), userId);
+      sent++;
+    }
+    const events = missed?.events ?? [];
+    for (const [userId, event] of events) stream.send(event, userId);
+    if (events.length === 0) stream.send(chunkOf([idLine(this.ids.text(this.ring.head)), LINE_END]));
+    this.options.metrics?.sseEventsSent(sent + events.length);
+  }
+
+  /** A change out of the pacer: numbered, encoded once if anybody streams the user, and sent to them all. */
+  private changed(userId: Snowflake, snapshot: PresenceSnapshot): void {
+    let event: SseChunk | null = null;
+    let sent = 0;
+    for (const stream of this.subscriptions.subscribersOf(userId)) {
+      // The number the ring gives this change as it records it, below.
+      event ??= changeEvent(this.ids.text(this.ring.head + 1), presenceBody(userId, snapshot));
+      stream.send(event, userId);
+      sent++;
+    }
+    this.ring.push(userId, event);
+    if (sent > 0) this.options.metrics?.sseEventsSent(sent);
+  }
+
+  /** Keeps every stream alive, and cuts those whose connection took nothing for too long. */
+  private tick(): void {
+    const stalledBefore = Date.now() - this.stalledStreamMs;
+    for (const stream of this.streams) {
+      if (stream.stalledSince !== null && stream.stalledSince < stalledBefore) {
+        this.options.logger.debug({ client: stream.client }, 'event stream not read; cut it');
+        stream.cut();
+      } else if (!stream.busy) {
+        // A busy stream is sending already: nothing proves it alive better.
+        stream.send(KEEP_ALIVE);
+      }
+    }
+  }
+
+  private released(stream: SseStream): void {
+    if (!this.streams.delete(stream)) return;
+    this.subscriptions.release(stream);
+    this.options.slots.release(stream.client);
+  }
+}
