@@ -24,8 +24,8 @@ import { KvService } from './kv/service.js';
 import { clientAddressOf } from './net/client-address.js';
 import { PushSlots } from './net/push-slots.js';
 import { trustFunction } from './net/trust-proxy.js';
-import { Metrics } from './ops/metrics.js';
-import { gatewayCheck, type ReadinessCheck, replicaCheck, storeCheck } from './ops/readiness.js';
+import { Metrics, type StoreBackend } from './ops/metrics.js';
+import { gatewayCheck, type ReadinessCheck, redisCheck, replicaCheck, storeCheck } from './ops/readiness.js';
 import './ops/tick-shape.js';
 import { timeStore } from './ops/timed-store.js';
 import { musicApps } from './presence/music-apps.js';
@@ -37,6 +37,7 @@ import { redactUrl } from './redact-url.js';
 import { SocketGateway, type SocketGatewayOptions } from './socket/gateway.js';
 import { SseHub, type SseHubOptions } from './sse/hub.js';
 import type { Store } from './store/ports.js';
+import { openPostgresStore } from './store/postgres/index.js';
 import { openRedisStore } from './store/redis/index.js';
 import { openSqliteStore } from './store/sqlite/index.js';
 import { readVersionInfo } from './version.js';
@@ -123,19 +124,17 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         : connectCluster(config.redisUrl, config.redisPrefix, logger, nodeName(config));
     if (cluster) cleanups.push(() => cluster.close());
     if (cluster) await cluster.ready();
-    // With Redis, requests fail fast while it is away; background work waits for it and catches up.
-    const store: Store = cluster
-      ? openRedisStore(cluster.requests, config.redisPrefix)
-      : openSqliteStore(config.database);
+    const { store, background, backend } = await openStores(config, cluster, logger);
     cleanups.push(() => store.close());
-    const background: Store = cluster ? openRedisStore(cluster.redis, config.redisPrefix) : store;
-    for (const timed of new Set([store, background])) timeStore(timed, cluster ? 'redis' : 'sqlite', metrics);
+    for (const timed of new Set([store, background])) timeStore(timed, backend, metrics);
     const bus: Bus = cluster?.bus ?? new LocalBus();
     cleanups.push(() => bus.close());
     if (cluster) {
       logger.info(
         { role: config.role, shards: config.shardIds ?? 'all' },
-        'scale-out mode: shared state in Redis',
+        backend === 'postgres'
+          ? 'scale-out mode: live state in Redis, durable data in PostgreSQL'
+          : 'scale-out mode: shared state in Redis',
       );
     }
 
@@ -200,6 +199,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       bus.subscribe('history.forgotten', ({ userId, at }) => recent.forget(userId, at));
     }
     const readiness: ReadinessCheck[] = [storeCheck(store)];
+    if (cluster && backend !== 'redis') readiness.push(redisCheck(cluster.requests));
     if (discordSide) readiness.push(gatewayCheck(discordSide.gateway, discordSide));
     if (replicaSync) readiness.push(replicaCheck(replicaSync));
 
@@ -312,6 +312,39 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     await close();
     throw error;
   }
+}
+
+interface Stores {
+  /** What requests use. */
+  store: Store;
+  /** What background work uses: with Redis it waits out an outage rather than fail. */
+  background: Store;
+  backend: StoreBackend;
+}
+
+/**
+ * The durable store: PostgreSQL when DATABASE_URL names it (alone, or beside Redis, which then keeps only
+ * what is live); else Redis with REDIS_URL; else the embedded SQLite store.
+ */
+async function openStores(config: Config, cluster: ClusterLink | null, logger: Logger): Promise<Stores> {
+  const { database } = config;
+  if (database.kind === 'postgres') {
+    const store = await openPostgresStore(database.url, {
+      onError: (error) => logger.warn({ err: error }, 'PostgreSQL connection error; reconnecting'),
+    });
+    logger.info({ database: redactUrl(database.url) }, 'durable data in PostgreSQL');
+    return { store, background: store, backend: 'postgres' };
+  }
+  if (cluster) {
+    // Requests fail fast while Redis is away; background work waits for it and catches up.
+    return {
+      store: openRedisStore(cluster.requests, config.redisPrefix),
+      background: openRedisStore(cluster.redis, config.redisPrefix),
+      backend: 'redis',
+    };
+  }
+  const store = openSqliteStore(database);
+  return { store, background: store, backend: 'sqlite' };
 }
 
 interface DiscordEndpoints {

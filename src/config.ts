@@ -10,7 +10,10 @@ import {
 import { redactUrl } from './redact-url.js';
 
 /** Where the embedded store lives: a file, or memory for throwaway runs. */
-export type DatabaseLocation = { kind: 'sqlite'; path: string } | { kind: 'sqlite-memory' };
+export type SqliteLocation = { kind: 'sqlite'; path: string } | { kind: 'sqlite-memory' };
+
+/** Where the durable store lives: the embedded store, or a PostgreSQL server. */
+export type DatabaseLocation = SqliteLocation | { kind: 'postgres'; url: string };
 
 export type Role = 'all' | 'ingest' | 'api';
 
@@ -339,5 +342,10 @@ function parseDatabaseUrl(value: string): DatabaseLocation {
   if (value.startsWith('sqlite:') && value.length > 'sqlite:'.length) {
     return { kind: 'sqlite', path: value.slice('sqlite:'.length) };
   }
-  throw new ConfigError('DATABASE_URL', 'must be sqlite:<path> or sqlite::memory:', value);
+  if (/^postgres(ql)?:\/\//.test(value) && URL.canParse(value)) return { kind: 'postgres', url: value };
+  throw new ConfigError(
+    'DATABASE_URL',
+    'must be sqlite:<path>, sqlite::memory: or a postgres:// or postgresql:// URL',
+    value,
+  );
 }

@@ -32,6 +32,15 @@ describe('loadConfig', () => {
     });
   });
 
+  it('takes a postgres:// or postgresql:// DATABASE_URL as the PostgreSQL store, as it is', () => {
+    for (const url of [
+      'postgres://app:s3cret@db.internal:5432/presently',
+      'postgresql://db.internal/presently?sslmode=require',
+    ]) {
+      expect(loadConfig({ DATABASE_URL: url }).database).toEqual({ kind: 'postgres', url });
+    }
+  });
+
   it('keeps an https URL percent-encoded, so it can go into a Location header as it is', () => {
     const config = loadConfig({ DISCORD_INVITE_URL: 'https://discord.gg/café😀' });
     expect(config.discordInviteUrl).toBe('https://discord.gg/caf%C3%A9%F0%9F%98%80');
@@ -92,7 +101,8 @@ describe('loadConfig', () => {
     ['DISCORD_CDN_URL', 'ftp://cdn.example'],
     ['DISCORD_INVITE_URL', 'http://discord.gg/presently'],
     ['DISCORD_INVITE_URL', 'discord.gg/presently'],
-    ['DATABASE_URL', 'postgres://localhost/db'],
+    ['DATABASE_URL', 'postgres:localhost/db'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
     ['REDIS_URL', 'http://localhost'],
     ['ROLE', 'worker'],
     ['COMMAND_PREFIX', 'has space'],
@@ -255,6 +265,11 @@ describe('loadConfig', () => {
     ['DISCORD_CDN_URL', 'hunter2@cdn.internal', '***@cdn.internal'],
     ['DISCORD_INVITE_URL', 'http://me:hunter2@discord.gg/presently', 'http://me:***@discord.gg/presently'],
     ['DATABASE_URL', 'mysql://app:hunter2@db.internal/presently', 'mysql://app:***@db.internal/presently'],
+    [
+      'DATABASE_URL',
+      'postgresql://app:hunter2@db.internal:port/presently',
+      'postgresql://app:***@db.internal:port/presently',
+    ],
   ])('rejects %s=%s without printing the password in it', (name, value, shown) => {
     const load = () =>
       loadConfig({

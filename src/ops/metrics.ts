@@ -4,7 +4,7 @@ import type { PresenceChange } from '../presence/registry.js';
 
 /** Where a subscribed socket's presences come from: one id, a list, or everyone (Lanyard's op 2). */
 export type SubscriptionKind = 'id' | 'ids' | 'all';
-export type StoreBackend = 'sqlite' | 'redis';
+export type StoreBackend = 'sqlite' | 'postgres' | 'redis';
 /**
  * Which budget refused: per-IP reads, KV writes, sockets per IP, sockets of the process, connections per IP,
  * a socket's commands, a user's bot commands.

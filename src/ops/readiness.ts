@@ -45,12 +45,25 @@ export async function checkReadiness(checks: readonly ReadinessCheck[]): Promise
   return report;
 }
 
-/** The store answers a trivial query (SQLite) or PING (Redis) within STORE_PING_TIMEOUT_MS. */
+/** The store answers a trivial query (SQLite, PostgreSQL) or PING (Redis) within STORE_PING_TIMEOUT_MS. */
 export function storeCheck(store: { ping(): Promise<boolean> }): ReadinessCheck {
   return {
     name: 'store',
     problem: `the store did not answer within ${STORE_PING_TIMEOUT_MS} ms`,
     check: () => withTimeout(store.ping(), STORE_PING_TIMEOUT_MS),
+  };
+}
+
+/** Redis answers PING within STORE_PING_TIMEOUT_MS: a node whose durable store is elsewhere still needs it. */
+export function redisCheck(redis: { ping(): Promise<string> }): ReadinessCheck {
+  return {
+    name: 'redis',
+    problem: `Redis did not answer within ${STORE_PING_TIMEOUT_MS} ms`,
+    check: () =>
+      withTimeout(
+        redis.ping().then((answer) => answer === 'PONG'),
+        STORE_PING_TIMEOUT_MS,
+      ),
   };
 }
 

@@ -11,40 +11,17 @@ import {
 import type { DiscordStatus, NowPlaying, Snowflake } from '../../presence/model.js';
 import { afterForget } from '../forgotten.js';
 import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../ports.js';
+import { type ListsOf, WaitingLists, type WaitingListsOptions, withoutTs } from '../waiting-lists.js';
 
 type Limits = { history: number; trackedTracks: number };
 
-/** The users whose lists a batch trimmed: they stop waiting once it has committed. */
-type Trimmed = { status: Snowflake[]; tracks: Snowflake[] };
-
-/** A status or track list that grew is trimmed at most this long after it first grew… */
-export const HISTORY_TRIM_DELAY_MS = 30_000;
-/** …or sooner once this many users' lists wait, the longest waiting first. */
-export const HISTORY_TRIM_WAITING = 20_000;
-
-export interface SqliteHistoryOptions {
-  trimDelayMs?: number;
-  trimWaiting?: number;
-  now?: () => number;
-}
-
 export class SqliteHistoryStore implements HistoryStore {
-  private readonly append: (batch: readonly HistoryWrite[], limits: Limits) => Trimmed;
+  private readonly append: (batch: readonly HistoryWrite[], limits: Limits) => ListsOf;
   private readonly trimAll: (limits: Limits) => void;
   private readonly erase: (userId: Snowflake, at: number) => ForgetResult;
-  /**
-   * Status and track lists wait to be trimmed, so that a user is trimmed once for all the entries of that
-   * while rather than in every batch. Readers take the newest entries up to the limit (stats and forget
-   * count to HISTORY_LIMIT, the recorder's), so the older ones left meanwhile never show. A crash forgets
-   * who waits: their lists stay a few entries long, unseen, until their next entry makes them wait again.
-   */
-  private readonly waitingStatus = new Waiting();
-  private readonly waitingTracks = new Waiting();
+  private readonly waiting: WaitingLists;
   /** The last batch's: trimming at close has no batch of its own. */
   private limits: Limits | null = null;
-  private readonly trimDelayMs: number;
-  private readonly trimWaiting: number;
-  private readonly now: () => number;
 
   /** Prepared once: the recorder reads every newly seen user's last entries, so these run per user. */
   private readonly reads: Record<
@@ -59,10 +36,8 @@ export class SqliteHistoryStore implements HistoryStore {
     Statement
   >;
 
-  constructor(db: Database, options: SqliteHistoryOptions = {}) {
-    this.trimDelayMs = options.trimDelayMs ?? HISTORY_TRIM_DELAY_MS;
-    this.trimWaiting = options.trimWaiting ?? HISTORY_TRIM_WAITING;
-    this.now = options.now ?? Date.now;
+  constructor(db: Database, options: WaitingListsOptions = {}) {
+    this.waiting = new WaitingLists(options);
     this.reads = {
       status: db.prepare('SELECT status, ts FROM status_history WHERE user_id = ? ORDER BY id DESC LIMIT ?'),
       tracks: db.prepare('SELECT entry FROM track_history WHERE user_id = ? ORDER BY id DESC LIMIT ?'),
@@ -126,12 +101,13 @@ export class SqliteHistoryStore implements HistoryStore {
       for (const userId of status) trimStatus.run(userId, userId, limits.history);
       for (const userId of tracks) trimTracks.run(userId, userId, limits.history);
     };
-    this.trimAll = db.transaction((limits: Limits) =>
-      trim(this.waitingStatus.all(), this.waitingTracks.all(), limits),
-    );
+    this.trimAll = db.transaction((limits: Limits) => {
+      const waiting = this.waiting.all();
+      trim(waiting.status, waiting.tracks, limits);
+    });
 
-    this.append = db.transaction((batch: readonly HistoryWrite[], limits: Limits): Trimmed => {
-      const now = this.now();
+    this.append = db.transaction((batch: readonly HistoryWrite[], limits: Limits): ListsOf => {
+      const now = this.waiting.now();
       // Play counts do not wait to be trimmed: a track evicted then played again counts from one.
       const played = new Set<Snowflake>();
       // When each user's history was last erased (null: never), read once per user and batch.
@@ -147,13 +123,13 @@ export class SqliteHistoryStore implements HistoryStore {
         if (write === null) continue;
         if (write.status) {
           insertStatus.run(userId, write.status.status, write.status.ts);
-          this.waitingStatus.add(userId, now);
+          this.waiting.statusGrew(userId, now);
         }
         const { track } = write;
         if (track) {
           const entry = JSON.stringify(track);
           insertTrack.run(userId, entry);
-          this.waitingTracks.add(userId, now);
+          this.waiting.tracksGrew(userId, now);
           bumpDay.run(userId, utcDay(track.ts));
           const key = write.countsPlay ? playKeyOf(track) : null;
           if (key !== null) {
@@ -168,11 +144,7 @@ export class SqliteHistoryStore implements HistoryStore {
           trimPlays.run(userId, userId, limits.trackedTracks);
         }
       }
-      const grewBefore = now - this.trimDelayMs;
-      const trimmed = {
-        status: this.waitingStatus.due(grewBefore, this.trimWaiting),
-        tracks: this.waitingTracks.due(grewBefore, this.trimWaiting),
-      };
+      const trimmed = this.waiting.due(now);
       trim(trimmed.status, trimmed.tracks, limits);
       return trimmed;
     });
@@ -202,17 +174,14 @@ export class SqliteHistoryStore implements HistoryStore {
   async appendHistory(batch: readonly HistoryWrite[], limits: Limits): Promise<void> {
     if (batch.length === 0) return;
     this.limits = limits;
-    const trimmed = this.append(batch, limits);
-    this.waitingStatus.remove(trimmed.status);
-    this.waitingTracks.remove(trimmed.tracks);
+    this.waiting.trimmed(this.append(batch, limits));
   }
 
   /** Trims every list that waits: the store calls it before closing the database. */
   trimWaitingLists(): void {
     if (this.limits === null) return;
     this.trimAll(this.limits);
-    this.waitingStatus.clear();
-    this.waitingTracks.clear();
+    this.waiting.clear();
   }
 
   async history(userId: Snowflake, limit: number): Promise<{ status: StatusEntry[]; tracks: TrackEntry[] }> {
@@ -275,48 +244,4 @@ export class SqliteHistoryStore implements HistoryStore {
   async forget(userId: Snowflake, at: number): Promise<ForgetResult> {
     return this.erase(userId, at);
   }
-}
-
-/** Users whose list grew since it was last trimmed, in the order they first grew, with when. */
-class Waiting {
-  private readonly since = new Map<Snowflake, number>();
-
-  add(userId: Snowflake, now: number): void {
-    if (!this.since.has(userId)) this.since.set(userId, now);
-  }
-
-  /** Those that grew at `grewBefore` or earlier, and the longest waiting beyond the `keep` others. */
-  due(grewBefore: number, keep: number): Snowflake[] {
-    const due: Snowflake[] = [];
-    let excess = this.since.size - keep;
-    for (const [userId, since] of this.since) {
-      if (excess <= 0 && since > grewBefore) break;
-      due.push(userId);
-      excess--;
-    }
-    return due;
-  }
-
-  all(): Snowflake[] {
-    return [...this.since.keys()];
-  }
-
-  remove(userIds: readonly Snowflake[]): void {
-    for (const userId of userIds) this.since.delete(userId);
-  }
-
-  clear(): void {
-    this.since.clear();
-  }
-}
-
-/**
- * The JSON of a play: the entry's without `ts`, cut from the entry's JSON when `ts` is its last key (the
- * recorder adds it last) rather than serializing the track twice.
- */
-function withoutTs(entry: string, track: TrackEntry): string {
-  const tail = `,"ts":${track.ts}}`;
-  if (entry.endsWith(tail)) return `${entry.slice(0, -tail.length)}}`;
-  const { ts: _ts, ...played } = track;
-  return JSON.stringify(played);
 }

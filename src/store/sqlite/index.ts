@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
-import type { DatabaseLocation } from '../../config.js';
+import type { SqliteLocation } from '../../config.js';
 import type { Store } from '../ports.js';
 import { SqliteApiKeyStore } from './api-keys.js';
 import { SqliteHistoryStore } from './history.js';
@@ -10,7 +10,7 @@ import { migrate } from './migrations.js';
 import { SqliteProfileStore } from './profiles.js';
 
 /** Opens (creating if needed) the embedded store and brings its schema up to date. */
-export function openSqliteStore(location: DatabaseLocation): SqliteStore {
+export function openSqliteStore(location: SqliteLocation): SqliteStore {
   let db: Database;
   if (location.kind === 'sqlite-memory') {
     db = new BetterSqlite3(':memory:');

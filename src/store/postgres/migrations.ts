@@ -1,0 +1,119 @@
+import type { Pool } from 'pg';
+import { ADVISORY_LOCKS } from './locks.js';
+
+/**
+ * Versioned schema. Each entry moves the database from version `index` to `index + 1`; entries are
+ * never edited once released, only appended, because databases in the field have run them already.
+ *
+ * JSON (track entries, played tracks) is kept as text, as written: `jsonb` would reorder its keys and
+ * refuses U+0000, which a track title may hold. KV values and play keys (made of a title when a track
+ * has no id) are UTF-8 bytes for the same U+0000. KV keys sort by code point ("C": UTF-8 bytes in order),
+ * as in every store.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE profiles (
+     user_id      TEXT PRIMARY KEY,
+     banner       TEXT,
+     accent_color INTEGER,
+     fetched_at   BIGINT NOT NULL
+   );
+   CREATE TABLE kv (
+     user_id TEXT NOT NULL,
+     key     TEXT COLLATE "C" NOT NULL,
+     value   BYTEA NOT NULL,
+     PRIMARY KEY (user_id, key)
+   );
+   CREATE TABLE kv_revisions (
+     user_id  TEXT PRIMARY KEY,
+     revision BIGINT NOT NULL,
+     bytes    BIGINT NOT NULL,
+     keys     INTEGER NOT NULL
+   );
+   CREATE TABLE api_keys (
+     user_id    TEXT PRIMARY KEY,
+     key_hash   BYTEA NOT NULL UNIQUE,
+     created_at BIGINT NOT NULL
+   );
+   CREATE TABLE status_history (
+     id      BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     user_id TEXT NOT NULL,
+     status  TEXT NOT NULL,
+     ts      BIGINT NOT NULL
+   );
+   CREATE INDEX status_history_by_user ON status_history (user_id, id);
+   CREATE TABLE track_history (
+     id      BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     user_id TEXT NOT NULL,
+     entry   TEXT NOT NULL
+   );
+   CREATE INDEX track_history_by_user ON track_history (user_id, id);
+   CREATE TABLE play_counts (
+     user_id     TEXT NOT NULL,
+     track_key   BYTEA NOT NULL,
+     play_count  INTEGER NOT NULL,
+     last_played BIGINT NOT NULL,
+     track       TEXT NOT NULL,
+     PRIMARY KEY (user_id, track_key)
+   );
+   CREATE INDEX play_counts_ranked ON play_counts (user_id, play_count DESC, last_played DESC);
+   CREATE TABLE user_stats (
+     user_id   TEXT PRIMARY KEY,
+     last_seen BIGINT,
+     plays_day TEXT,
+     plays     INTEGER NOT NULL DEFAULT 0,
+     tracks    INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE TABLE history_forgotten (
+     user_id      TEXT PRIMARY KEY,
+     forgotten_at BIGINT NOT NULL
+   )`,
+];
+
+/**
+ * Brings the database to the newest schema, each step in its own transaction. Nodes starting together
+ * take turns under an advisory lock: the first migrates, the others find the work done.
+ */
+export async function migrate(pool: Pool, steps: readonly string[] = MIGRATIONS): Promise<number> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  try {
+    await client.query('SELECT pg_advisory_lock($1, $2)', [...ADVISORY_LOCKS.migrations]);
+    try {
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS presently_schema (
+           version    INTEGER PRIMARY KEY,
+           applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+         )`,
+      );
+      const { rows } = await client.query<{ version: number }>(
+        'SELECT coalesce(max(version), 0) AS version FROM presently_schema',
+      );
+      const current = rows[0]?.version ?? 0;
+      if (current > steps.length) {
+        throw new Error(
+          `database schema version ${current} is newer than this build knows (${steps.length}); refusing to run`,
+        );
+      }
+      for (let version = current; version < steps.length; version++) {
+        await client.query('BEGIN');
+        try {
+          await client.query(steps[version] as string);
+          await client.query('INSERT INTO presently_schema (version) VALUES ($1)', [version + 1]);
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK');
+          throw error;
+        }
+      }
+      return steps.length;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1, $2)', [...ADVISORY_LOCKS.migrations]);
+    }
+  } catch (error) {
+    // The session's lock goes with its connection.
+    lost = error instanceof Error ? error : new Error(String(error));
+    throw error;
+  } finally {
+    client.release(lost);
+  }
+}
