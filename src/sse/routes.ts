@@ -101,6 +101,10 @@ export const eventRoutes =
       reply.hijack();
       const response = reply.raw;
       try {
+        // No chunked framing: the body ends with the connection (`Connection: close`), so an event is one
+        // write of its bytes, with nothing around them.
+        response.removeHeader('content-length');
+        response.removeHeader('transfer-encoding');
         // What the hooks set (CORS, security, rate-limit headers) goes out with the stream's own.
         response.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...STREAM_HEADERS });
         // A stream counts as a socket from now on: it leaves the HTTP connection cap, as a WebSocket does.

@@ -86,7 +86,10 @@ describe('a stream', () => {
       'x-accel-buffering': 'no',
       'access-control-allow-origin': '*',
       'x-content-type-options': 'nosniff',
+      // No chunked framing: the stream's body ends with its connection.
+      connection: 'close',
     });
+    expect(reader.headers['transfer-encoding']).toBeUndefined();
     await reader.eventCount(1);
     expect(reader.body.startsWith('retry: 2000\n\n')).toBe(true);
     expect(reader.retry).toBe(2000);
