@@ -381,7 +381,13 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     musicApps: musicApps(config.musicAppIds),
   });
 
-  const history = new HistoryRecorder({ store: store.history, logger, bus, ...options.history });
+  const history = new HistoryRecorder({
+    store: store.history,
+    logger,
+    bus,
+    onDropped: (writes) => metrics.historyWritesDropped(writes),
+    ...options.history,
+  });
   cleanups.push(() => history.close());
   let publisher: SharedPresencePublisher | null = null;
   if (cluster) {

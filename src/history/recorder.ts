@@ -22,6 +22,11 @@ export const HISTORY_FLUSH_MS = 1_000;
 export const HISTORY_BATCH_SIZE = 1_000;
 /** Users whose stored history is read in one go, at most (a member listing brings them by the thousand). */
 export const HISTORY_LOAD_BATCH = 1_000;
+/**
+ * Writes that may wait while the store cannot take them (a database away); past it the oldest are
+ * dropped, counted and logged, so an outage costs a bounded amount of memory.
+ */
+export const HISTORY_PENDING_MAX = 100_000;
 
 export interface HistoryRecorderOptions {
   store: HistoryStore;
@@ -30,6 +35,10 @@ export interface HistoryRecorderOptions {
   bus?: Bus;
   now?: () => number;
   flushMs?: number;
+  /** HISTORY_PENDING_MAX unless a test says otherwise. */
+  maxPending?: number;
+  /** Writes dropped because too many waited. */
+  onDropped?(writes: number): void;
 }
 
 /** A user whose stored history is being read: their changes wait, in order. */
@@ -53,6 +62,11 @@ export class HistoryRecorder {
   private readonly memory = new Map<Snowflake, HistoryMemory>();
   private readonly loading = new Map<Snowflake, Loading>();
   private pending: HistoryWrite[] = [];
+  /** The last batch failed: writes wait for the timer's next try rather than call on the store each. */
+  private failing = false;
+  /** Writes dropped since the store last took a batch. */
+  private dropped = 0;
+  private readonly maxPending: number;
   /** Users seen for the first time in this turn (a whole member chunk): their stored history is read together. */
   private readonly toLoad = new TurnBatch<Snowflake>((userIds) => this.loadSeen(userIds), HISTORY_LOAD_BATCH);
   /** Reads of stored history under way: their users' changes wait for them. */
@@ -65,6 +79,7 @@ export class HistoryRecorder {
 
   constructor(private readonly options: HistoryRecorderOptions) {
     this.now = options.now ?? Date.now;
+    this.maxPending = options.maxPending ?? HISTORY_PENDING_MAX;
     this.timer = setInterval(() => void this.flush(), options.flushMs ?? HISTORY_FLUSH_MS);
     this.timer.unref();
     this.unsubscribe =
@@ -104,11 +119,19 @@ export class HistoryRecorder {
           trackedTracks: TRACKED_TRACKS_PER_USER,
         });
       } catch (error) {
+        this.pending = batch.concat(this.pending);
+        this.failing = true;
+        this.dropOldest(this.maxPending);
         this.options.logger.error(
-          { err: error, writes: batch.length },
+          { err: error, writes: this.pending.length, dropped: this.dropped },
           'could not write history; will retry',
         );
-        this.pending = batch.concat(this.pending);
+        return;
+      }
+      if (this.failing) {
+        this.options.logger.info({ writes: batch.length, dropped: this.dropped }, 'history written again');
+        this.failing = false;
+        this.dropped = 0;
       }
     });
   }
@@ -274,7 +297,21 @@ export class HistoryRecorder {
 
   private enqueue(write: HistoryWrite): void {
     this.pending.push(write);
-    if (this.pending.length >= HISTORY_BATCH_SIZE) void this.flush();
+    if (!this.failing) {
+      if (this.pending.length >= HISTORY_BATCH_SIZE) void this.flush();
+    } else if (this.pending.length >= this.maxPending + HISTORY_BATCH_SIZE) {
+      // A batch's worth at a time, so that an outage does not copy the queue at every write.
+      this.dropOldest(this.maxPending);
+    }
+  }
+
+  /** Drops the oldest writes waiting past `keep`. */
+  private dropOldest(keep: number): void {
+    const excess = this.pending.length - keep;
+    if (excess <= 0) return;
+    this.pending.splice(0, excess);
+    this.dropped += excess;
+    this.options.onDropped?.(excess);
   }
 
   private serialize<T>(task: () => Promise<T>): Promise<T> {

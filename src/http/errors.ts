@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { StoreUnavailableError } from '../store/unavailable.js';
 import { SECURITY_HEADER_LINES } from './security-headers.js';
 
 /** Every error code of the API contract, with its HTTP status. */
@@ -19,7 +20,10 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   /** A new connection from a client that has as many open as `CONNECTIONS_PER_IP` allows. */
   too_many_connections: 503,
-  /** A new event stream while the process holds `MAX_SOCKETS` sockets and streams. */
+  /**
+   * A new event stream while the process holds `MAX_SOCKETS` sockets and streams; a request that needs the
+   * store while it cannot be reached.
+   */
   try_again_later: 503,
   /** `/metrics` with METRICS_TOKEN set, without that token. */
   invalid_metrics_token: 401,
@@ -99,6 +103,12 @@ const MAX_ECHOED_PATH = 200;
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ApiError) return sendError(reply, error);
+    if (error instanceof StoreUnavailableError) {
+      return sendError(
+        reply,
+        new ApiError('try_again_later', 'the store cannot be reached; try again shortly'),
+      );
+    }
     const known = fromFastifyError(error);
     if (known) return sendError(reply, known);
     const status = error.statusCode ?? 500;

@@ -84,6 +84,7 @@ export class Metrics {
   private readonly botCommands: Counter<'command'>;
   private readonly rateLimits: Counter<'limit'>;
   private readonly cardsDrawn: Counter<'format'>;
+  private readonly historyDropped: Counter;
 
   constructor() {
     const registers = [this.own];
@@ -236,6 +237,11 @@ export class Metrics {
       labelNames: ['format'],
       registers,
     });
+    this.historyDropped = new Counter({
+      name: 'presently_history_writes_dropped_total',
+      help: 'History writes dropped because more than HISTORY_PENDING_MAX waited while the store could not take them.',
+      registers,
+    });
     this.registry = Registry.merge([this.own, processMetrics()]);
   }
 
@@ -301,5 +307,9 @@ export class Metrics {
 
   cardDrawn(format: 'svg' | 'png'): void {
     this.cardsDrawn.inc({ format });
+  }
+
+  historyWritesDropped(writes: number): void {
+    this.historyDropped.inc(writes);
   }
 }

@@ -52,6 +52,7 @@ describe('GET /metrics', () => {
       'presently_gateway_sessions_total',
       'presently_gateway_shards',
       'presently_gateway_shards_ready',
+      'presently_history_writes_dropped_total',
       'presently_http_request_duration_seconds',
       'presently_http_requests_total',
       'presently_monitored_users',

@@ -53,6 +53,7 @@ const KV_WRITE_ERRORS: ErrorCode[] = [
   'invalid_api_key',
   'no_permission',
   'invalid_kv_key',
+  'try_again_later',
 ];
 
 /** The documentation every KV write shares. */

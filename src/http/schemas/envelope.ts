@@ -25,7 +25,7 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   too_many_connections:
     'the client already has as many HTTP connections open as the server allows; the connection is closed unread',
   try_again_later:
-    'the server holds as many sockets and event streams as it may (`MAX_SOCKETS`); try again later, or another node',
+    'the server holds as many sockets and event streams as it may (`MAX_SOCKETS`), or a KV write finds the database out of reach; try again later, or another node',
   bad_request: 'malformed HTTP that fits no other code (a broken URL encoding, say)',
   internal_error: 'something unexpected went wrong on the server (never with details)',
   invalid_metrics_token:

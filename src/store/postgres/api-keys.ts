@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { Snowflake } from '../../presence/model.js';
 import type { ApiKeyStore } from '../ports.js';
+import { query } from './queries.js';
 
 const REPLACE = {
   name: 'keys.replace',
@@ -15,15 +16,15 @@ export class PostgresApiKeyStore implements ApiKeyStore {
   constructor(private readonly pool: Pool) {}
 
   async replaceKey(userId: Snowflake, hash: Buffer, createdAt: number): Promise<void> {
-    await this.pool.query({ ...REPLACE, values: [userId, hash, createdAt] });
+    await query(this.pool, { ...REPLACE, values: [userId, hash, createdAt] });
   }
 
   async revokeKey(hash: Buffer): Promise<boolean> {
-    return ((await this.pool.query({ ...REVOKE, values: [hash] })).rowCount ?? 0) > 0;
+    return ((await query(this.pool, { ...REVOKE, values: [hash] })).rowCount ?? 0) > 0;
   }
 
   async findKey(hash: Buffer): Promise<{ userId: Snowflake; hash: Buffer } | undefined> {
-    const { rows } = await this.pool.query<{ user_id: string; key_hash: Buffer }>({
+    const { rows } = await query<{ user_id: string; key_hash: Buffer }>(this.pool, {
       ...FIND,
       values: [hash],
     });

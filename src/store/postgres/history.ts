@@ -13,7 +13,7 @@ import { afterForget } from '../forgotten.js';
 import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../ports.js';
 import { type ListsOf, WaitingLists, type WaitingListsOptions, withoutTs } from '../waiting-lists.js';
 import { ADVISORY_LOCKS } from './locks.js';
-import { transaction } from './transaction.js';
+import { query, transaction } from './queries.js';
 
 type Limits = { history: number; trackedTracks: number };
 
@@ -202,8 +202,8 @@ export class PostgresHistoryStore implements HistoryStore {
 
   async history(userId: Snowflake, limit: number): Promise<{ status: StatusEntry[]; tracks: TrackEntry[] }> {
     const [status, tracks] = await Promise.all([
-      this.pool.query<{ status: DiscordStatus; ts: number }>({ ...READ_STATUS, values: [userId, limit] }),
-      this.pool.query<{ entry: string }>({ ...READ_TRACKS, values: [userId, limit] }),
+      query<{ status: DiscordStatus; ts: number }>(this.pool, { ...READ_STATUS, values: [userId, limit] }),
+      query<{ entry: string }>(this.pool, { ...READ_TRACKS, values: [userId, limit] }),
     ]);
     return {
       status: status.rows.map((row) => ({ status: row.status, ts: row.ts })),
@@ -214,12 +214,12 @@ export class PostgresHistoryStore implements HistoryStore {
   async latest(userIds: readonly Snowflake[]): Promise<Map<Snowflake, LatestHistory>> {
     const found = new Map<Snowflake, LatestHistory>();
     if (userIds.length === 0) return found;
-    const { rows } = await this.pool.query<{
+    const { rows } = await query<{
       user_id: string;
       status: DiscordStatus | null;
       ts: number | null;
       entry: string | null;
-    }>({ ...LATEST, values: [[...new Set(userIds)]] });
+    }>(this.pool, { ...LATEST, values: [[...new Set(userIds)]] });
     for (const row of rows) {
       found.set(row.user_id, {
         status: row.status === null ? null : { status: row.status, ts: row.ts as number },
@@ -230,13 +230,13 @@ export class PostgresHistoryStore implements HistoryStore {
   }
 
   async stats(userId: Snowflake): Promise<StoredStats> {
-    const { rows } = await this.pool.query<{
+    const { rows } = await query<{
       last_status: DiscordStatus | null;
       track_count: number;
       last_seen: number | null;
       plays_day: string | null;
       plays: number | null;
-    }>({ ...STATS, values: [userId, HISTORY_LIMIT] });
+    }>(this.pool, { ...STATS, values: [userId, HISTORY_LIMIT] });
     const row = rows[0];
     return {
       lastStatus: row?.last_status ?? null,
@@ -248,7 +248,7 @@ export class PostgresHistoryStore implements HistoryStore {
   }
 
   async topTracks(userId: Snowflake, minPlays: number, limit: number): Promise<TopTrack[]> {
-    const { rows } = await this.pool.query<{ track: string; play_count: number; last_played: number }>({
+    const { rows } = await query<{ track: string; play_count: number; last_played: number }>(this.pool, {
       ...TOP_TRACKS,
       values: [userId, minPlays, limit],
     });

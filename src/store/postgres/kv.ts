@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import type { KvChange, KvLimits, KvState } from '../../kv/rules.js';
 import type { Snowflake } from '../../presence/model.js';
 import type { KvLimitRefusal, KvStore, KvWritten } from '../ports.js';
-import { transaction } from './transaction.js';
+import { query, transaction } from './queries.js';
 
 /**
  * Locks the user's totals row, creating it when the user has none (a write that changes nothing rolls the
@@ -54,12 +54,12 @@ export class PostgresKvStore implements KvStore {
   async getKvs(userIds: readonly Snowflake[]): Promise<Map<Snowflake, KvState>> {
     const found = new Map<Snowflake, KvState>();
     if (userIds.length === 0) return found;
-    const { rows } = await this.pool.query<{
+    const { rows } = await query<{
       user_id: string;
       revision: number;
       key: string | null;
       value: Buffer | null;
-    }>({ ...READ, values: [[...new Set(userIds)]] });
+    }>(this.pool, { ...READ, values: [[...new Set(userIds)]] });
     const entries = new Map<Snowflake, [string, string][]>();
     for (const row of rows) {
       let list = entries.get(row.user_id);

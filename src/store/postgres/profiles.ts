@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { Snowflake } from '../../presence/model.js';
 import type { ProfileStore, StoredProfile } from '../ports.js';
+import { query } from './queries.js';
 
 // The users come as arrays: one statement for any number of them.
 const SELECT = {
@@ -28,7 +29,7 @@ export class PostgresProfileStore implements ProfileStore {
   async getProfiles(userIds: readonly Snowflake[]): Promise<Map<Snowflake, StoredProfile>> {
     const found = new Map<Snowflake, StoredProfile>();
     if (userIds.length === 0) return found;
-    const { rows } = await this.pool.query<ProfileRow>({ ...SELECT, values: [userIds] });
+    const { rows } = await query<ProfileRow>(this.pool, { ...SELECT, values: [userIds] });
     for (const row of rows) {
       found.set(row.user_id, {
         profile: { banner: row.banner, accent_color: row.accent_color },
@@ -42,7 +43,7 @@ export class PostgresProfileStore implements ProfileStore {
   async putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void> {
     if (profiles.size === 0) return;
     const stored = [...profiles.values()];
-    await this.pool.query({
+    await query(this.pool, {
       ...UPSERT,
       values: [
         [...profiles.keys()],
