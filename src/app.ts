@@ -39,8 +39,19 @@ import { SseHub, type SseHubOptions } from './sse/hub.js';
 import type { Store } from './store/ports.js';
 import { openPostgresStore } from './store/postgres/index.js';
 import { openRedisStore } from './store/redis/index.js';
-import { openSqliteStore } from './store/sqlite/index.js';
+import { openSqliteStore, SqliteStore } from './store/sqlite/index.js';
 import { readVersionInfo } from './version.js';
+import { WebhookDirectory } from './webhooks/directory.js';
+import { WebhookFeed } from './webhooks/feed.js';
+import { tapKvWrites } from './webhooks/kv-tap.js';
+import type { WebhookQueue } from './webhooks/queue.js';
+import { RedisNotices } from './webhooks/redis-notices.js';
+import { RedisWebhookQueue } from './webhooks/redis-queue.js';
+import { WebhookSender } from './webhooks/sender.js';
+import { WebhookService } from './webhooks/service.js';
+import { SqliteWebhookQueue } from './webhooks/sqlite-queue.js';
+import { type Resolve, systemResolve, type TargetPolicy } from './webhooks/target.js';
+import { DeliveryWorker, type DeliveryWorkerOptions } from './webhooks/worker.js';
 
 export interface App {
   readonly config: Config;
@@ -57,6 +68,8 @@ export interface App {
   readonly sse: SseHub | null;
   readonly store: Store;
   readonly bus: Bus;
+  /** Webhooks: every role keeps the service and delivers. */
+  readonly webhooks: WebhookSide;
   /** The built-in simulated Discord and its users, in demo mode. */
   readonly demo: Demo | null;
   /** Where the HTTP server listens, e.g. http://127.0.0.1:4001 */
@@ -77,6 +90,12 @@ export interface AppOptions {
   history?: { flushMs?: number };
   /** Tests answer the refusals of abusive clients at once (ABUSE_REFUSAL_DELAY_MS). */
   abuseRefusalDelayMs?: number;
+  /** Tests resolve host names, shorten the delivery timeout and drive the worker's time. */
+  webhooks?: {
+    resolve?: Resolve;
+    timeoutMs?: number;
+    worker?: Pick<DeliveryWorkerOptions, 'now' | 'backoff' | 'pollMs' | 'leaseMs'>;
+  };
 }
 
 /** How long a KV write on an API node waits for its presence to show the change before answering. */
@@ -90,6 +109,8 @@ interface DiscordSide {
   publisher: SharedPresencePublisher | null;
   /** The bot's own user, as the gateway last named it. */
   identity: BotIdentity;
+  /** The bot's voice, for DMs. */
+  messenger: Messenger;
   /** Every guild has been listed once since the start. */
   listed(): boolean;
   /** Guild listings Discord deferred (RATE_LIMITED), not yet sent again. */
@@ -138,12 +159,22 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       );
     }
 
+    const webhooks = await startWebhooks({
+      config,
+      options,
+      store,
+      background,
+      bus,
+      cluster,
+      cleanups,
+      metrics,
+    });
     const replica = cluster && config.role !== 'ingest' ? new PresenceReplica() : null;
     const replicaSync = cluster && replica ? new ReplicaSync({ replica, ...cluster, logger }) : null;
     const keys = new ApiKeyService(store.apiKeys);
     const kv = new KvService(
       store.kv,
-      bus,
+      tapKvWrites(bus, webhooks.feed.kvWritten),
       config.kvMaxBytes,
       replicaSync
         ? (userId, revision) => replicaSync.waitForKv(userId, revision, KV_VISIBLE_TIMEOUT_MS)
@@ -178,10 +209,12 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         bus,
         keys,
         kv,
+        webhooks: webhooks.service,
         cluster,
         cleanups,
         metrics,
       });
+      webhooks.attach(discordSide);
       await discordSide.publisher?.start();
     }
 
@@ -248,9 +281,13 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         ? {}
         : { abuseRefusalDelayMs: options.abuseRefusalDelayMs }),
       ops: { metrics, metricsToken: config.metricsToken, readiness },
+      webhooks: webhooks.service,
       ...(sse ? { events: { hub: sse, maxIds: config.subscriptionsPerSocket } } : {}),
     });
-    intake.push(() => http.close());
+    intake.push(
+      () => http.close(),
+      () => webhooks.worker.close(),
+    );
     const sockets =
       config.role === 'ingest'
         ? null
@@ -292,6 +329,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       intake.push(() => side.stop());
       side.gateway.start();
     }
+    webhooks.worker.start();
 
     return {
       config,
@@ -304,6 +342,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       sse,
       store,
       bus,
+      webhooks,
       demo,
       url,
       close,
@@ -362,6 +401,7 @@ interface DiscordSideDeps {
   bus: Bus;
   keys: ApiKeyService;
   kv: KvService;
+  webhooks: WebhookService;
   cluster: ClusterLink | null;
   cleanups: Array<() => Promise<void> | void>;
   metrics: Metrics;
@@ -373,7 +413,7 @@ interface DiscordSideDeps {
  * across all ingest nodes); alone, history records the registry's changes directly.
  */
 function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
-  const { config, options, discord, store, bus, keys, kv, cluster, cleanups, metrics } = deps;
+  const { config, options, discord, store, bus, keys, kv, webhooks, cluster, cleanups, metrics } = deps;
   const { logger } = options;
   const registry = new PresenceRegistry({
     cdnUrl: discord.cdnUrl,
@@ -448,12 +488,14 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     logger,
   });
   gateway.onDispatch((payload, shardId) => ingest.handle(payload, shardId));
+  const messenger = new Messenger(rest, logger);
   const bot = new Bot({
     prefix: config.commandPrefix,
     keys,
     kv,
     history,
-    messenger: new Messenger(rest, logger),
+    webhooks,
+    messenger,
     logger,
     cooldown: { burst: config.botCommandBurst, perMinute: config.botCommandsPerMinute },
     metrics,
@@ -467,11 +509,116 @@ function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     history,
     publisher,
     identity,
+    messenger,
     listed: () => listed,
     waiting: () => ingest.listingsWaiting,
     stop: () => {
       ingest.close();
       return gateway.destroy();
+    },
+  };
+}
+
+/** Webhooks on this node: the service the routes and the bot use, the worker delivering, the feed. */
+export interface WebhookSide {
+  readonly service: WebhookService;
+  readonly worker: DeliveryWorker;
+  readonly feed: WebhookFeed;
+  /** Feeds the Discord side's changes to the webhooks, and lets notices go out through its bot. */
+  attach(side: DiscordSide): void;
+}
+
+interface WebhookDeps {
+  config: Config;
+  options: AppOptions;
+  /** The request store (routes) and the waiting one (deliveries, which may wait out a Redis outage). */
+  store: Store;
+  background: Store;
+  bus: Bus;
+  cluster: ClusterLink | null;
+  cleanups: Array<() => Promise<void> | void>;
+  metrics: Metrics;
+}
+
+/**
+ * The webhooks of any role: registrations in the store, events in the queue (the embedded store alone, a
+ * queue shared in Redis in scale-out), a worker delivering. The directory of who has webhooks is read
+ * before anything may be queued.
+ */
+async function startWebhooks(deps: WebhookDeps): Promise<WebhookSide> {
+  const { config, options, store, background, bus, cluster, cleanups, metrics } = deps;
+  const { logger } = options;
+  const policy: TargetPolicy = {
+    allowPrivate: config.webhooksAllowPrivate,
+    resolve: options.webhooks?.resolve ?? systemResolve,
+  };
+  let queue: WebhookQueue;
+  if (cluster) queue = new RedisWebhookQueue(cluster.redis, config.redisPrefix);
+  else if (store instanceof SqliteStore) queue = new SqliteWebhookQueue(store.db);
+  else {
+    // PostgreSQL alone: events wait in this process only, in an embedded database of their own.
+    const waiting = openSqliteStore({ kind: 'sqlite-memory' });
+    cleanups.push(() => waiting.close());
+    queue = new SqliteWebhookQueue(waiting.db);
+  }
+  const directory = new WebhookDirectory(background.webhooks);
+  await directory.load();
+  const reread = (work: Promise<void>) =>
+    work.catch((error: unknown) => logger.warn({ err: error }, 'could not read webhooks again'));
+  bus.subscribe('webhooks.changed', ({ userId }) => void reread(directory.refresh(userId)));
+  // Changes announced while this node could not hear the bus.
+  cluster?.bus.onResubscribed(() => void reread(directory.load()));
+
+  // In scale-out the node that disables a webhook may have no bot: its notice waits in Redis for one.
+  const notices = cluster ? new RedisNotices(cluster.redis, config.redisPrefix) : null;
+  let messenger: Messenger | null = null;
+  const service = new WebhookService({
+    store: store.webhooks,
+    queue,
+    directory,
+    bus,
+    policy,
+    maxPerUser: config.webhooksPerUser,
+    notify: async (userId, content) => {
+      if (notices) await notices.send(userId, content);
+      else await messenger?.dm(userId, content);
+    },
+    commandPrefix: config.commandPrefix,
+    logger,
+  });
+  const sender = new WebhookSender({
+    policy,
+    userAgent: `Presently-Webhooks/${readVersionInfo().version}`,
+    ...(options.webhooks?.timeoutMs === undefined ? {} : { timeoutMs: options.webhooks.timeoutMs }),
+  });
+  cleanups.push(() => sender.close());
+  const worker = new DeliveryWorker({
+    queue,
+    store: background.webhooks,
+    sender,
+    webhooks: service,
+    logger,
+    metrics,
+    ...options.webhooks?.worker,
+  });
+  const feed = new WebhookFeed({
+    directory,
+    queue,
+    kv: background.kv,
+    logger,
+    metrics,
+    queued: () => void worker.poll(),
+  });
+  return {
+    service,
+    worker,
+    feed,
+    attach(side) {
+      if (side.publisher) side.publisher.onPublished(feed.observe);
+      else side.registry.onChange(feed.observe);
+      messenger = side.messenger;
+      if (notices)
+        cleanups.push(notices.relay((userId, content) => side.messenger.dm(userId, content), logger));
     },
   };
 }

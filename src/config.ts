@@ -8,6 +8,7 @@ import {
   DEFAULT_YOUTUBE_MUSIC_NAMES,
 } from './presence/youtube-music.js';
 import { redactUrl } from './redact-url.js';
+import { DEFAULT_WEBHOOKS_PER_USER, WEBHOOKS_PER_USER_MAX } from './webhooks/rules.js';
 
 /** Where the embedded store lives: a file, or memory for throwaway runs. */
 export type SqliteLocation = { kind: 'sqlite'; path: string } | { kind: 'sqlite-memory' };
@@ -71,6 +72,10 @@ export interface Config {
   musicAppIds: Record<AppSource, string[]>;
   /** Set: `/metrics` asks for it as a Bearer token; null: `/metrics` is open. */
   metricsToken: string | null;
+  /** Webhooks one user may have. */
+  webhooksPerUser: number;
+  /** Webhooks may reach private and loopback addresses, and over `http://` (self-hosting, tests). */
+  webhooksAllowPrivate: boolean;
 }
 
 /**
@@ -334,6 +339,8 @@ export function loadConfig(env: Env): Config {
     youtubeMusicNames: list('YOUTUBE_MUSIC_NAMES', DEFAULT_YOUTUBE_MUSIC_NAMES),
     musicAppIds,
     metricsToken,
+    webhooksPerUser: integer('WEBHOOKS_PER_USER', DEFAULT_WEBHOOKS_PER_USER, 1, WEBHOOKS_PER_USER_MAX),
+    webhooksAllowPrivate: flag('WEBHOOKS_ALLOW_PRIVATE', false),
   };
 }
 

@@ -314,4 +314,20 @@ describe('loadConfig', () => {
       );
     }
   });
+
+  it('reads WEBHOOKS_PER_USER (1–100) and WEBHOOKS_ALLOW_PRIVATE (off unless said)', () => {
+    expect(loadConfig({})).toMatchObject({ webhooksPerUser: 5, webhooksAllowPrivate: false });
+    expect(loadConfig({ WEBHOOKS_PER_USER: '1', WEBHOOKS_ALLOW_PRIVATE: 'true' })).toMatchObject({
+      webhooksPerUser: 1,
+      webhooksAllowPrivate: true,
+    });
+    for (const value of ['0', '101', 'five']) {
+      expect(() => loadConfig({ WEBHOOKS_PER_USER: value })).toThrow(
+        /^WEBHOOKS_PER_USER: must be a whole number/,
+      );
+    }
+    expect(() => loadConfig({ WEBHOOKS_ALLOW_PRIVATE: 'yes' })).toThrow(
+      /^WEBHOOKS_ALLOW_PRIVATE: must be true or false/,
+    );
+  });
 });

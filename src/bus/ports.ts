@@ -15,6 +15,8 @@ export interface BusMessages {
   'presence.handover': { userId: Snowflake; node: number };
   /** `?forget confirm` erased the user's history at `at`: every recorder drops what it holds of them up to then. */
   'history.forgotten': { userId: Snowflake; at: number };
+  /** The user's webhooks were added, removed or disabled: every node reads them again. */
+  'webhooks.changed': { userId: Snowflake };
 }
 
 export type Topic = keyof BusMessages;

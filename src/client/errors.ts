@@ -13,6 +13,10 @@ export type PresentlyErrorCode =
   | 'invalid_query'
   | 'rate_limited'
   | 'try_again_later'
+  | 'invalid_webhook'
+  | 'invalid_webhook_url'
+  | 'webhook_limit_exceeded'
+  | 'webhook_not_found'
   | 'bad_request'
   | 'internal_error'
   /** The answer was not the API's JSON envelope (a proxy's error page, say). */

@@ -5,6 +5,7 @@ import type {
   AvatarFormat,
   CardFormat,
   CardOptions,
+  CreatedWebhook,
   History,
   Presence,
   Presences,
@@ -13,6 +14,8 @@ import type {
   TopTrack,
   UserId,
   VersionInfo,
+  WebhookEvent,
+  WebhookList,
 } from './types.js';
 
 /** The part of a fetch Response the client reads. */
@@ -140,6 +143,28 @@ export class PresentlyClient {
   /** `DELETE /v1/users/:id/kv/:key` (also fine when the key does not exist). */
   deleteKv(userId: UserId | '@me', key: string): Promise<void> {
     return this.request('DELETE', `/v1/users/${segment(userId)}/kv/${segment(key)}`, { auth: true });
+  }
+
+  /**
+   * `POST /v1/users/@me/webhooks`: a webhook of the key's owner, POSTed each of `events` from now on. The
+   * answer carries the secret that signs its deliveries, and is the only one that does.
+   */
+  createWebhook(url: string, events: readonly WebhookEvent[]): Promise<CreatedWebhook> {
+    return this.request('POST', '/v1/users/@me/webhooks', {
+      auth: true,
+      body: JSON.stringify({ url, events }),
+      type: 'application/json',
+    });
+  }
+
+  /** `GET /v1/users/@me/webhooks`: the key owner's webhooks with their latest deliveries. */
+  webhooks(): Promise<WebhookList> {
+    return this.request('GET', '/v1/users/@me/webhooks', { auth: true });
+  }
+
+  /** `DELETE /v1/users/@me/webhooks/:id`. */
+  deleteWebhook(id: string): Promise<void> {
+    return this.request('DELETE', `/v1/users/@me/webhooks/${segment(id)}`, { auth: true });
   }
 
   /**

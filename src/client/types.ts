@@ -5,6 +5,7 @@
 import type { ChangelogEntry } from '../changelog.js';
 import type { Stats, StatusEntry, TopTrack, TrackEntry } from '../presence/history.js';
 import type { Presence } from '../presence/model.js';
+import type { WebhookView } from '../webhooks/model.js';
 
 export type {
   CustomStatus,
@@ -19,7 +20,19 @@ export type {
   Timestamps,
   YouTubeMusic,
 } from '../presence/model.js';
-export type { ChangelogEntry, Stats, StatusEntry, TopTrack, TrackEntry };
+export type {
+  CreatedWebhook,
+  DeliveryRecord,
+  DeliveryStatus,
+  WebhookEvent,
+} from '../webhooks/model.js';
+export type { ChangelogEntry, Stats, StatusEntry, TopTrack, TrackEntry, WebhookView };
+
+/** `GET /v1/users/@me/webhooks`: your webhooks, oldest first, and how many you may have. */
+export interface WebhookList {
+  webhooks: WebhookView[];
+  limit: number;
+}
 
 /** A Discord user id (a snowflake, as a string of digits). */
 export type UserId = string;

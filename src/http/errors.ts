@@ -29,6 +29,14 @@ export const ERROR_STATUS = {
   invalid_metrics_token: 401,
   /** `/v1/ready` while the node cannot serve what it is for; the message names the failed checks. */
   not_ready: 503,
+  /** A webhook's body that is not `{url, events}` with known events. */
+  invalid_webhook: 400,
+  /** A webhook URL that is not https (or http where allowed), or whose host is not a public address. */
+  invalid_webhook_url: 400,
+  /** A webhook past WEBHOOKS_PER_USER. */
+  webhook_limit_exceeded: 409,
+  /** No webhook has this id. */
+  webhook_not_found: 404,
   /** Malformed HTTP that fits no row of the contract (a bad Content-Length, say). */
   bad_request: 400,
   internal_error: 500,

@@ -18,6 +18,7 @@ export const TAGS = {
   card: 'Card',
   links: 'Quick links',
   kv: 'KV',
+  webhooks: 'Webhooks',
   socket: 'Socket',
   service: 'Service',
   operations: 'Operations',
@@ -29,6 +30,8 @@ const TAG_DESCRIPTIONS: Record<(typeof TAGS)[keyof typeof TAGS], string> = {
   Card: 'The presence as an animated SVG card, for README images',
   'Quick links': 'Lanyard’s short links: the avatar as an image, the community invite; redirects',
   KV: 'The user’s own key/value store, shown in their presence under `kv`; needs their API key',
+  Webhooks:
+    'Signed HTTP callbacks to the user’s own server when their presence, music or KV changes; needs their API key',
   Socket: 'Lanyard’s real-time WebSocket protocol',
   Service: 'About the service itself',
   Operations: 'For probes, load balancers and Prometheus: not rate limited, on every role',

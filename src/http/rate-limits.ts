@@ -151,6 +151,27 @@ export interface WriteBudgets {
   chargeClient(request: FastifyRequest, reply: FastifyReply): Promise<void>;
 }
 
+/**
+ * The user a keyed write acts for, as `authorize` settles it, charged to that user's budget; a write
+ * `authorize` refuses (no key, a bad key, another user's id) is charged to its client instead.
+ */
+export async function chargedWriter(
+  budgets: WriteBudgets | null | undefined,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  authorize: () => Promise<Snowflake>,
+): Promise<Snowflake> {
+  let owner: Snowflake;
+  try {
+    owner = await authorize();
+  } catch (error) {
+    if (error instanceof ApiError) await budgets?.chargeClient(request, reply);
+    throw error;
+  }
+  await budgets?.chargeOwner(reply, owner);
+  return owner;
+}
+
 /** The write budgets of `scope`; null when writes are not limited. */
 export async function writeBudgetsOf(
   scope: FastifyInstance,

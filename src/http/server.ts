@@ -14,6 +14,7 @@ import type { ReadinessCheck } from '../ops/readiness.js';
 import type { PresenceView } from '../presence/registry.js';
 import { type EventRouteDeps, eventRoutes } from '../sse/routes.js';
 import type { HistoryStore } from '../store/ports.js';
+import type { WebhookService } from '../webhooks/service.js';
 import { capConnections } from './connection-cap.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
@@ -39,6 +40,7 @@ import { kvRoutes } from './routes/kv.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { userRoutes } from './routes/users.js';
 import { type VersionInfo, versionRoutes } from './routes/version.js';
+import { webhookReadRoutes, webhookWriteRoutes } from './routes/webhooks.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import {
   DEFAULT_HTTP_TIMEOUTS,
@@ -80,6 +82,8 @@ export interface HttpServerOptions {
   ops?: { metrics: Metrics; metricsToken: string | null; readiness: readonly ReadinessCheck[] };
   /** Users the landing page offers as examples (demo mode); absent: none. */
   examples?: readonly PageExample[];
+  /** The webhook routes; absent: not served. */
+  webhooks?: WebhookService;
   /** The Server-Sent Events routes (src/sse/); absent: not served. */
   events?: Pick<EventRouteDeps, 'hub' | 'maxIds'>;
 }
@@ -93,8 +97,8 @@ const CLOSE_IDLE_EVERY_MS = 50;
  */
 export const DRAIN_TIMEOUT_MS = 5_000;
 
-/** Methods any route answers; preflight lists them so browsers may send KV writes. */
-const CORS_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+/** Methods any route answers; preflight lists them so browsers may send KV and webhook writes. */
+const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /** The request says a body comes, and it has not all been read. */
 function hasUnreadBody(request: IncomingMessage): boolean {
@@ -248,6 +252,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         }),
       );
       await reads.register(discordInviteRoutes(options.inviteUrl ?? null));
+      if (options.webhooks) {
+        await reads.register(webhookReadRoutes({ keys: options.keys, webhooks: options.webhooks }));
+      }
       if (options.events) {
         await reads.register(
           eventRoutes({
@@ -268,6 +275,11 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     await app.register(async (writes) => {
       const budgets = await writeBudgetsOf(writes, { ...limits, ...(refused ? { refused } : {}) });
       await writes.register(kvRoutes({ keys: options.keys, kv: options.kv, budgets }));
+      if (options.webhooks) {
+        await writes.register(
+          webhookWriteRoutes({ keys: options.keys, webhooks: options.webhooks, budgets }),
+        );
+      }
     });
   }
   return app;

@@ -17,6 +17,12 @@ export type RateLimit =
   | 'connections_per_ip'
   | 'socket_commands'
   | 'bot_commands';
+/**
+ * What became of webhook events: `delivered`; `retried`, an attempt failed and another is due; `failed`,
+ * given up; `collapsed`, replaced in the backlog by a newer event of its type; `dropped`, the backlog was
+ * full or the webhook gone.
+ */
+export type WebhookOutcome = 'delivered' | 'retried' | 'failed' | 'collapsed' | 'dropped';
 /** `new`: READY after IDENTIFY (the first session included); `resumed`: RESUMED, nothing lost. */
 export type GatewaySessionKind = 'new' | 'resumed';
 
@@ -85,6 +91,7 @@ export class Metrics {
   private readonly rateLimits: Counter<'limit'>;
   private readonly cardsDrawn: Counter<'format'>;
   private readonly historyDropped: Counter;
+  private readonly webhookEvents: Counter<'outcome'>;
 
   constructor() {
     const registers = [this.own];
@@ -242,6 +249,12 @@ export class Metrics {
       help: 'History writes dropped because more than HISTORY_PENDING_MAX waited while the store could not take them.',
       registers,
     });
+    this.webhookEvents = new Counter({
+      name: 'presently_webhook_deliveries_total',
+      help: 'Webhook events by outcome: delivered, retried (an attempt failed), failed (given up), collapsed (replaced by a newer one while waiting) or dropped.',
+      labelNames: ['outcome'],
+      registers,
+    });
     this.registry = Registry.merge([this.own, processMetrics()]);
   }
 
@@ -311,5 +324,9 @@ export class Metrics {
 
   historyWritesDropped(writes: number): void {
     this.historyDropped.inc(writes);
+  }
+
+  webhookDeliveries(outcome: WebhookOutcome, count = 1): void {
+    if (count > 0) this.webhookEvents.inc({ outcome }, count);
   }
 }

@@ -1,9 +1,16 @@
-import type { ApiKeyStore, HistoryStore, KvStore, ProfileStore, Store } from '../store/ports.js';
+import type {
+  ApiKeyStore,
+  HistoryStore,
+  KvStore,
+  ProfileStore,
+  Store,
+  WebhookStore,
+} from '../store/ports.js';
 import type { Metrics, StoreBackend } from './metrics.js';
 
 /** Every operation of each port, so a method added to a port and not here fails to compile. */
 const OPERATIONS: {
-  [K in 'profiles' | 'kv' | 'apiKeys' | 'history']: Record<keyof Store[K], true>;
+  [K in 'profiles' | 'kv' | 'apiKeys' | 'history' | 'webhooks']: Record<keyof Store[K], true>;
 } = {
   profiles: { getProfiles: true, putProfiles: true } satisfies Record<keyof ProfileStore, true>,
   kv: { getKv: true, getKvs: true, writeKv: true } satisfies Record<keyof KvStore, true>,
@@ -16,6 +23,16 @@ const OPERATIONS: {
     topTracks: true,
     forget: true,
   } satisfies Record<keyof HistoryStore, true>,
+  webhooks: {
+    addWebhook: true,
+    webhooksOf: true,
+    webhook: true,
+    activeWebhooks: true,
+    removeWebhook: true,
+    disableWebhook: true,
+    recordDelivery: true,
+    deliveries: true,
+  } satisfies Record<keyof WebhookStore, true>,
 };
 
 type AsyncMethod = (...args: unknown[]) => Promise<unknown>;

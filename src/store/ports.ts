@@ -1,6 +1,7 @@
 import type { KvChange, KvLimits, KvState } from '../kv/rules.js';
 import type { StatusEntry, StoredStats, TopTrack, TrackEntry } from '../presence/history.js';
 import type { Profile, Snowflake } from '../presence/model.js';
+import type { DeliveryRecord, StoredWebhook } from '../webhooks/model.js';
 
 /** A profile as the store keeps it: what `GET /users/:id` said, and when. */
 export interface StoredProfile {
@@ -110,6 +111,27 @@ export interface HistoryStore {
   forget(userId: Snowflake, at: number): Promise<ForgetResult>;
 }
 
+export interface WebhookStore {
+  /** Adds the webhook unless its owner has `maxPerUser` already: false then, and nothing is written. */
+  addWebhook(webhook: StoredWebhook, maxPerUser: number): Promise<boolean>;
+  /** The user's webhooks, oldest first, disabled ones included. */
+  webhooksOf(userId: Snowflake): Promise<StoredWebhook[]>;
+  webhook(id: string): Promise<StoredWebhook | undefined>;
+  /** Every webhook still delivering: what a node needs to know at start to tell which changes to queue. */
+  activeWebhooks(): Promise<StoredWebhook[]>;
+  /** Removes it and its deliveries; false when there was none. */
+  removeWebhook(id: string): Promise<boolean>;
+  /** Stops it for good; true only for the call that disabled it, so its owner is told once. */
+  disableWebhook(id: string, at: number, reason: string): Promise<boolean>;
+  /**
+   * Records an attempt at a delivery: a delivery not recorded yet goes first, an attempt at the newest
+   * (a retry) replaces it; the newest `keep` are kept. Nothing is recorded for a webhook that is gone.
+   */
+  recordDelivery(webhookId: string, record: DeliveryRecord, keep: number): Promise<void>;
+  /** The newest first. */
+  deliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]>;
+}
+
 /**
  * The store port. Each adapter (embedded SQLite, Redis) implements every part, and one contract
  * test suite runs against each.
@@ -119,6 +141,7 @@ export interface Store {
   readonly kv: KvStore;
   readonly apiKeys: ApiKeyStore;
   readonly history: HistoryStore;
+  readonly webhooks: WebhookStore;
   /** Whether the store answers now: readiness checks use it. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

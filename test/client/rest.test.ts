@@ -111,6 +111,22 @@ describe('PresentlyClient REST helpers', () => {
     expect((await client.presence(ALICE)).kv).toEqual({ city: 'Lisbon', site: 'https://example.com' });
   });
 
+  it('adds, lists and removes webhooks with the key', async () => {
+    // A literal public address, nothing resolved; removed before any KV write could be sent to it.
+    const created = await client.createWebhook('https://93.184.216.34/hook', ['kv']);
+    expect(created).toMatchObject({ url: 'https://93.184.216.34/hook', events: ['kv'] });
+    expect(created.secret).toMatch(/^whsec_/);
+    const listed = await client.webhooks();
+    expect(listed.limit).toBe(5);
+    expect(listed.webhooks.map((webhook) => webhook.id)).toEqual([created.id]);
+    await client.deleteWebhook(created.id);
+    expect((await client.webhooks()).webhooks).toEqual([]);
+    const refused = await failure(client.createWebhook('https://127.0.0.1/hook', ['kv']));
+    expect([refused.status, refused.code]).toEqual([400, 'invalid_webhook_url']);
+    const gone = await failure(client.deleteWebhook(created.id));
+    expect([gone.status, gone.code]).toEqual([404, 'webhook_not_found']);
+  });
+
   it('sends the key only where it is needed', () => {
     const withKey = sent.filter((request) => request.headers.authorization === key);
     expect(withKey.length).toBeGreaterThan(0);

@@ -63,7 +63,10 @@ describe('GET /metrics', () => {
       'presently_socket_fanout_seconds',
       'presently_socket_frames_sent_total',
       'presently_socket_subscriptions',
+      'presently_sse_events_sent_total',
+      'presently_sse_streams',
       'presently_store_operation_duration_seconds',
+      'presently_webhook_deliveries_total',
     ]);
     for (const name of [
       'process_cpu_seconds_total',

@@ -41,6 +41,8 @@ export async function startHarness(
     socket?: AppOptions['socket'];
     /** Event stream overrides (shorter keep-alive, smaller caps and replay ring); default: production values. */
     sse?: AppOptions['sse'];
+    /** Webhook overrides (a resolver, a shorter timeout, the worker's clock and backoff). */
+    webhooks?: AppOptions['webhooks'];
     /** The app's logger; default: silent (TEST_LOG_LEVEL to see it). */
     logger?: Logger;
     /** How long abusive clients wait for their refusals; default 0 (a test of the delay sets it). */
@@ -69,6 +71,7 @@ export async function startHarness(
     onFatal: (code, reason) => fatal.push({ code, reason }),
     abuseRefusalDelayMs: options.abuseRefusalDelayMs ?? 0,
     ...(options.socket ? { socket: options.socket } : {}),
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.sse ? { sse: options.sse } : {}),
   });
   const app = wholeApp(started);

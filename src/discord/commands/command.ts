@@ -2,6 +2,7 @@ import type { GatewayMessageCreateDispatchData } from 'discord-api-types/v10';
 import type { HistoryRecorder } from '../../history/recorder.js';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { KvService } from '../../kv/service.js';
+import type { WebhookService } from '../../webhooks/service.js';
 import type { Delivery } from '../messenger.js';
 
 /** What a command can see and do. */
@@ -14,6 +15,7 @@ export interface CommandContext {
   keys: ApiKeyService;
   kv: KvService;
   history: Pick<HistoryRecorder, 'forget'>;
+  webhooks: Pick<WebhookService, 'list' | 'remove' | 'maxPerUser'>;
   /** Every command, for ?help. */
   commands: readonly Command[];
   /** Answers in the channel of the message; resolves with whether Discord took the answer. */

@@ -9,6 +9,7 @@ import type { ApiKeyService } from '../../keys/service.js';
 import type { KvService } from '../../kv/service.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { Snowflake } from '../../presence/model.js';
+import type { WebhookService } from '../../webhooks/service.js';
 import { rotateLeakedKeys } from '../leaked-keys.js';
 import type { Messenger } from '../messenger.js';
 import { apikeyCommand } from './apikey.js';
@@ -17,6 +18,7 @@ import { CommandCooldown, type CooldownSettings } from './cooldown.js';
 import { forgetCommand } from './forget.js';
 import { helpCommand } from './help.js';
 import { delCommand, getCommand, kvCommand, setCommand } from './kv.js';
+import { webhooksCommand } from './webhooks.js';
 
 /** Every command the bot answers; a new command is one file and one entry here. */
 export const COMMANDS: readonly Command[] = [
@@ -26,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   setCommand,
   delCommand,
   forgetCommand,
+  webhooksCommand,
   helpCommand,
 ];
 
@@ -34,6 +37,7 @@ export interface BotOptions {
   keys: ApiKeyService;
   kv: KvService;
   history: Pick<HistoryRecorder, 'forget'>;
+  webhooks: Pick<WebhookService, 'list' | 'remove' | 'maxPerUser'>;
   messenger: Messenger;
   logger: Logger;
   /** Per-user command budget; absent: none. */
@@ -108,6 +112,7 @@ export class Bot {
       keys: this.options.keys,
       kv: this.options.kv,
       history: this.options.history,
+      webhooks: this.options.webhooks,
       commands: COMMANDS,
       reply,
     });

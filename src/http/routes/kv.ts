@@ -13,7 +13,7 @@ import { SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
 import { authorizeUser, ME } from '../auth.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import { API_KEY_SECURITY, TAGS } from '../openapi.js';
-import type { WriteBudgets } from '../rate-limits.js';
+import { chargedWriter, type WriteBudgets } from '../rate-limits.js';
 import { emptyResponse, errorResponses } from '../schemas/envelope.js';
 
 /** Body caps: a value is at most 30,000 characters (≤ 120 KB of UTF-8); a PATCH may carry many. */
@@ -107,16 +107,9 @@ export const kvRoutes =
   async (app) => {
     app.decorateRequest('kvUser', '');
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-      let owner: Snowflake;
-      try {
-        owner = await authorizeUser(deps.keys, request, (request.params as { id: string }).id);
-      } catch (error) {
-        // Refused for its id or key: charged to the client, whose budget spent answers 429 instead.
-        if (error instanceof ApiError) await deps.budgets?.chargeClient(request, reply);
-        throw error;
-      }
-      await deps.budgets?.chargeOwner(reply, owner);
-      request.kvUser = owner;
+      request.kvUser = await chargedWriter(deps.budgets, request, reply, () =>
+        authorizeUser(deps.keys, request, (request.params as { id: string }).id),
+      );
     });
 
     await app.register(putRoute(deps));

@@ -26,6 +26,12 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
     'the client already has as many HTTP connections open as the server allows; the connection is closed unread',
   try_again_later:
     'the server holds as many sockets and event streams as it may (`MAX_SOCKETS`), or a KV write finds the database out of reach; try again later, or another node',
+  invalid_webhook:
+    'the body is not a JSON object `{url, events}`, or `events` is empty or names something other than `presence`, `now_playing`, `kv`',
+  invalid_webhook_url:
+    'the URL is not `https://` (nor `http://` where the server allows private targets), carries credentials or is over 2048 characters, or its host does not resolve, or is or resolves to an address webhooks may not reach (private, loopback, link-local, reserved…)',
+  webhook_limit_exceeded: 'the user already has as many webhooks as the server allows (`WEBHOOKS_PER_USER`)',
+  webhook_not_found: 'no webhook has this id',
   bad_request: 'malformed HTTP that fits no other code (a broken URL encoding, say)',
   internal_error: 'something unexpected went wrong on the server (never with details)',
   invalid_metrics_token:

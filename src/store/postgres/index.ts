@@ -7,6 +7,7 @@ import { PostgresHistoryStore } from './history.js';
 import { PostgresKvStore } from './kv.js';
 import { migrate } from './migrations.js';
 import { PostgresProfileStore } from './profiles.js';
+import { PostgresWebhookStore } from './webhooks.js';
 
 /** A request waits this long for a connection before it fails, rather than hang while the server is away. */
 export const POSTGRES_CONNECT_TIMEOUT_MS = 2_000;
@@ -58,6 +59,7 @@ export class PostgresStore implements Store {
   readonly kv: PostgresKvStore;
   readonly apiKeys: PostgresApiKeyStore;
   readonly history: PostgresHistoryStore;
+  readonly webhooks: PostgresWebhookStore;
   private closed = false;
 
   constructor(
@@ -68,6 +70,7 @@ export class PostgresStore implements Store {
     this.kv = new PostgresKvStore(pool);
     this.apiKeys = new PostgresApiKeyStore(pool);
     this.history = new PostgresHistoryStore(pool, history);
+    this.webhooks = new PostgresWebhookStore(pool);
   }
 
   async ping(): Promise<boolean> {

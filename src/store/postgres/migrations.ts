@@ -67,6 +67,26 @@ export const MIGRATIONS: readonly string[] = [
      user_id      TEXT PRIMARY KEY,
      forgotten_at BIGINT NOT NULL
    )`,
+  // Webhooks and their recent deliveries (a delivery's record is JSON text, as written).
+  `CREATE TABLE webhooks (
+     id              TEXT PRIMARY KEY,
+     user_id         TEXT NOT NULL,
+     url             TEXT NOT NULL,
+     events          TEXT NOT NULL,
+     secret          TEXT NOT NULL,
+     created_at      BIGINT NOT NULL,
+     disabled_at     BIGINT,
+     disabled_reason TEXT
+   );
+   CREATE INDEX webhooks_by_user ON webhooks (user_id, created_at, id);
+   CREATE TABLE webhook_deliveries (
+     seq         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     webhook_id  TEXT NOT NULL,
+     delivery_id TEXT NOT NULL,
+     record      TEXT NOT NULL,
+     UNIQUE (webhook_id, delivery_id)
+   );
+   CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, seq)`,
 ];
 
 /**

@@ -6,6 +6,7 @@ import { RedisKeys } from './keys.js';
 import { RedisKvStore } from './kv.js';
 import { migrateRedisStore } from './migrations.js';
 import { RedisProfileStore } from './profiles.js';
+import { RedisWebhookStore } from './webhooks.js';
 
 /**
  * The store of a scale-out deployment, on the node's Redis connection.
@@ -23,6 +24,7 @@ export class RedisStore implements Store {
   readonly kv: RedisKvStore;
   readonly apiKeys: RedisApiKeyStore;
   readonly history: RedisHistoryStore;
+  readonly webhooks: RedisWebhookStore;
   private readonly migrated: Promise<void>;
 
   constructor(
@@ -37,6 +39,7 @@ export class RedisStore implements Store {
     this.kv = new RedisKvStore(redis, keys);
     this.apiKeys = new RedisApiKeyStore(redis, keys);
     this.history = new RedisHistoryStore(redis, keys, this.migrated);
+    this.webhooks = new RedisWebhookStore(redis, keys);
   }
 
   async ping(): Promise<boolean> {

@@ -42,6 +42,26 @@ export class RedisKeys {
     return `${this.prefix}history-forgotten:{${userId}}`;
   }
 
+  /** A webhook's fields (hash), by its id. */
+  webhook(id: string): string {
+    return `${this.prefix}webhook:{${id}}`;
+  }
+
+  /** A webhook's recent deliveries, newest first (list of JSON records). */
+  webhookDeliveries(id: string): string {
+    return `${this.prefix}webhook-deliveries:{${id}}`;
+  }
+
+  /** A user's webhook ids, by when they were added (sorted set). */
+  userWebhooks(userId: Snowflake): string {
+    return `${this.prefix}user-webhooks:{${userId}}`;
+  }
+
+  /** Users with at least one webhook (set): where a node's directory starts. */
+  webhookUsers(): string {
+    return `${this.prefix}webhook-users`;
+  }
+
   /** Status history, track history, play ranking (sorted set), played tracks (hash) and stats of one user. */
   history(userId: Snowflake): [string, string, string, string, string] {
     const tag = `{${userId}}`;

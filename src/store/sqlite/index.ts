@@ -8,6 +8,7 @@ import { SqliteHistoryStore } from './history.js';
 import { SqliteKvStore } from './kv.js';
 import { migrate } from './migrations.js';
 import { SqliteProfileStore } from './profiles.js';
+import { SqliteWebhookStore } from './webhooks.js';
 
 /** Opens (creating if needed) the embedded store and brings its schema up to date. */
 export function openSqliteStore(location: SqliteLocation): SqliteStore {
@@ -32,12 +33,14 @@ export class SqliteStore implements Store {
   readonly kv: SqliteKvStore;
   readonly apiKeys: SqliteApiKeyStore;
   readonly history: SqliteHistoryStore;
+  readonly webhooks: SqliteWebhookStore;
 
   constructor(readonly db: Database) {
     this.history = new SqliteHistoryStore(db);
     this.profiles = new SqliteProfileStore(db);
     this.kv = new SqliteKvStore(db);
     this.apiKeys = new SqliteApiKeyStore(db);
+    this.webhooks = new SqliteWebhookStore(db);
   }
 
   async ping(): Promise<boolean> {

@@ -82,6 +82,45 @@ export const MIGRATIONS: readonly string[] = [
      user_id      TEXT PRIMARY KEY,
      forgotten_at INTEGER NOT NULL
    ) STRICT`,
+  // Webhooks, their recent deliveries, and the events waiting for them (src/webhooks/sqlite-queue.ts):
+  // a queue row per event, and per webhook the state of the event at its head.
+  `CREATE TABLE webhooks (
+     id              TEXT PRIMARY KEY,
+     user_id         TEXT NOT NULL,
+     url             TEXT NOT NULL,
+     events          TEXT NOT NULL,
+     secret          TEXT NOT NULL,
+     created_at      INTEGER NOT NULL,
+     disabled_at     INTEGER,
+     disabled_reason TEXT
+   ) STRICT;
+   CREATE INDEX webhooks_by_user ON webhooks (user_id, created_at);
+   CREATE TABLE webhook_deliveries (
+     seq         INTEGER PRIMARY KEY,
+     webhook_id  TEXT NOT NULL,
+     delivery_id TEXT NOT NULL,
+     record      TEXT NOT NULL,
+     UNIQUE (webhook_id, delivery_id)
+   ) STRICT;
+   CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, seq);
+   CREATE TABLE webhook_queue (
+     seq         INTEGER PRIMARY KEY,
+     webhook_id  TEXT NOT NULL,
+     delivery_id TEXT NOT NULL,
+     type        TEXT NOT NULL,
+     body        TEXT NOT NULL
+   ) STRICT;
+   CREATE INDEX webhook_queue_by_webhook ON webhook_queue (webhook_id, seq);
+   CREATE TABLE webhook_heads (
+     webhook_id       TEXT PRIMARY KEY,
+     due_at           INTEGER,
+     head_seq         INTEGER,
+     attempts         INTEGER NOT NULL DEFAULT 0,
+     first_attempt_at INTEGER,
+     lease            TEXT,
+     failures         INTEGER NOT NULL DEFAULT 0
+   ) STRICT;
+   CREATE INDEX webhook_heads_due ON webhook_heads (due_at) WHERE due_at IS NOT NULL`,
 ];
 
 /** Brings the database to the newest schema, each step in its own transaction. */
