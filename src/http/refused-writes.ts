@@ -7,7 +7,7 @@ import type { Metrics } from '../ops/metrics.js';
 import { presentedKey } from './auth.js';
 import type { RequestHandler } from './fast-read.js';
 import { keylessWriteRefusal } from './rate-limits.js';
-import { SECURITY_HEADERS } from './security-headers.js';
+import { SECURITY_HEADERS } from '../net/security-headers.js';
 
 /** The paths of KV writes: `/v1/users/<id or @me>/kv…`. */
 const KV_PATH = /^\/v1\/users\/[^/?]+\/kv(?:[/?]|$)/;

@@ -41,7 +41,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { userRoutes } from './routes/users.js';
 import { type VersionInfo, versionRoutes } from './routes/version.js';
 import { webhookReadRoutes, webhookWriteRoutes } from './routes/webhooks.js';
-import { SECURITY_HEADERS } from './security-headers.js';
+import { SECURITY_HEADERS } from '../net/security-headers.js';
 import {
   DEFAULT_HTTP_TIMEOUTS,
   type HttpTimeouts,

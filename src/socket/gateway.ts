@@ -2,7 +2,7 @@ import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
-import { SECURITY_HEADER_LINES } from '../http/security-headers.js';
+import { SECURITY_HEADER_LINES } from '../net/security-headers.js';
 import { type ClientAddressOf, clientKey } from '../net/client-address.js';
 import type { PushSlots } from '../net/push-slots.js';
 import { ABUSE_REFUSAL_DELAY_MS, refuseLater } from '../net/tarpit.js';

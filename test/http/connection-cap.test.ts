@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
+import { CONTENT_SECURITY_POLICY } from '../../src/net/security-headers.js';
 import { SocketClient, terminateAll } from '../socket/client.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';

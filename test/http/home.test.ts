@@ -5,7 +5,7 @@ import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { DEMO_USERS } from '../../src/discord/simulator/demo.js';
 import { PAGE_CONTENT_SECURITY_POLICY } from '../../src/http/routes/home.js';
-import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
+import { CONTENT_SECURITY_POLICY } from '../../src/net/security-headers.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 

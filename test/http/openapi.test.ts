@@ -13,7 +13,7 @@ import { registerOpenApi } from '../../src/http/openapi.js';
 import { DOCS_CONTENT_SECURITY_POLICY, DOCS_PATH, OPENAPI_PATH } from '../../src/http/routes/docs.js';
 import { successResponse } from '../../src/http/schemas/envelope.js';
 import { discordUserSchema } from '../../src/http/schemas/presence.js';
-import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
+import { CONTENT_SECURITY_POLICY } from '../../src/net/security-headers.js';
 import { readVersionInfo } from '../../src/version.js';
 import { insertApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LocalBus } from '../../src/bus/local.js';
 import { CARD_CONTENT_SECURITY_POLICY } from '../../src/http/routes/card.js';
-import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
+import { CONTENT_SECURITY_POLICY } from '../../src/net/security-headers.js';
 import { buildHttpServer } from '../../src/http/server.js';
 import { ApiKeyService } from '../../src/keys/service.js';
 import { DEFAULT_KV_MAX_BYTES } from '../../src/kv/rules.js';

@@ -6,7 +6,7 @@ import { TAGS } from '../openapi.js';
 import { loadPageAssets, PAGE_ASSET_PREFIX } from '../page/assets.js';
 import { type PageExample, renderPage } from '../page/render.js';
 import { errorResponses, successEnvelope } from '../schemas/envelope.js';
-import { pageContentSecurityPolicy } from '../security-headers.js';
+import { pageContentSecurityPolicy } from '../../net/security-headers.js';
 import { userIdParams } from './users.js';
 
 /**
