@@ -8,10 +8,8 @@ import {
   DEFAULT_YOUTUBE_MUSIC_NAMES,
 } from './presence/youtube-music.js';
 import { redactUrl } from './redact-url.js';
+import type { SqliteLocation } from './store/sqlite/index.js';
 import { DEFAULT_WEBHOOKS_PER_USER, WEBHOOKS_PER_USER_MAX } from './webhooks/rules.js';
-
-/** Where the embedded store lives: a file, or memory for throwaway runs. */
-export type SqliteLocation = { kind: 'sqlite'; path: string } | { kind: 'sqlite-memory' };
 
 /** Where the durable store lives: the embedded store, or a PostgreSQL server. */
 export type DatabaseLocation = SqliteLocation | { kind: 'postgres'; url: string };

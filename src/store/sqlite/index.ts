@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
-import type { SqliteLocation } from '../../config.js';
 import type { Store } from '../ports.js';
 import { SqliteApiKeyStore } from './api-keys.js';
 import { SqliteHistoryStore } from './history.js';
@@ -9,6 +8,9 @@ import { SqliteKvStore } from './kv.js';
 import { migrate } from './migrations.js';
 import { SqliteProfileStore } from './profiles.js';
 import { SqliteWebhookStore } from './webhooks.js';
+
+/** Where the embedded store lives: a file, or memory for throwaway runs. */
+export type SqliteLocation = { kind: 'sqlite'; path: string } | { kind: 'sqlite-memory' };
 
 /** Opens (creating if needed) the embedded store and brings its schema up to date. */
 export function openSqliteStore(location: SqliteLocation): SqliteStore {
