@@ -1,4 +1,4 @@
-import type { KvDelta } from '../kv/delta.js';
+import type { KvDelta } from '../presence/kv-delta.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PublishedPresence } from '../presence/replica.js';
 

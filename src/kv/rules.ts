@@ -1,4 +1,4 @@
-import type { Kv } from '../presence/model.js';
+import type { KvChange, KvLimits } from '../presence/model.js';
 
 /** A key name: 1–255 of `[A-Za-z0-9_]`. */
 export const KV_KEY_PATTERN = '^[A-Za-z0-9_]{1,255}$';
@@ -20,21 +20,6 @@ export type KvRejection =
   | { code: 'invalid_kv_key'; message: string }
   | { code: 'invalid_kv_value'; message: string }
   | { code: 'kv_limit_exceeded'; message: string };
-
-/**
- * One write: keys to set and keys to delete, applied together or not at all. As asked for, its values are
- * unknown until `changeRejection` has checked them.
- */
-export interface KvChange<Value = string> {
-  set: ReadonlyMap<string, Value>;
-  delete: readonly string[];
-}
-
-/** What the store checks a write against, atomically with it. */
-export interface KvLimits {
-  maxKeys: number;
-  maxBytes: number;
-}
 
 export function isKvKey(key: string): boolean {
   return KEY.test(key);
@@ -124,10 +109,4 @@ export function limitRejection(
 
 function figure(value: number): string {
   return value.toLocaleString('en');
-}
-
-/** The stored KV and its revision, which grows with every accepted write. */
-export interface KvState {
-  kv: Kv;
-  revision: number;
 }

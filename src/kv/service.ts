@@ -1,17 +1,9 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Bus } from '../bus/ports.js';
-import type { Snowflake } from '../presence/model.js';
+import { deltaOf } from '../presence/kv-delta.js';
+import type { KvChange, KvLimits, KvState, Snowflake } from '../presence/model.js';
 import type { KvStore } from '../store/ports.js';
-import { deltaOf } from './delta.js';
-import {
-  changeRejection,
-  KV_MAX_KEYS,
-  type KvChange,
-  type KvLimits,
-  type KvRejection,
-  type KvState,
-  limitRejection,
-} from './rules.js';
+import { changeRejection, KV_MAX_KEYS, type KvRejection, limitRejection } from './rules.js';
 
 export type KvWriteOutcome = { ok: true } | { ok: false; rejection: KvRejection };
 

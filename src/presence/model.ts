@@ -107,6 +107,27 @@ export interface CustomStatus {
 
 export type Kv = Record<string, string>;
 
+/**
+ * One write: keys to set and keys to delete, applied together or not at all. As asked for, its values are
+ * unknown until `changeRejection` has checked them.
+ */
+export interface KvChange<Value = string> {
+  set: ReadonlyMap<string, Value>;
+  delete: readonly string[];
+}
+
+/** What the store checks a write against, atomically with it. */
+export interface KvLimits {
+  maxKeys: number;
+  maxBytes: number;
+}
+
+/** The stored KV and its revision, which grows with every accepted write. */
+export interface KvState {
+  kv: Kv;
+  revision: number;
+}
+
 /** The presence object of the API contract: Lanyard's shape plus Presently's additions. */
 export interface Presence {
   discord_user: DiscordUser;

@@ -1,5 +1,5 @@
-import { applyDelta, applyDeltaToBytes, type KvDelta } from '../kv/delta.js';
 import { isGuildCopy } from './guild-copy.js';
+import { applyDelta, applyDeltaToBytes, type KvDelta } from './kv-delta.js';
 import type { DiscordUser, Kv, PresenceSummary, Profile, RawPresence, Snowflake } from './model.js';
 import { type NormalizeOptions, presenceFields } from './presence.js';
 import { OFFLINE_PRESENCE } from './raw.js';

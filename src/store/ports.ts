@@ -1,6 +1,5 @@
-import type { KvChange, KvLimits, KvState } from '../kv/rules.js';
 import type { StatusEntry, StoredStats, TopTrack, TrackEntry } from '../presence/history.js';
-import type { Profile, Snowflake } from '../presence/model.js';
+import type { KvChange, KvLimits, KvState, Profile, Snowflake } from '../presence/model.js';
 import type { DeliveryRecord, StoredWebhook } from '../webhooks/model.js';
 
 /** A profile as the store keeps it: what `GET /users/:id` said, and when. */

@@ -1,6 +1,5 @@
 import type { Pool } from 'pg';
-import type { KvChange, KvLimits, KvState } from '../../kv/rules.js';
-import type { Snowflake } from '../../presence/model.js';
+import type { KvChange, KvLimits, KvState, Snowflake } from '../../presence/model.js';
 import type { KvLimitRefusal, KvStore, KvWritten } from '../ports.js';
 import { query, transaction } from './queries.js';
 

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { byCodePoint } from '../../kv/order.js';
-import type { KvChange, KvLimits, KvState } from '../../kv/rules.js';
-import type { Snowflake } from '../../presence/model.js';
+import { byCodePoint } from '../../presence/kv-order.js';
+import type { KvChange, KvLimits, KvState, Snowflake } from '../../presence/model.js';
 import type { KvLimitRefusal, KvStore, KvWritten } from '../ports.js';
 import { execAll } from './exec.js';
 import type { RedisKeys } from './keys.js';

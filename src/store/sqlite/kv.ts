@@ -1,6 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { KvChange, KvLimits, KvState } from '../../kv/rules.js';
-import type { Snowflake } from '../../presence/model.js';
+import type { KvChange, KvLimits, KvState, Snowflake } from '../../presence/model.js';
 import type { KvLimitRefusal, KvStore, KvWritten } from '../ports.js';
 
 export class SqliteKvStore implements KvStore {

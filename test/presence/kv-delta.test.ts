@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyDelta, applyDeltaToBytes, deltaOf } from '../../src/kv/delta.js';
+import { applyDelta, applyDeltaToBytes, deltaOf } from '../../src/presence/kv-delta.js';
 
 describe('a KV change as it travels', () => {
   it('sets win over deletes of the same key, and deletes of other keys are kept', () => {

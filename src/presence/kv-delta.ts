@@ -1,6 +1,5 @@
-import type { Kv } from '../presence/model.js';
-import { byCodePoint } from './order.js';
-import type { KvChange } from './rules.js';
+import { byCodePoint } from './kv-order.js';
+import type { Kv, KvChange } from './model.js';
 
 /**
  * What an accepted write changed, as it travels to whoever holds the KV: the values set and the keys
