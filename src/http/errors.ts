@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { StoreUnavailableError } from '../store/unavailable.js';
 import { SECURITY_HEADER_LINES } from '../net/security-headers.js';
+import { StoreUnavailableError } from '../store/unavailable.js';
 
 /** Every error code of the API contract, with its HTTP status. */
 export const ERROR_STATUS = {

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClientAddressOf } from '../net/client-address.js';
+import { SECURITY_HEADERS } from '../net/security-headers.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 import { noneMatch, snapshotEtag } from './etag.js';
-import { SECURITY_HEADERS } from '../net/security-headers.js';
 
 /** A client's read budget, counted in the same store as Fastify's read routes (see rate-limits.ts). */
 export type ReadLimiter = (clientAddress: string) => Promise<ReadBudget>;

@@ -2,12 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isApiKeyShape } from '../keys/api-key.js';
 import type { ApiKeyService } from '../keys/service.js';
 import { clientKey } from '../net/client-address.js';
+import { SECURITY_HEADERS } from '../net/security-headers.js';
 import { ABUSE_REFUSAL_DELAY_MS, refuseLater } from '../net/tarpit.js';
 import type { Metrics } from '../ops/metrics.js';
 import { presentedKey } from './auth.js';
 import type { RequestHandler } from './fast-read.js';
 import { keylessWriteRefusal } from './rate-limits.js';
-import { SECURITY_HEADERS } from '../net/security-headers.js';
 
 /** The paths of KV writes: `/v1/users/<id or @me>/kv…`. */
 const KV_PATH = /^\/v1\/users\/[^/?]+\/kv(?:[/?]|$)/;

@@ -6,13 +6,13 @@ import type { RecentStatuses } from '../history/recent-status.js';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
 import { clientAddressOf } from '../net/client-address.js';
+import { SECURITY_HEADERS } from '../net/security-headers.js';
 import { ABUSE_REFUSAL_DELAY_MS } from '../net/tarpit.js';
 import type { TrustFunction } from '../net/trust-proxy.js';
 import { countRequests } from '../ops/http-metrics.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
 import type { PresenceView } from '../presence/registry.js';
-import { type EventRouteDeps, eventRoutes } from '../sse/routes.js';
 import type { HistoryStore } from '../store/ports.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { capConnections } from './connection-cap.js';
@@ -33,6 +33,7 @@ import { avatarRoutes } from './routes/avatar.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { discordInviteRoutes } from './routes/discord-invite.js';
 import { docsRoutes } from './routes/docs.js';
+import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { homeRoutes } from './routes/home.js';
@@ -41,7 +42,6 @@ import { metricsRoutes } from './routes/metrics.js';
 import { userRoutes } from './routes/users.js';
 import { type VersionInfo, versionRoutes } from './routes/version.js';
 import { webhookReadRoutes, webhookWriteRoutes } from './routes/webhooks.js';
-import { SECURITY_HEADERS } from '../net/security-headers.js';
 import {
   DEFAULT_HTTP_TIMEOUTS,
   type HttpTimeouts,

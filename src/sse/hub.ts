@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiError } from '../http/errors.js';
 import type { PushSlots } from '../net/push-slots.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
@@ -47,6 +46,12 @@ export interface SseHubOptions {
  * encoded once, as one chunk every stream of that user is handed (and the replay ring keeps); the index
  * of subscribers and the pacing of large presences are the socket gateway's own classes.
  */
+/** Why a stream may not open, in the API's error codes: the route answers it. */
+export interface StreamRefusal {
+  code: 'rate_limited' | 'try_again_later';
+  message: string;
+}
+
 export class SseHub {
   private readonly subscriptions = new Subscriptions<SseStream>();
   private readonly streams = new Set<SseStream>();
@@ -89,18 +94,18 @@ export class SseHub {
    * Why a new stream of `client` is refused (counted), or null when it may open: then `open` it in the same
    * turn, so that no other can take the slot meanwhile.
    */
-  refusal(client: string): ApiError | null {
+  refusal(client: string): StreamRefusal | null {
     const { slots, metrics } = this.options;
     if (slots.clientFull(client)) {
       metrics?.rateLimited('sockets_per_ip');
-      return new ApiError('rate_limited', `at most ${slots.perClient} sockets and event streams per IP`);
+      return { code: 'rate_limited', message: `at most ${slots.perClient} sockets and event streams per IP` };
     }
     if (!slots.full) return null;
     metrics?.rateLimited('max_sockets');
-    return new ApiError(
-      'try_again_later',
-      `this server holds as many sockets and event streams as it may (${slots.max}); try again later`,
-    );
+    return {
+      code: 'try_again_later',
+      message: `this server holds as many sockets and event streams as it may (${slots.max}); try again later`,
+    };
   }
 
   /**

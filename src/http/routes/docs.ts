@@ -1,8 +1,8 @@
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
+import { pageContentSecurityPolicy } from '../../net/security-headers.js';
 import { TAGS } from '../openapi.js';
 import { errorResponses, RESPONSE_DESCRIPTION } from '../schemas/envelope.js';
-import { pageContentSecurityPolicy } from '../../net/security-headers.js';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
 export const DOCS_PATH = '/docs';

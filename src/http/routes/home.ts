@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { pageContentSecurityPolicy } from '../../net/security-headers.js';
 import type { PresenceView } from '../../presence/registry.js';
 import { isSnowflake } from '../../presence/snowflake.js';
 import { prefersHtml } from '../accept.js';
@@ -6,7 +7,6 @@ import { TAGS } from '../openapi.js';
 import { loadPageAssets, PAGE_ASSET_PREFIX } from '../page/assets.js';
 import { type PageExample, renderPage } from '../page/render.js';
 import { errorResponses, successEnvelope } from '../schemas/envelope.js';
-import { pageContentSecurityPolicy } from '../../net/security-headers.js';
 import { userIdParams } from './users.js';
 
 /**

@@ -1,17 +1,18 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { bulkIdsOf } from '../http/bulk-read.js';
-import type { NotMonitored } from '../http/not-monitored.js';
-import { TAGS } from '../http/openapi.js';
-import { userIdFrom, userIdParams } from '../http/routes/users.js';
-import { errorResponses } from '../http/schemas/envelope.js';
-import { clientKey } from '../net/client-address.js';
-import { refuseLater } from '../net/tarpit.js';
-import { upgraded } from '../net/upgraded.js';
-import type { Snowflake } from '../presence/model.js';
-import type { PresenceView } from '../presence/registry.js';
-import type { SseHub } from './hub.js';
-import { PRESENCE_EVENT } from './wire.js';
+import { clientKey } from '../../net/client-address.js';
+import { refuseLater } from '../../net/tarpit.js';
+import { upgraded } from '../../net/upgraded.js';
+import type { Snowflake } from '../../presence/model.js';
+import type { PresenceView } from '../../presence/registry.js';
+import type { SseHub } from '../../sse/hub.js';
+import { PRESENCE_EVENT } from '../../sse/wire.js';
+import { bulkIdsOf } from '../bulk-read.js';
+import { ApiError } from '../errors.js';
+import type { NotMonitored } from '../not-monitored.js';
+import { TAGS } from '../openapi.js';
+import { errorResponses } from '../schemas/envelope.js';
+import { userIdFrom, userIdParams } from './users.js';
 
 export interface EventRouteDeps {
   hub: SseHub;
@@ -96,7 +97,7 @@ export const eventRoutes =
           await new Promise<void>((resolve) => refuseLater(deps.refusalDelayMs, resolve));
           reply.header('retry-after', String(RETRY_AFTER_SECONDS));
         }
-        throw refused;
+        throw new ApiError(refused.code, refused.message);
       }
       reply.hijack();
       const response = reply.raw;
