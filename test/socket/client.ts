@@ -167,6 +167,29 @@ export class SocketClient {
     }
   }
 
+  /**
+   * A WebSocket ping (RFC 6455 control frame). The server's `ws` answers it as it reads it, after every
+   * frame sent before it, and the gateway never hears it (it listens to messages only), so it is no sign of
+   * life: a 'pong' proves the server has taken every earlier frame of ours and had not closed the socket
+   * by then; 'closed' that it had (a closing server sends no pong).
+   */
+  ping(timeoutMs = DEFAULT_WAIT_MS): Promise<'pong' | 'closed'> {
+    if (this.closeEvent) return Promise.resolve('closed');
+    return new Promise((resolve, reject) => {
+      const finish = (result: 'pong' | 'closed' | Error): void => {
+        clearTimeout(timer);
+        this.ws.off('pong', onPong);
+        if (result instanceof Error) reject(result);
+        else resolve(result);
+      };
+      const onPong = (): void => finish('pong');
+      const timer = setTimeout(() => finish(new Error(`no pong within ${timeoutMs} ms`)), timeoutMs);
+      this.ws.on('pong', onPong);
+      void this.closed.then(() => finish('closed'));
+      this.ws.ping();
+    });
+  }
+
   /** Closes cleanly and waits for the handshake to finish. */
   async close(): Promise<CloseEvent> {
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) {

@@ -41,13 +41,20 @@ export class SseReader {
     id: undefined,
   };
 
+  /** Called after every arrival and on the close: the waiters of `waitFor` look again. */
+  private readonly wakers = new Set<() => void>();
+
   private constructor(readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => this.received(chunk));
+    socket.on('data', (chunk: Buffer) => {
+      this.received(chunk);
+      for (const waker of [...this.wakers]) waker();
+    });
     socket.on('error', () => undefined);
     this.closed = new Promise((resolve) => {
       socket.once('close', () => {
         this.isClosed = true;
         resolve();
+        for (const waker of [...this.wakers]) waker();
       });
     });
   }
@@ -118,13 +125,26 @@ export class SseReader {
     return found as ReadEvent;
   }
 
-  async waitFor(done: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!done()) {
-      if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms; got ${this.describe()}`);
-      if (this.isClosed) throw new Error(`closed without ${what}; got ${this.describe()}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+  /** Resolves once `done()` holds: asked again as each piece arrives. */
+  waitFor(done: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const look = (): void => {
+        if (done()) settle(resolve);
+        else if (this.isClosed) {
+          settle(() => reject(new Error(`closed without ${what}; got ${this.describe()}`)));
+        }
+      };
+      const timer = setTimeout(() => {
+        settle(() => reject(new Error(`no ${what} within ${timeoutMs} ms; got ${this.describe()}`)));
+      }, timeoutMs);
+      const settle = (then: () => void): void => {
+        clearTimeout(timer);
+        this.wakers.delete(look);
+        then();
+      };
+      this.wakers.add(look);
+      look();
+    });
   }
 
   /** The presences of the `presence` events, parsed. */

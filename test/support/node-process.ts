@@ -85,6 +85,7 @@ export async function startNodeProcess(
       await node.stop(0);
       throw new Error(`${name} did not answer within the time:\n${output()}`);
     }
+    // A poll, not a sleep: the child says nothing when it listens (LOG_LEVEL warn), so it is asked again.
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -11,10 +11,13 @@ export class RawConnection {
   readonly closed: Promise<number>;
   private closedAt: number | null = null;
   private trickle: NodeJS.Timeout | null = null;
+  /** Called on every arrival and on the close: the waiters of `waitFor` look again. */
+  private readonly wakers = new Set<() => void>();
 
   private constructor(readonly socket: Socket) {
     socket.on('data', (chunk: Buffer) => {
       this.received += chunk.toString('latin1');
+      this.wake();
     });
     // A write racing the server's close fails with EPIPE or ECONNRESET; the close is what tests look at.
     socket.on('error', () => undefined);
@@ -27,6 +30,7 @@ export class RawConnection {
         this.stopTrickle();
         this.closedAt = Date.now();
         resolve(this.closedAt);
+        this.wake();
       });
     });
   }
@@ -77,19 +81,32 @@ export class RawConnection {
     this.trickle = null;
   }
 
-  /** Resolves once the server has sent something that matches. */
-  async waitFor(pattern: RegExp, timeoutMs = 5_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    while (!pattern.test(this.received)) {
-      if (Date.now() > deadline) {
-        throw new Error(`no ${pattern} within ${timeoutMs} ms; got ${JSON.stringify(this.received)}`);
-      }
-      if (this.isClosed) {
-        throw new Error(`closed without ${pattern}; got ${JSON.stringify(this.received)}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    return this.received;
+  /** Resolves once the server has sent something that matches: looked for as each piece arrives. */
+  waitFor(pattern: RegExp, timeoutMs = 5_000): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const look = (): void => {
+        if (pattern.test(this.received)) done(() => resolve(this.received));
+        else if (this.isClosed) {
+          done(() => reject(new Error(`closed without ${pattern}; got ${JSON.stringify(this.received)}`)));
+        }
+      };
+      const timer = setTimeout(() => {
+        done(() =>
+          reject(new Error(`no ${pattern} within ${timeoutMs} ms; got ${JSON.stringify(this.received)}`)),
+        );
+      }, timeoutMs);
+      const done = (settle: () => void): void => {
+        clearTimeout(timer);
+        this.wakers.delete(look);
+        settle();
+      };
+      this.wakers.add(look);
+      look();
+    });
+  }
+
+  private wake(): void {
+    for (const waker of [...this.wakers]) waker();
   }
 
   destroy(): void {
