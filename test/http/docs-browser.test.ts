@@ -3,19 +3,17 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_PATH, OPENAPI_PATH } from '../../src/http/routes/docs.js';
-import { CHROMIUM_PATH, type Chromium, hasChromium, launchChromium } from '../support/chromium.js';
+import { type Chromium, chromiumAvailable, launchChromium } from '../support/chromium.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { type OpenApiDocument, operationsOf } from '../support/openapi.js';
 
 /**
  * The docs page as a reader sees it: headless Chromium opens `/docs` and Swagger UI draws every operation
  * from the assets the service serves itself, under the page's CSP, with nothing asked of any other host.
- * Skipped, with a notice, where Debian's chromium is missing.
+ * Skipped, with a notice, where Debian's chromium is missing (except under REQUIRE_CHROMIUM=1, as in CI).
  */
 
-const available = hasChromium();
-if (!available)
-  console.warn(`docs browser tests skipped: ${CHROMIUM_PATH} is missing (apt-get install chromium)`);
+const available = chromiumAvailable('docs browser tests');
 
 interface PageTextElement {
   textContent: string | null;

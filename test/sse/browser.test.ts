@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SseStream } from '../../src/sse/stream.js';
 import { ALICE, BOB, bump, fixtureReady, restPresence, seed } from '../socket/fixture.js';
-import { CHROMIUM_PATH, type Chromium, hasChromium, launchChromium } from '../support/chromium.js';
+import { type Chromium, chromiumAvailable, launchChromium } from '../support/chromium.js';
 import { type ClientPage, openClientPage } from '../support/client-page.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -14,13 +14,7 @@ import { SseReader } from './reader.js';
  * where Debian's chromium is missing (except under REQUIRE_CHROMIUM, as in CI).
  */
 
-const available = hasChromium();
-if (!available) {
-  const message = `${CHROMIUM_PATH} is missing (apt-get install chromium)`;
-  // CI installs it: there, a missing browser is a failure, not a skip.
-  if (process.env.REQUIRE_CHROMIUM) throw new Error(message);
-  console.warn(`SSE browser tests skipped: ${message}`);
-}
+const available = chromiumAvailable('SSE browser tests');
 
 /** How soon the browser reconnects once a stream ends (`retry:`). */
 const RETRY_MS = 200;

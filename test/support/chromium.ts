@@ -25,6 +25,20 @@ export function hasChromium(): boolean {
   return existsSync(CHROMIUM_PATH);
 }
 
+/**
+ * Whether a browser suite can run: Chromium is there, and so is every other path in `alsoNeeds`. Where one
+ * is missing the suite is skipped with a notice, unless REQUIRE_CHROMIUM=1 (CI sets it): there a missing
+ * browser fails the run instead of silently testing less. `install` is what to apt-get.
+ */
+export function chromiumAvailable(suite: string, alsoNeeds: string[] = [], install = 'chromium'): boolean {
+  const missing = [CHROMIUM_PATH, ...alsoNeeds].filter((path) => !existsSync(path));
+  if (missing.length === 0) return true;
+  const message = `${suite}: ${missing.join(', ')} missing (apt-get install ${install})`;
+  if (process.env.REQUIRE_CHROMIUM === '1') throw new Error(`REQUIRE_CHROMIUM=1 but ${message}`);
+  console.warn(`\n[skipped] ${message}\n`);
+  return false;
+}
+
 export interface Chromium {
   context: BrowserContext;
   /** Closes the browser and removes its profile. */

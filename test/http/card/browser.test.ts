@@ -11,9 +11,8 @@ import { DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
 import { CARD_WIDTH, renderCard } from '../../../src/http/card/render.js';
 import {
   CARD_IMAGE_ID,
-  CHROMIUM_PATH,
   type Chromium,
-  hasChromium,
+  chromiumAvailable,
   launchChromium,
   type PageDocument,
   pixelsOf,
@@ -32,13 +31,7 @@ import { CDN, fuzzText, presenceOf, random } from './support.js';
 declare const document: PageDocument;
 declare const DOMParser: new () => { parseFromString(text: string, type: string): PageDocument };
 
-const available = hasChromium();
-if (!available) {
-  const message = `${CHROMIUM_PATH} is missing (apt-get install chromium)`;
-  // CI installs it: there, a missing browser is a failure, not a skip.
-  if (process.env.REQUIRE_CHROMIUM) throw new Error(message);
-  console.warn(`card browser tests skipped: ${message}`);
-}
+const available = chromiumAvailable('card browser tests');
 
 const GUILD = '400000000000000002';
 const NOVA = {

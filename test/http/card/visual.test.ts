@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,9 +14,8 @@ import { buildPresence } from '../../../src/presence/presence.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../../src/presence/youtube-music.js';
 import {
   CARD_IMAGE_ID,
-  CHROMIUM_PATH,
   type Chromium,
-  hasChromium,
+  chromiumAvailable,
   launchChromium,
   showAsImage,
 } from '../../support/chromium.js';
@@ -46,14 +45,11 @@ const END_TOLERANCE = 4;
 /** How far a pixel's channel must be from the background's to be ink. */
 const INK = 64;
 
-const available =
-  hasChromium() && existsSync(RSVG) && Object.values(FONT_DIRS).every((dir) => existsSync(dir));
-if (!available) {
-  const message = `${CHROMIUM_PATH}, ${RSVG} or the fonts are missing (apt-get install chromium librsvg2-bin fonts-dejavu-core fonts-liberation2 fonts-noto-color-emoji)`;
-  // CI installs them: there, a missing one is a failure, not a skip.
-  if (process.env.REQUIRE_CHROMIUM) throw new Error(message);
-  console.warn(`card renderer tests skipped: ${message}`);
-}
+const available = chromiumAvailable(
+  'card renderer tests',
+  [RSVG, ...Object.values(FONT_DIRS)],
+  'chromium librsvg2-bin fonts-dejavu-core fonts-liberation2 fonts-noto-color-emoji',
+);
 
 const AT = 1_800_000_000_000;
 const STARTED = AT - 12_000;

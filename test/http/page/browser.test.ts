@@ -2,20 +2,18 @@ import type { Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customStatusActivity, gameActivity } from '../../../src/discord/simulator/activities.js';
 import { CARD_WIDTH } from '../../../src/http/card/render.js';
-import { CHROMIUM_PATH, type Chromium, hasChromium, launchChromium } from '../../support/chromium.js';
+import { type Chromium, chromiumAvailable, launchChromium } from '../../support/chromium.js';
 import { eventually } from '../../support/eventually.js';
 import { type Harness, startHarness } from '../../support/harness.js';
 
 /**
  * The landing page as a person uses it: headless Chromium against the real service, driven by the
  * simulated Discord. The page runs under its own CSP; any violation, script error or failed request
- * fails the test. Skipped, with a notice, where Debian's chromium is missing.
+ * fails the test. Skipped, with a notice, where Debian's chromium is missing (except under
+ * REQUIRE_CHROMIUM=1, as in CI).
  */
 
-const available = hasChromium();
-if (!available) {
-  console.warn(`landing page browser tests skipped: ${CHROMIUM_PATH} is missing (apt-get install chromium)`);
-}
+const available = chromiumAvailable('landing page browser tests');
 
 /** The page's script runs in the browser; these are the few things the test reads from it. */
 interface PageImage {

@@ -3,19 +3,16 @@ import { type App, startApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
 import { DEMO_USERS } from '../../../src/discord/simulator/demo.js';
 import { createLogger } from '../../../src/log.js';
-import { CHROMIUM_PATH, type Chromium, hasChromium, launchChromium } from '../../support/chromium.js';
+import { type Chromium, chromiumAvailable, launchChromium } from '../../support/chromium.js';
 import { eventually } from '../../support/eventually.js';
 
 /**
  * The landing page of a service in demo mode, in headless Chromium: it opens on the featured demo user,
  * live, and a KV write with the API key the log printed shows there as it happens. Skipped, with a notice,
- * where Debian's chromium is missing.
+ * where Debian's chromium is missing (except under REQUIRE_CHROMIUM=1, as in CI).
  */
 
-const available = hasChromium();
-if (!available) {
-  console.warn(`demo page browser test skipped: ${CHROMIUM_PATH} is missing (apt-get install chromium)`);
-}
+const available = chromiumAvailable('demo page browser test');
 
 /** The contract of the page: a change shows within a second. */
 const LIVE_WITHIN_MS = 1_000;
