@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import {
   type Presence,
@@ -10,7 +10,7 @@ import {
   type SocketClose,
 } from '../../src/client/index.js';
 import { ALICE, BOB, bump, CAROL, ERIN, fixtureReady, NOBODY, seed } from '../socket/fixture.js';
-import { eventually, sleep } from '../support/eventually.js';
+import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { freePort, runToExit } from '../support/node-process.js';
 
@@ -34,6 +34,8 @@ class RecordingWebSocket extends WebSocket {
   static binaryFrames = 0;
   static textFrames = 0;
   static muteHeartbeats = false;
+  /** Heartbeats (op 3) sent, by every socket. */
+  static heartbeats = 0;
 
   constructor(url: string) {
     super(url);
@@ -45,7 +47,10 @@ class RecordingWebSocket extends WebSocket {
   }
 
   override send(data: string): void {
-    if (RecordingWebSocket.muteHeartbeats && JSON.parse(data).op === 3) return;
+    if (JSON.parse(data).op === 3) {
+      if (RecordingWebSocket.muteHeartbeats) return;
+      RecordingWebSocket.heartbeats++;
+    }
     super.send(data);
   }
 }
@@ -95,6 +100,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
+  vi.useRealTimers();
   await Promise.all(sockets.splice(0).map((socket) => socket.close()));
   RecordingWebSocket.opened = [];
   RecordingWebSocket.muteHeartbeats = false;
@@ -157,7 +163,12 @@ describe('PresentlySocket protocol', () => {
   it('heartbeats at the interval Hello gives, so the server keeps it (no 4007)', async () => {
     const recorded = open({ subscribe: ALICE });
     await eventually(() => expect(recorded.opens).toBe(1));
-    await sleep(HEARTBEAT_MS * 4);
+    // Four heartbeats on (the server closes a socket silent for two intervals), it is the same socket.
+    const from = RecordingWebSocket.heartbeats;
+    await eventually(
+      () => expect(RecordingWebSocket.heartbeats - from).toBeGreaterThanOrEqual(4),
+      10 * HEARTBEAT_MS,
+    );
     expect(recorded.closes).toEqual([]);
     expect(recorded.socket.connected).toBe(true);
     await expectUpdate(recorded, ALICE);
@@ -204,22 +215,26 @@ describe('PresentlySocket protocol', () => {
   });
 
   it('stops, without looping, when the server refuses what it sent (4006)', async () => {
+    // A reconnect is a timer of the socket's: with the timers the test's, any it set runs when told.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     // SUBSCRIPTIONS_PER_SOCKET is 3 here: a fourth id is a payload the server refuses.
     const recorded = open({ subscribe: [ALICE, BOB, CAROL, ERIN] });
     await eventually(() => expect(recorded.closes).toHaveLength(1));
     expect(recorded.closes[0]).toMatchObject({ code: 4006, reason: 'invalid_payload', reconnectInMs: null });
     expect(recorded.errors.map((error) => error.message).join()).toContain('4006');
-    await sleep(FAST_RECONNECT.maxMs * 3);
+    vi.advanceTimersByTime(FAST_RECONNECT.maxMs);
     expect(RecordingWebSocket.opened).toHaveLength(1);
     expect(recorded.socket.connected).toBe(false);
   });
 
   it('close() ends it for good: no reconnect afterwards', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const recorded = open({ subscribe: ALICE });
     await eventually(() => expect(recorded.opens).toBe(1));
     await recorded.socket.close();
     expect(recorded.closes).toEqual([{ code: 1000, reason: '', reconnectInMs: null }]);
-    await sleep(FAST_RECONNECT.maxMs * 2);
+    // Every timer the socket could have set runs now: none opens a socket.
+    vi.advanceTimersByTime(FAST_RECONNECT.maxMs);
     expect(RecordingWebSocket.opened).toHaveLength(1);
   });
 

@@ -1,6 +1,6 @@
 import { inflateSync } from 'node:zlib';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../support/eventually.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { eventually, within } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { type Frame, rawUpgrade, refusedUpgrade, SocketClient, socketUrl, terminateAll } from './client.js';
 import {
@@ -532,58 +532,74 @@ describe('the socket gateway on a live service', () => {
 });
 
 describe('heartbeats', () => {
+  /** Short, so the tests see the timeout act; the gateway sweeps every half interval. */
+  const INTERVAL_MS = 200;
   let h: Harness;
 
+  /** Moves the clock on by half an interval: one sweep of the gateway. */
+  const sweep = (times = 1): void => {
+    for (let i = 0; i < times; i++) vi.advanceTimersByTime(INTERVAL_MS / 2);
+  };
+
   beforeAll(async () => {
-    h = await startHarness({ setup: seed, socket: { heartbeatIntervalMs: 200 } });
+    // The sweep runs on setInterval and judges silence by Date.now(): both are the tests' to move, so a
+    // socket's silence is what the test makes it, whatever the machine's load.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    h = await startHarness({ setup: seed, socket: { heartbeatIntervalMs: INTERVAL_MS } });
   });
 
   afterAll(async () => {
+    vi.useRealTimers();
     await terminateAll();
     await h?.close();
   });
 
   it('Hello advertises the configured interval', async () => {
     const client = await SocketClient.open(socketUrl(h.base));
-    expect(await client.next()).toEqual({ op: 1, d: { heartbeat_interval: 200 } });
+    expect(await client.next()).toEqual({ op: 1, d: { heartbeat_interval: INTERVAL_MS } });
   });
 
-  it('4007 heartbeat_timeout for a silent socket after about 2 × the interval; a heartbeating one stays', async () => {
-    const openedAt = Date.now();
+  it('4007 heartbeat_timeout for a socket silent past 2 × the interval; a heartbeating one stays', async () => {
     const silent = await SocketClient.connect(h.base);
     const zippedSilent = await SocketClient.connect(h.base, ZLIB);
     const beating = await SocketClient.connect(h.base);
-    const timer = setInterval(() => beating.send({ op: 3 }), 100);
-    try {
-      expect(await silent.closedWith(3_000)).toEqual({ code: 4007, reason: 'heartbeat_timeout' });
-      const elapsed = Date.now() - openedAt;
-      expect(elapsed).toBeGreaterThanOrEqual(380);
-      expect(elapsed).toBeLessThan(1_500);
-      expect(await zippedSilent.closedWith(3_000)).toEqual({ code: 4007, reason: 'heartbeat_timeout' });
+    /** A heartbeat the server has taken (its pong says so), then half an interval. */
+    const beatThenSweep = async (): Promise<void> => {
+      beating.send({ op: 3 });
+      expect(await beating.ping()).toBe('pong');
+      sweep();
+    };
 
-      await eventually(() => expect(Date.now() - openedAt).toBeGreaterThan(1_200), 3_000, 50);
-      expect(beating.closeEvent).toBeUndefined();
-      await sync(beating);
-    } finally {
-      clearInterval(timer);
-    }
-    // …and once it stops, it goes too.
-    const stoppedAt = Date.now();
-    expect(await beating.closedWith(3_000)).toEqual({ code: 4007, reason: 'heartbeat_timeout' });
-    expect(Date.now() - stoppedAt).toBeLessThan(1_500);
+    // Silent for exactly two intervals: still open (a ping is answered, and is no sign of life itself).
+    for (let i = 0; i < 4; i++) await beatThenSweep();
+    expect(await silent.ping()).toBe('pong');
+    expect(await zippedSilent.ping()).toBe('pong');
+    // The next sweep closes both.
+    await beatThenSweep();
+    expect(await silent.closedWith()).toEqual({ code: 4007, reason: 'heartbeat_timeout' });
+    expect(await zippedSilent.closedWith()).toEqual({ code: 4007, reason: 'heartbeat_timeout' });
+
+    // The one that heartbeats stays, however long it goes on.
+    for (let i = 0; i < 8; i++) await beatThenSweep();
+    expect(beating.closeEvent).toBeUndefined();
+    await sync(beating);
+
+    // …and once it stops, it goes too: not within two intervals, at the sweep after.
+    sweep(4);
+    expect(await beating.ping()).toBe('pong');
+    sweep();
+    expect(await beating.closedWith()).toEqual({ code: 4007, reason: 'heartbeat_timeout' });
   });
 
   it('any frame counts as a sign of life, not only op 3', async () => {
-    const openedAt = Date.now();
     const client = await SocketClient.connect(h.base);
-    // Paced well within the command budget, so only silence could close it.
-    const timer = setInterval(() => client.send({ op: 2, d: { subscribe_to_ids: [] } }), 150);
-    try {
-      await eventually(() => expect(Date.now() - openedAt).toBeGreaterThan(1_000), 3_000, 50);
-      expect(client.closeEvent).toBeUndefined();
-    } finally {
-      clearInterval(timer);
+    // An op 2 every one and a half intervals, well within the command budget: only silence could close it.
+    for (let i = 0; i < 8; i++) {
+      await sync(client);
+      sweep(3);
     }
+    expect(await client.ping()).toBe('pong');
+    expect(client.closeEvent).toBeUndefined();
   });
 });
 
@@ -836,7 +852,7 @@ describe('leaks', () => {
 });
 
 describe('shutdown', () => {
-  it('app.close() closes every open socket with 1001 going_away, promptly', async () => {
+  it('app.close() closes every open socket with 1001 going_away, waiting on no timer', async () => {
     const h = await startHarness({ setup: seed });
     try {
       await fixtureReady(h);
@@ -848,9 +864,14 @@ describe('shutdown', () => {
       ];
       await clients[0]?.subscribe({ subscribe_to_all: true });
       await clients[2]?.subscribe({ subscribe_to_ids: [ALICE, BOB] });
-      const startedAt = Date.now();
-      await h.app.close();
-      expect(Date.now() - startedAt).toBeLessThan(2_000);
+      // The clients answer the close handshake, and that is what the shutdown waits for: with the timers
+      // the test's, the one that cuts a client that never answers (nor any other) cannot be what ended it.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        await within(h.app.close(), 10_000, 'app.close() with no timer firing');
+      } finally {
+        vi.useRealTimers();
+      }
       for (const client of clients) {
         expect(await client.closedWith()).toEqual({ code: 1001, reason: 'going_away' });
       }
