@@ -1,5 +1,10 @@
 import { DiscordAPIError, REST } from '@discordjs/rest';
-import { type SessionInfo, WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
+import {
+  type SessionInfo,
+  WebSocketManager,
+  WebSocketShardEvents,
+  WebSocketShardStatus,
+} from '@discordjs/ws';
 import {
   type APIDMChannel,
   type APIMessage,
@@ -77,6 +82,8 @@ interface Client {
   errors: Error[];
   closes: Array<{ code: number; shardId: number }>;
   resumes: number[];
+  /** Dispatches (by type), closes and resumes, in the order the client saw them. */
+  timeline: string[];
   of<T>(event: GatewayDispatchEvents, shardId?: number): T[];
 }
 
@@ -114,15 +121,25 @@ function client(
     errors: [],
     closes: [],
     resumes: [],
+    timeline: [],
     of: <T>(event: GatewayDispatchEvents, shardId?: number) =>
       result.events
         .filter((entry) => entry.payload.t === event && (shardId === undefined || entry.shardId === shardId))
         .map((entry) => entry.payload.d as T),
   };
-  manager.on(WebSocketShardEvents.Dispatch, (payload, shardId) => result.events.push({ shardId, payload }));
+  manager.on(WebSocketShardEvents.Dispatch, (payload, shardId) => {
+    result.events.push({ shardId, payload });
+    result.timeline.push(payload.t);
+  });
   manager.on(WebSocketShardEvents.Error, (error) => result.errors.push(error));
-  manager.on(WebSocketShardEvents.Closed, (code, shardId) => result.closes.push({ code, shardId }));
-  manager.on(WebSocketShardEvents.Resumed, (shardId) => result.resumes.push(shardId));
+  manager.on(WebSocketShardEvents.Closed, (code, shardId) => {
+    result.closes.push({ code, shardId });
+    result.timeline.push(`closed ${code}`);
+  });
+  manager.on(WebSocketShardEvents.Resumed, (shardId) => {
+    result.resumes.push(shardId);
+    result.timeline.push('resumed');
+  });
   return result;
 }
 
@@ -351,11 +368,13 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
 
     simulator.zombifyConnection();
     simulator.setPresence(userId(1), { status: 'idle' });
-    await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_MS / 2));
-    expect(bot.of(GatewayDispatchEvents.PresenceUpdate)).toEqual([]);
     // No ACK for a heartbeat: when the next is due, the client closes (4200) and resumes.
     await until(() => expect(bot.resumes).toEqual([0]), 4 * HEARTBEAT_MS + 2000);
     expect(bot.closes.map((close) => close.code)).toEqual([4200]);
+    // The update came only in the replay: the zombie swallowed it for as long as the client kept it.
+    const after = bot.timeline.slice(bot.timeline.lastIndexOf(GatewayDispatchEvents.GuildCreate) + 1);
+    expect(after[0]).toBe('closed 4200');
+    expect(after.filter((event) => event === GatewayDispatchEvents.PresenceUpdate)).toHaveLength(1);
     expect(bot.of<GatewayPresenceUpdateDispatchData>(GatewayDispatchEvents.PresenceUpdate)).toMatchObject([
       { status: 'idle' },
     ]);
@@ -451,11 +470,21 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
   it('ends with an error and no reconnect on close 4004', async () => {
     const simulator = await startSimulator();
     const bot = client(simulator);
+    const debug: string[] = [];
+    bot.manager.on(WebSocketShardEvents.Debug, (message) => debug.push(message));
     await bot.manager.connect();
 
     simulator.closeConnection(4004);
     await until(() => expect(bot.errors.map((error) => error.message)).toEqual(['Authentication failed']));
-    await new Promise((resolve) => setTimeout(resolve, 800)); // @discordjs/ws reconnects after 500 ms when it does
+    // The library's own word that it will not come back (a reconnect or resume says "Recover: Reconnect"
+    // or "Resume"), and the shard idle once it has said so: no timer of its is left to reconnect on.
+    await until(() =>
+      expect(debug).toContainEqual(expect.stringMatching(/Destroying shard[\s\S]*Recover: none/)),
+    );
+    await until(async () =>
+      expect([...(await bot.manager.fetchStatus()).values()]).toEqual([WebSocketShardStatus.Idle]),
+    );
+    expect(debug.filter((message) => /Recover:/.test(message))).toHaveLength(1);
     expect(simulator.identifyCount).toBe(1);
     expect(simulator.resumeCount).toBe(0);
     expect(simulator.connectedShards).toEqual([]);

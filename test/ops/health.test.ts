@@ -1,5 +1,6 @@
+import { connect } from 'node:net';
 import { describe, expect, it, type TestContext } from 'vitest';
-import { eventually, sleep } from '../support/eventually.js';
+import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { lastJsonBody, RawConnection, statusLines } from '../support/raw-http.js';
 
@@ -20,6 +21,19 @@ async function get(h: Harness, path: string): Promise<Answer> {
   const response = await fetch(`${h.base}${path}`);
   expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
   return { status: response.status, body: (await response.json()) as Answer['body'] };
+}
+
+/** Whether a new TCP connection to the service is refused (nothing listens any more). */
+function refused(base: string): Promise<boolean> {
+  const url = new URL(base);
+  return new Promise((resolve) => {
+    const socket = connect(Number(url.port), url.hostname);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
 }
 
 async function start(
@@ -89,16 +103,16 @@ describe('GET /v1/ready', () => {
   it('is 503 from a dropped gateway connection until the session is resumed', async (context) => {
     const h = await start(context);
     await eventually(async () => expect(await get(h, '/v1/ready')).toEqual(READY));
+    // Probed back to back, as a load balancer would (each probe waits for the answer to the last).
     const seen: string[] = [];
     let polling = true;
     const poller = (async () => {
       while (polling) {
         const { status } = await get(h, '/v1/ready');
         if (seen.at(-1) !== String(status)) seen.push(String(status));
-        await sleep(10);
       }
     })();
-    await sleep(50);
+    await eventually(() => expect(seen).toEqual(['200']));
     h.simulator.dropConnection();
     await eventually(() => expect(h.simulator.resumeCount).toBe(1));
     await eventually(() => expect(seen.at(-1)).toBe('200'));
@@ -123,7 +137,8 @@ describe('GET /v1/ready', () => {
     const connection = await RawConnection.open(h.base);
     await connection.write('GET /v1/ready HTTP/1.1\r\nHost: presently\r\n');
     const closing = h.app.close();
-    await sleep(100);
+    // Shutdown has begun once the port refuses new connections; the request above is still to be answered.
+    await eventually(async () => expect(await refused(h.base)).toBe(true));
     await connection.write('\r\n');
     const text = await connection.waitFor(/\r\n\r\n\{.*\}$/s);
     expect(statusLines(text)).toEqual(['HTTP/1.1 503 Service Unavailable']);
