@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { solidPng } from '../../../src/discord/simulator/png.js';
 import { imageSize } from '../../../src/http/card/image-size.js';
 import {
@@ -11,6 +11,7 @@ import {
   imageType,
   MAX_IMAGE_BYTES,
 } from '../../../src/http/card/images.js';
+import { eventually, within } from '../../support/eventually.js';
 
 /**
  * The image cache against a real HTTP server on loopback that answers, errs, hangs, redirects and serves
@@ -20,6 +21,8 @@ import {
 const PNG = solidPng(16, [1, 2, 3]);
 const PNG_URI = `data:image/png;base64,${PNG.toString('base64')}`;
 const requests = new Map<string, number>();
+/** Answers to /held.png, held until the test lets them go. */
+const held: Array<() => void> = [];
 let server: Server;
 let base: string;
 
@@ -37,8 +40,8 @@ function handle(request: IncomingMessage, response: ServerResponse): void {
     case '/c.png':
       png();
       return;
-    case '/slow.png':
-      setTimeout(png, 150);
+    case '/held.png':
+      held.push(png);
       return;
     case '/hang.png':
       return; // never answers
@@ -107,6 +110,16 @@ afterAll(async () => {
 
 beforeEach(() => requests.clear());
 
+afterEach(() => {
+  vi.useRealTimers();
+  releaseHeld();
+});
+
+/** Sends every held answer. */
+function releaseHeld(): void {
+  for (const answer of held.splice(0)) answer();
+}
+
 /** A cache allowed to fetch from the test server's /, with a clock the test moves. */
 function cache(options: Partial<ImageCacheOptions> = {}): { images: ImageCache; clock: { now: number } } {
   const clock = { now: 1_000_000 };
@@ -131,34 +144,57 @@ describe('ImageCache', () => {
 
   it('shares one fetch among concurrent requests for the same URL', async () => {
     const { images } = cache();
-    const results = await Promise.all(Array.from({ length: 20 }, () => images.get(`${base}/slow.png`)));
+    const all = Promise.all(Array.from({ length: 20 }, () => images.get(`${base}/held.png`)));
+    await eventually(() => expect(count('/held.png')).toBe(1));
+    releaseHeld();
+    const results = await all;
     expect(new Set(results)).toEqual(new Set([PNG_URI]));
-    expect(count('/slow.png')).toBe(1);
+    expect(count('/held.png')).toBe(1);
     expect(images.pending).toBe(0);
   });
 
   it('gives up on a host that does not answer within the timeout, and remembers the failure', async () => {
     const { images, clock } = cache({ timeoutMs: 200, failureTtlMs: 60_000 });
-    let started = Date.now();
-    expect(await images.get(`${base}/hang.png`)).toBeNull();
-    expect(Date.now() - started).toBeLessThan(1_000);
-    expect(count('/hang.png')).toBe(1);
+    // The fetch's timeout is a timer: the test moves it, the request itself is real.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const answer = images.get(`${base}/hang.png`);
+    await eventually(() => expect(count('/hang.png')).toBe(1));
+    vi.advanceTimersByTime(199);
+    // A round trip to the same host, after which a timer that had fired would have ended the fetch.
+    expect((await fetch(`${base}/ok.png`)).status).toBe(200);
+    expect(images.pending).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(await within(answer, 5_000, 'the fetch given up')).toBeNull();
 
-    started = Date.now();
-    expect(await images.get(`${base}/hang.png`)).toBeNull();
-    expect(Date.now() - started).toBeLessThan(50);
+    // Remembered: answered from the cache, no fetch started.
+    const again = images.get(`${base}/hang.png`);
+    expect(images.pending).toBe(0);
+    expect(await again).toBeNull();
     expect(count('/hang.png')).toBe(1);
 
     clock.now += 60_001;
-    expect(await images.get(`${base}/hang.png`)).toBeNull();
-    expect(count('/hang.png')).toBe(2);
+    const later = images.get(`${base}/hang.png`);
+    await eventually(() => expect(count('/hang.png')).toBe(2));
+    vi.advanceTimersByTime(200);
+    expect(await within(later, 5_000, 'the fetch given up')).toBeNull();
   });
 
   it('the timeout covers a body that stalls, not only the headers', async () => {
-    const { images } = cache({ timeoutMs: 200 });
-    const started = Date.now();
-    expect(await images.get(`${base}/stall-body.png`)).toBeNull();
-    expect(Date.now() - started).toBeLessThan(1_000);
+    let headed = false;
+    const { images } = cache({
+      timeoutMs: 200,
+      fetch: async (url, init) => {
+        const response = await fetch(url, init);
+        headed = true;
+        return response;
+      },
+    });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const answer = images.get(`${base}/stall-body.png`);
+    // The headers are in and the body is being read when the time is up.
+    await eventually(() => expect(headed).toBe(true));
+    vi.advanceTimersByTime(200);
+    expect(await within(answer, 5_000, 'the fetch given up')).toBeNull();
   });
 
   it.each([
@@ -192,29 +228,40 @@ describe('ImageCache', () => {
 
   it('serves an expired image at once and refreshes it behind the response', async () => {
     const { images, clock } = cache({ ttlMs: 1_000 });
-    expect(await images.get(`${base}/slow.png`)).toBe(PNG_URI);
+    const first = images.get(`${base}/held.png`);
+    await eventually(() => expect(count('/held.png')).toBe(1));
+    releaseHeld();
+    expect(await first).toBe(PNG_URI);
     clock.now += 1_001;
-    const started = Date.now();
-    expect(await images.get(`${base}/slow.png`)).toBe(PNG_URI);
-    expect(Date.now() - started).toBeLessThan(100);
+    // Answered while the refresh is still held at the host: the answer did not wait for it.
+    expect(await images.get(`${base}/held.png`)).toBe(PNG_URI);
     expect(images.pending).toBe(1);
-    await images.get(`${base}/slow.png`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(count('/slow.png')).toBe(2);
+    await eventually(() => expect(count('/held.png')).toBe(2));
+    releaseHeld();
+    await eventually(() => expect(images.pending).toBe(0));
+    // Refreshed: the next answer comes from the cache, with no fetch.
+    expect(await images.get(`${base}/held.png`)).toBe(PNG_URI);
     expect(images.pending).toBe(0);
+    expect(count('/held.png')).toBe(2);
   });
 
   it('keeps serving an expired image when its refresh fails', async () => {
     let fail = false;
+    let fetches = 0;
     const { images, clock } = cache({
       ttlMs: 1_000,
-      fetch: (url, init) => (fail ? Promise.reject(new Error('down')) : fetch(url, init)),
+      fetch: (url, init) => {
+        fetches++;
+        return fail ? Promise.reject(new Error('down')) : fetch(url, init);
+      },
     });
     expect(await images.get(`${base}/ok.png`)).toBe(PNG_URI);
     fail = true;
     clock.now += 1_001;
     expect(await images.get(`${base}/ok.png`)).toBe(PNG_URI);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The refresh has run and failed.
+    await eventually(() => expect(images.pending).toBe(0));
+    expect(fetches).toBe(2);
     expect(await images.get(`${base}/ok.png`)).toBe(PNG_URI);
   });
 
