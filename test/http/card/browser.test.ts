@@ -29,6 +29,12 @@ import { CDN, fuzzText, presenceOf, random } from './support.js';
  */
 
 declare const document: PageDocument;
+/** An SVG document's animation timeline (SVGSVGElement). */
+interface SmilTimeline {
+  pauseAnimations(): void;
+  setCurrentTime(seconds: number): void;
+  getCurrentTime(): number;
+}
 declare const DOMParser: new () => { parseFromString(text: string, type: string): PageDocument };
 
 const available = chromiumAvailable('card browser tests');
@@ -135,16 +141,19 @@ describe.skipIf(!available)('cards in headless Chromium', () => {
 
   it('moves the progress bar while the card is shown', async () => {
     await page.goto(`${harness.base}/v1/users/${KAI.id}/card.svg`);
-    const fillWidth = () =>
-      page.evaluate(() => {
+    // The bar is a SMIL animation: its document's timeline is paused and set, as fake timers set a clock.
+    const fillWidthAt = (seconds: number | null) =>
+      page.evaluate((at) => {
+        const svg = (document as unknown as { documentElement: SmilTimeline }).documentElement;
+        svg.pauseAnimations();
+        if (at !== null) svg.setCurrentTime(at);
         const bars = Array.from(document.querySelectorAll('rect')).filter(
           (r) => r.height.baseVal.value === 4,
         );
-        return bars[1]?.width.animVal.value ?? 0;
-      });
-    const before = await fillWidth();
-    await page.waitForTimeout(1_500);
-    expect(await fillWidth()).toBeGreaterThan(before);
+        return { width: bars[1]?.width.animVal.value ?? 0, at: svg.getCurrentTime() };
+      }, seconds);
+    const before = await fillWidthAt(null);
+    expect((await fillWidthAt(before.at + 1.5)).width).toBeGreaterThan(before.width);
   });
 
   it("Chromium's XML parser accepts fuzzed cards, and draws the user's name as text", async () => {
