@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { GatewayIntentBits } from 'discord-api-types/v10';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/discord/simulator/index.js';
-import { eventually, sleep } from '../support/eventually.js';
+import { eventually, within } from '../support/eventually.js';
 import { freePort, outputOf } from '../support/node-process.js';
 
 /**
@@ -90,9 +90,7 @@ async function startService(sim: DiscordSimulator, token: string): Promise<Servi
 }
 
 async function exitOf(service: Service): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  const exit = await Promise.race([service.exited, sleep(EXIT_MS).then(() => null)]);
-  expect(exit, `still running after ${EXIT_MS} ms:\n${service.output()}`).not.toBeNull();
-  return exit as { code: number | null; signal: NodeJS.Signals | null };
+  return within(service.exited, EXIT_MS, () => `the process exiting; its output:\n${service.output()}`);
 }
 
 /** Exactly one line at fatal level, none at error: the reason is plain, not buried in noise. */

@@ -1,11 +1,13 @@
 import { Ajv } from 'ajv';
 import { type GatewayActivity, GatewayIntentBits } from 'discord-api-types/v10';
-import { describe, expect, it, type TestContext } from 'vitest';
+import pino from 'pino';
+import { describe, expect, it, type TestContext, vi } from 'vitest';
+import { DiscordGateway } from '../../src/discord/gateway.js';
 import { spotifyActivity } from '../../src/discord/simulator/activities.js';
 import type { MemberInput, PresenceInput } from '../../src/discord/simulator/index.js';
 import { presenceSchema } from '../../src/http/schemas/presence.js';
 import type { PresenceChange } from '../../src/presence/registry.js';
-import { eventually, sleep } from '../support/eventually.js';
+import { eventually, within } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
 /**
@@ -30,8 +32,6 @@ const SENTINEL = '80351110224678916';
 /** Joins A later. */
 const NEWCOMER = '80351110224678917';
 const JITTER = { jitterMs: 400 };
-/** A reconnect loop would identify (or fetch the gateway) several times in this long. */
-const LOOP_WATCH_MS = 2_000;
 /** A fresh session waits for the identify rate limit (one per 5 s, with up to 1.5 s jitter). */
 const REIDENTIFY_MS = 10_000;
 /** The simulator's HELLO interval in the harness. */
@@ -157,7 +157,6 @@ function pollReads(h: Harness, ids: string[]) {
         const body = (await response.json().catch(() => ({}))) as { data?: unknown };
         reads.push({ id, status: response.status, valid: validPresence(body.data), phase, ready });
       }
-      await sleep(5);
     }
   })();
   watch.stop = async () => {
@@ -287,13 +286,20 @@ describe('a zombie connection', () => {
     const watch = pollReads(h, [USER, OTHER]);
     const from = h.changes.length;
 
+    // Each change the service takes, with how many sessions had been resumed by then.
+    const resumedBefore: number[] = [];
+    h.app.registry.onChange((change) => {
+      if (change.userId === USER) resumedBefore.push(h.simulator.resumeCount);
+    });
+
     h.simulator.zombifyConnection();
     watch.phase = 'fault';
     for (let n = 1; n <= 5; n++)
       h.simulator.setPresence(USER, { status: 'online', activities: [song(n)] }, JITTER);
-    // The dead connection swallowed them; the service still answers with what it knew.
-    await sleep(100);
+    // The dead connection swallows them; the service still answers with what it knew (read while the
+    // zombie lasts: nothing has been resumed yet).
     expect(await statusOf(h, USER)).toMatchObject({ status: 200, data: { spotify: null } });
+    expect(h.simulator.resumeCount).toBe(0);
 
     // @discordjs/ws closes a connection whose last heartbeat was not acknowledged when the next is due
     // (within two intervals, 1 s here), then resumes on a new one.
@@ -303,6 +309,8 @@ describe('a zombie connection', () => {
     const reads = await watch.stop();
 
     expect(summary(h, from)).toEqual([1, 2, 3, 4, 5].map((n) => `updated ${USER} online Song ${n}`));
+    // Not one of them came through the zombie: all arrived in the replay of the resumed session.
+    expect(resumedBefore).toEqual([1, 1, 1, 1, 1]);
     expect(h.simulator.identifyCount).toBe(1);
     expect(h.simulator.connectedShards).toEqual([0]);
     expectAnsweredThroughout(reads);
@@ -363,18 +371,46 @@ describe.concurrent('a session Discord will not resume', () => {
   });
 });
 
+/**
+ * The service's loop that connects to Discord, retrying with backoff until a session starts: its promise
+ * settles once the loop will try no more. Watched on every gateway made in this file.
+ */
+const connectLoops = vi.spyOn(
+  DiscordGateway.prototype as unknown as { connectWithRetry(): Promise<void> },
+  'connectWithRetry',
+);
+
 describe.concurrent('closes that must not be retried', () => {
+  /** What @discordjs/ws logs (through the service's logger) when it gives a connection up for good. */
+  const GIVEN_UP = /^Destroying shard\n[\s\S]*\tRecover: none$/;
+
+  /** A harness of the test's own, with the service's log at trace level: the gateway library's too. */
   async function own(
     { onTestFinished }: TestContext,
     options: Parameters<typeof startHarness>[0],
-  ): Promise<Harness> {
+  ): Promise<Harness & { log: string[] }> {
+    const log: string[] = [];
     const h = await startHarness({
       ...options,
+      logger: pino({ level: 'trace' }, { write: (line: string) => void log.push(JSON.parse(line).msg) }),
       setup: (sim) =>
         sim.createGuild({ id: GUILD_A, name: 'A', members: [member(USER, 'user', { status: 'online' })] }),
     });
     onTestFinished(() => h.close());
-    return h;
+    return { ...h, log };
+  }
+
+  /**
+   * Resolves once nothing will connect again: @discordjs/ws has given the shard up (not "Recover: Resume"
+   * or "Reconnect"), or never had one, and the service's connect loop has ended (it checks for a fatal
+   * close after each wait, so this takes one retry delay when the close came while connecting).
+   */
+  async function triesNoMore(h: Harness & { log: string[] }, connected: boolean): Promise<void> {
+    if (connected) await eventually(() => expect(h.log).toContainEqual(expect.stringMatching(GIVEN_UP)));
+    const loop = connectLoops.mock.contexts.indexOf(h.app.gateway);
+    expect(loop).toBeGreaterThanOrEqual(0);
+    await within(connectLoops.mock.results[loop]?.value as Promise<void>, 10_000, 'the connect loop ending');
+    expect(h.log.filter((line) => /\tRecover: /.test(line))).toHaveLength(connected ? 1 : 0);
   }
 
   it('4014 disallowed intents: reported once, no reconnect loop', async (context) => {
@@ -385,7 +421,7 @@ describe.concurrent('closes that must not be retried', () => {
     await eventually(() =>
       expect(h.fatal).toEqual([{ code: 4014, reason: expect.stringMatching(/intent/i) }]),
     );
-    await sleep(LOOP_WATCH_MS);
+    await triesNoMore(h, true);
     expect(h.fatal).toHaveLength(1);
     expect(h.simulator.identifyCount).toBe(1);
     expect(h.simulator.connectedShards).toEqual([]);
@@ -400,7 +436,7 @@ describe.concurrent('closes that must not be retried', () => {
     await eventually(() =>
       expect(h.fatal).toEqual([{ code: 4004, reason: expect.stringMatching(/token/i) }]),
     );
-    await sleep(LOOP_WATCH_MS);
+    await triesNoMore(h, true);
     expect(h.fatal).toHaveLength(1);
     expect(h.simulator.identifyCount).toBe(1);
     expect(h.simulator.resumeCount).toBe(0);
@@ -421,7 +457,7 @@ describe.concurrent('closes that must not be retried', () => {
       await h.simulator.waitForReady();
       h.simulator.closeConnection(code);
       await eventually(() => expect(h.fatal).toEqual([{ code, reason: expect.stringMatching(reason) }]));
-      await sleep(LOOP_WATCH_MS);
+      await triesNoMore(h, true);
       expect(h.fatal).toHaveLength(1);
       expect(h.simulator.identifyCount).toBe(1);
       expect(h.simulator.resumeCount).toBe(0);
@@ -434,7 +470,7 @@ describe.concurrent('closes that must not be retried', () => {
   it('a token Discord refuses (401 before any gateway): reported as 4004 once, not retried', async (context) => {
     const h = await own(context, { env: { DISCORD_TOKEN: 'not-the-bot-token' } });
     await eventually(() => expect(h.fatal).toEqual([{ code: 4004, reason: expect.any(String) }]));
-    await sleep(LOOP_WATCH_MS);
+    await triesNoMore(h, false);
     expect(h.fatal).toHaveLength(1);
     expect(h.simulator.requestCount('GET /gateway/bot')).toBe(1);
     expect(h.simulator.identifyCount).toBe(0);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_HEADER_BYTES } from '../../src/http/timeouts.js';
 import { SocketClient } from '../socket/client.js';
 import { insertApiKey } from '../support/api-key.js';
-import { eventually, sleep } from '../support/eventually.js';
+import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { lastJsonBody, RawConnection, statusLines } from '../support/raw-http.js';
 
@@ -18,8 +18,6 @@ const USER = '80351110224678912';
 const HEADERS_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_000;
 const KEEP_ALIVE_TIMEOUT_MS = 1_500;
-/** node:http looks for late requests once a second at most, and this machine is shared: slack. */
-const LATE_BY_AT_MOST_MS = 2_500;
 const KIB = 1024;
 
 let h: Harness;
@@ -66,7 +64,6 @@ async function ordinaryTraffic(until: () => boolean): Promise<number> {
     expect(version.status).toBe(200);
     await Promise.all([presence.arrayBuffer(), version.arrayBuffer()]);
     answered += 2;
-    await sleep(25);
   }
   return answered;
 }
@@ -88,11 +85,9 @@ describe('slow clients', () => {
     const answered = await ordinaryTraffic(() => all.every((connection) => connection.isClosed));
     expect(answered).toBeGreaterThan(10);
 
+    // Not before the headers timeout, and cut by it (a 408, not a close for any other reason).
     const closedAt = await Promise.all(all.map((connection) => connection.closed));
-    for (const at of closedAt) {
-      expect(at - started).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
-      expect(at - started).toBeLessThan(HEADERS_TIMEOUT_MS + LATE_BY_AT_MOST_MS);
-    }
+    for (const at of closedAt) expect(at - started).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
     for (const connection of all) expectTimedOutAnswer(connection.text);
   });
 
@@ -116,15 +111,12 @@ describe('slow clients', () => {
     const answered = await ordinaryTraffic(() => slow.isClosed);
     expect(answered).toBeGreaterThan(10);
 
-    const elapsed = (await slow.closed) - started;
-    expect(elapsed).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 100);
-    expect(elapsed).toBeLessThan(REQUEST_TIMEOUT_MS + LATE_BY_AT_MOST_MS);
+    expect((await slow.closed) - started).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 100);
     expectTimedOutAnswer(slow.text);
     expect((await h.app.store.kv.getKv(USER)).kv).toEqual({ normal: 'on time' });
   });
 
   it('answers a read that carries an endless body, then cuts the connection, with one answer only', async () => {
-    const started = Date.now();
     const endless = await RawConnection.open(h.base);
     await endless.write(
       `GET /v1/users/${USER} HTTP/1.1\r\nHost: presently\r\nTransfer-Encoding: chunked\r\n\r\n`,
@@ -132,8 +124,7 @@ describe('slow clients', () => {
     endless.startTrickle(100, () => '10\r\nxxxxxxxxxxxxxxxx\r\n');
     await endless.waitFor(/"discord_status":"online"/);
 
-    const elapsed = (await endless.closed) - started;
-    expect(elapsed).toBeLessThan(REQUEST_TIMEOUT_MS + LATE_BY_AT_MOST_MS);
+    await endless.closed;
     // The presence, and nothing after it: a second status line would be read as the answer to a request
     // the client never sent.
     expect(statusLines(endless.text)).toEqual(['HTTP/1.1 200 OK']);
@@ -146,22 +137,29 @@ describe('slow clients', () => {
     await connection.write(request);
     await connection.waitFor(/"changelog"/);
     expect(connection.text).toMatch(/Keep-Alive: timeout=1\r\n/i);
+    expect(h.app.http.server.keepAliveTimeout).toBe(KEEP_ALIVE_TIMEOUT_MS);
 
-    // Reused while idle for less than the timeout…
-    await sleep(KEEP_ALIVE_TIMEOUT_MS / 2);
+    // Reused…
     await connection.write(request);
     await eventually(() => expect(statusLines(connection.text)).toHaveLength(2));
     const second = Date.now();
 
-    // …and closed by the server once idle for longer.
-    const idleFor = (await connection.closed) - second;
-    expect(idleFor).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS - 200);
-    expect(idleFor).toBeLessThan(KEEP_ALIVE_TIMEOUT_MS + LATE_BY_AT_MOST_MS);
+    // …and closed by the server once idle for the timeout, not before.
+    expect((await connection.closed) - second).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS - 200);
   });
 
   it('leaves sockets open long past the request timeout: a socket is not a slow request', async () => {
     const client = await SocketClient.connect(h.base);
-    await sleep(REQUEST_TIMEOUT_MS + 1_500);
+    // A request younger than the socket whose body never ends: once node:http has cut it for the request
+    // timeout, it has looked at the older socket too.
+    const key = await insertApiKey(h.app.store, USER);
+    const younger = await RawConnection.open(h.base);
+    await younger.write(
+      `PUT /v1/users/@me/kv/never HTTP/1.1\r\nHost: presently\r\nAuthorization: ${key}\r\n` +
+        'Content-Type: text/plain\r\nContent-Length: 10\r\n\r\nx',
+    );
+    await younger.closed;
+    expectTimedOutAnswer(younger.text);
     const init = await client.subscribe({ subscribe_to_id: USER });
     expect(init.d).toMatchObject({ discord_status: 'online' });
     await client.close();
@@ -211,14 +209,13 @@ describe('size caps', () => {
     'refuses a %s declaring a body over its cap at once, without waiting for the body',
     async (method, path, type) => {
       const key = await insertApiKey(h.app.store, USER);
-      const started = Date.now();
       const connection = await RawConnection.open(h.base);
       await connection.write(
         `${method} ${path} HTTP/1.1\r\nHost: presently\r\nAuthorization: ${key}\r\n` +
           `Content-Type: ${type}\r\nContent-Length: ${1024 * 1024 * 1024}\r\n\r\n{`,
       );
       await connection.closed;
-      expect(Date.now() - started).toBeLessThan(REQUEST_TIMEOUT_MS);
+      // Refused, not timed out (a 408): it did not wait for the body.
       expect(statusLines(connection.text)).toEqual(['HTTP/1.1 413 Payload Too Large']);
       expect(lastJsonBody(connection.text)).toMatchObject({ error: { code: 'payload_too_large' } });
     },

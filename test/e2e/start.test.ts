@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, sleep } from '../support/eventually.js';
+import { eventually, within } from '../support/eventually.js';
 
 /**
  * The service as `npm start` runs it: its own process, configured only through the environment. No
@@ -63,9 +63,9 @@ function startService(env: Record<string, string>): Service {
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
-/** Resolves with the exit, or with null if the process is still running after `ms`. */
+/** Resolves with the exit; fails if the process is still running after `ms`. */
 function exitWithin(service: Service, ms: number) {
-  return Promise.race([service.exited, sleep(ms).then(() => null)]);
+  return within(service.exited, ms, () => `the process exiting:\n${service.stdout()}${service.stderr()}`);
 }
 
 describe('npm start', () => {
@@ -73,21 +73,21 @@ describe('npm start', () => {
     timeout: 30_000,
   }, async () => {
     const port = await freePort();
-    const started = Date.now();
     const service = startService({ DATABASE_URL: 'sqlite::memory:', HOST: '127.0.0.1', PORT: String(port) });
     const log = () => `\nstdout:\n${service.stdout()}\nstderr:\n${service.stderr()}`;
 
+    // A process of its own tells nothing when it listens: asked until it answers (or exits).
     let presence: { status: number; body: unknown } | undefined;
-    while (Date.now() - started < START_MS && service.child.exitCode === null) {
-      try {
+    await eventually(
+      async () => {
+        expect(service.child.exitCode, log()).toBeNull();
         const response = await fetch(`http://127.0.0.1:${port}/v1/users/${NOVA}`);
         presence = { status: response.status, body: await response.json() };
-        if (response.status === 200) break;
-      } catch {
-        // not listening yet
-      }
-      await sleep(100);
-    }
+        expect(presence.status).toBe(200);
+      },
+      START_MS,
+      100,
+    );
     expect(presence?.status, log()).toBe(200);
     expect(presence?.body).toMatchObject({
       success: true,
