@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { APIMessage } from 'discord-api-types/v10';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SqliteStore } from '../../src/store/sqlite/index.js';
 import { keyFrom, keysIn, untilLive } from '../support/api-key.js';
-import { eventually, sleep } from '../support/eventually.js';
+import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
 /**
@@ -23,6 +23,7 @@ const REFILL_MS = 60_000 / PER_MINUTE;
 let harness: Harness | undefined;
 
 afterEach(async () => {
+  vi.useRealTimers();
   await harness?.close();
   harness = undefined;
 });
@@ -60,6 +61,8 @@ const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8
 
 describe('bot command cooldown', () => {
   it('runs a burst, says "slow down" once, and runs nothing else until the budget refills', async () => {
+    // The budget refills on the wall clock: here the test's, which moves only when told.
+    vi.useFakeTimers({ toFake: ['Date'] });
     const h = await start();
     const dm = h.simulator.dmChannelFor(USER);
     const send = (content: string) => h.simulator.sendMessage({ channelId: dm, author: USER, content });
@@ -87,20 +90,30 @@ describe('bot command cooldown', () => {
     expect(slowDown.content).toMatch(/try again in [12] s/i);
     expect(keysIn(slowDown.content)).toEqual([]);
 
-    // The rest get no answer and do nothing: no other key was made, nothing was written.
-    await sleep(500);
-    for (const sent of flood.slice(BURST + 1)) expect(replyTo(h, sent)).toBeUndefined();
-    expect(h.simulator.sentMessages(dm)).toHaveLength(BURST + 1);
+    // Short of a command's worth, the user is still ignored.
+    vi.advanceTimersByTime(REFILL_MS - 1);
+    const early = send('?apikey');
+    // Another user's command, once answered, was taken after it: the early one was judged by now.
+    const other = h.simulator.sendMessage({
+      channelId: h.simulator.dmChannelFor(OTHER),
+      author: OTHER,
+      content: '?help',
+    });
+    await h.simulator.waitForMessage((m) => m.message_reference?.message_id === other.id);
+    // No key was made but the burst's.
     const stored = storedKeyHash(h, USER);
     expect(keys.map(sha256).some((hash) => stored?.equals(hash))).toBe(true);
-    expect((await h.app.store.kv.getKv(USER)).kv).toEqual({});
 
     // Once a command's worth has refilled, the user is answered again, and ?apikey works.
-    await sleep(REFILL_MS);
+    vi.advanceTimersByTime(1);
     const again = send('?apikey');
-    const fresh = keyFrom(
-      await h.simulator.waitForMessage((m) => m.message_reference?.message_id === again.id),
-    );
+    const reply = await h.simulator.waitForMessage((m) => m.message_reference?.message_id === again.id);
+    // Its answer, in the same channel, comes after any the commands before it could have had: the rest
+    // of the flood and the early one got none, and made no key and wrote nothing.
+    for (const sent of [...flood.slice(BURST + 1), early]) expect(replyTo(h, sent)).toBeUndefined();
+    expect(h.simulator.sentMessages(dm)).toEqual([...answered, reply]);
+    expect((await h.app.store.kv.getKv(USER)).kv).toEqual({});
+    const fresh = keyFrom(reply);
     await untilLive(h.base, fresh);
     expect(storedKeyHash(h, USER)).toEqual(sha256(fresh));
     const write = await fetch(`${h.base}/v1/users/@me/kv/after`, {
@@ -133,7 +146,9 @@ describe('bot command cooldown', () => {
       h.simulator.sendMessage({ guildId: GUILD, author: USER, content: '?help' }),
     );
     await eventually(() => expect(replyTo(h, sent[BURST] as APIMessage)?.content).toMatch(/slow down/i));
-    await sleep(300);
+    // Another user's command in the same channel is answered after anything the flood could have had.
+    const marker = h.simulator.sendMessage({ guildId: GUILD, author: OTHER, content: '?help' });
+    await h.simulator.waitForMessage((m) => m.message_reference?.message_id === marker.id);
     const answered = sent.filter((message) => replyTo(h, message) !== undefined);
     expect(answered).toHaveLength(BURST + 1);
   });

@@ -5,7 +5,7 @@ import { spotifyActivity } from '../../src/discord/simulator/activities.js';
 import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { SocketClient } from '../socket/client.js';
 import { obtainApiKey } from '../support/api-key.js';
-import { eventually, sleep } from '../support/eventually.js';
+import { eventually } from '../support/eventually.js';
 import { type NodeProcess, startNodeProcess } from '../support/node-process.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 import { scaleOutEnv } from '../support/scale-out-env.js';
@@ -106,7 +106,7 @@ describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redi
 
   it('a user in guilds on both shards is one presence, updated once per change', async () => {
     const sockets = await Promise.all(api.map((node) => SocketClient.connect(node.url)));
-    for (const socket of sockets) await socket.subscribe({ subscribe_to_id: ALICE });
+    for (const socket of sockets) await socket.subscribe({ subscribe_to_ids: [ALICE, BOB, CAROL] });
     const start = Date.now();
     simulator.setPresence(
       ALICE,
@@ -130,8 +130,17 @@ describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redi
     for (const socket of sockets) {
       await eventually(() => expect(updatesFor(socket, ALICE).at(-1)?.spotify?.song).toBe('Both Shards'));
     }
-    // Both shards delivered their copy; the second must not have produced another update.
-    await sleep(1_000);
+    // Both shards delivered their copy; the second must not have produced another update. A change on
+    // each shard after it (Bob's on 0, Carol's on 1) goes the same way, through its ingest node and Redis:
+    // once both have reached a socket, so would anything either copy produced.
+    simulator.setPresence(BOB, { status: 'online' });
+    simulator.setPresence(CAROL, { status: 'online' });
+    for (const socket of sockets) {
+      await eventually(() => {
+        expect(updatesFor(socket, BOB).at(-1)?.discord_status).toBe('online');
+        expect(updatesFor(socket, CAROL).at(-1)?.discord_status).toBe('online');
+      });
+    }
     for (const socket of sockets) expect(updatesFor(socket, ALICE)).toHaveLength(1);
     for (const node of api) expect((await presence(node, ALICE)).data?.spotify?.song).toBe('Both Shards');
     for (const socket of sockets) await socket.close();
@@ -184,7 +193,11 @@ describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redi
 
   it('a user who leaves the guilds on both shards is no longer monitored anywhere', async () => {
     simulator.removeMember(GUILD_ON_0, ALICE);
-    await sleep(300);
+    // A change on shard 0 after the removal: once every API node has it, it has what the removal did.
+    simulator.setPresence(BOB, { status: 'dnd' });
+    for (const node of api) {
+      await eventually(async () => expect((await presence(node, BOB)).data?.discord_status).toBe('dnd'));
+    }
     for (const node of api) expect((await presence(node, ALICE)).status).toBe(200);
     simulator.removeMember(GUILD_ON_1, ALICE);
     for (const node of api)

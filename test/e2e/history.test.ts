@@ -9,7 +9,7 @@ import {
 import type { PresenceInput } from '../../src/discord/simulator/index.js';
 import type { DiscordStatus, NowPlaying, Presence } from '../../src/presence/model.js';
 import { untilLive } from '../support/api-key.js';
-import { eventually, sleep } from '../support/eventually.js';
+import { clockPast, eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
 /**
@@ -368,7 +368,8 @@ describe('GET /v1/users/:id/stats', () => {
 
     const offline = await drive(h, USER, { status: 'offline' });
     await h.app.history.flush();
-    await sleep(20);
+    // Read once the clock is past the change: a live value would be now, not when they went.
+    await clockPast(offline.after);
     read = await stats(h);
     expect(read).toEqual({
       current_status: 'offline',
@@ -497,9 +498,10 @@ describe('GET /v1/users/:id/top-tracks', () => {
     };
     for (let i = 0; i < 60; i++) listen(i, 0);
     for (let i = 0; i < 60; i++) listen(i, 1);
-    // A third play for three of them, a few ms apart so that last_played orders them.
+    // A third play for three of them, each on a later millisecond (the time stamped is the clock's) so
+    // that last_played orders them.
     for (let i = 0; i < 3; i++) {
-      await sleep(3);
+      await clockPast(Date.now());
       listen(i, 2);
     }
     await h.app.history.flush();

@@ -828,9 +828,9 @@ describe('profiles (banner, accent colour) from GET /users/:id', () => {
     const waiting = ids.filter((id) => !served().includes(`/users/${id}`));
     expect(waiting).toHaveLength(1);
 
-    const started = Date.now();
     const { status, body } = await getJson(h, `/v1/users/${waiting[0]}`);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // Answered while Discord still holds that profile back: the read did not wait for it.
+    expect(served()).not.toContain(`/users/${waiting[0]}`);
     expect(status).toBe(200);
     expect((body as { data: Json }).data).toMatchObject({
       discord_status: 'online',
