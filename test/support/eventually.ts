@@ -53,7 +53,3 @@ export async function within<T>(
 export async function clockPast(at: number): Promise<void> {
   while (Date.now() <= at) await new Promise((resolve) => setImmediate(resolve));
 }
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
