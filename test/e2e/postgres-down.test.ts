@@ -2,6 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
+import { POSTGRES_TIMEOUTS } from '../../src/store/postgres/queries.js';
 import { insertApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -9,9 +10,10 @@ import { createTestDatabase, postgresAvailable, type TestDatabase } from '../sup
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 /**
- * PostgreSQL goes away under a running service (a relay between them is cut): presences are still
- * served from memory, a KV write is refused 503 at once, readiness says the store is down, and the history
- * seen meanwhile waits and is written once the server is back.
+ * PostgreSQL goes away under a running service (a relay between them is cut), or hangs (the relay stops
+ * forwarding): presences are still served from memory, a KV write is refused 503 at once or within its
+ * time limit, readiness says the store is down, and the history seen meanwhile waits and is written once
+ * the server is back.
  */
 
 const hasPostgres = await postgresAvailable('the service while PostgreSQL is down');
@@ -104,4 +106,37 @@ describe.skipIf(!hasPostgres)('the service while PostgreSQL is down', () => {
     expect((await direct.kv.getKv(USER)).kv).toEqual({ city: 'Paris' });
     await eventually(async () => expect((await fetch(`${harness.base}/v1/ready`)).status).toBe(200));
   }, 30_000);
+
+  it(
+    'answers once its time limits pass while PostgreSQL holds its connections and answers nothing',
+    async () => {
+      proxy.hang();
+      const answers = await Promise.all([
+        // Answered while the relay still holds every connection: the limits, not the server, end them.
+        put('city', 'Rome'),
+        put('mood', 'calm'),
+        fetch(`${harness.base}/v1/users/@me`, {
+          headers: { authorization: key },
+          signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
+        }),
+      ]);
+      for (const answer of answers) {
+        expect(answer.status).toBe(503);
+        expect(await answer.json()).toMatchObject({ error: { code: 'try_again_later' } });
+      }
+      const presence = await fetch(`${harness.base}/v1/users/${USER}`);
+      expect(await presence.json()).toMatchObject({ data: { kv: { city: 'Paris' } } });
+      expect((await fetch(`${harness.base}/v1/ready`)).status).toBe(503);
+
+      simulator.setPresence(USER, { status: 'idle' });
+      await proxy.restore();
+      await eventually(async () => {
+        const { status } = await direct.history.history(USER, 10);
+        expect(status[0]?.status).toBe('idle');
+      }, POSTGRES_TIMEOUTS.batchMs + 10_000);
+      expect((await put('city', 'Rome')).status).toBe(204);
+      expect((await direct.kv.getKv(USER)).kv).toEqual({ city: 'Rome' });
+    },
+    POSTGRES_TIMEOUTS.batchMs + 30_000,
+  );
 });

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import {
   HISTORY_LIMIT,
   playKeyOf,
@@ -13,7 +13,13 @@ import { afterForget } from '../forgotten.js';
 import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../ports.js';
 import { type ListsOf, WaitingLists, type WaitingListsOptions, withoutTs } from '../waiting-lists.js';
 import { ADVISORY_LOCKS } from './locks.js';
-import { query, transaction } from './queries.js';
+import {
+  type PostgresTimeouts,
+  query,
+  type Session,
+  type TransactionOptions,
+  transaction,
+} from './queries.js';
 
 type Limits = { history: number; trackedTracks: number };
 
@@ -143,12 +149,16 @@ export class PostgresHistoryStore implements HistoryStore {
   private readonly waiting: WaitingLists;
   /** The last batch's: trimming at close has no batch of its own. */
   private limits: Limits | null = null;
+  /** Batches, trims and erasures: longer than a request's statements. */
+  private readonly batchTimeout: TransactionOptions<unknown>['timeout'];
 
   constructor(
     private readonly pool: Pool,
+    timeouts: PostgresTimeouts,
     options?: WaitingListsOptions,
   ) {
     this.waiting = new WaitingLists(options);
+    this.batchTimeout = { statementMs: timeouts.batchMs, answerMarginMs: timeouts.answerMarginMs };
   }
 
   /**
@@ -158,45 +168,52 @@ export class PostgresHistoryStore implements HistoryStore {
   async appendHistory(batch: readonly HistoryWrite[], limits: Limits): Promise<void> {
     if (batch.length === 0) return;
     this.limits = limits;
-    const trimmed = await transaction(this.pool, async (client) => {
-      await client.query({ ...SHARE_HISTORY, values: [...ADVISORY_LOCKS.history] });
-      const userIds = [...new Set(batch.map((write) => write.userId))];
-      const { rows: erasures } = await client.query<{ user_id: string; forgotten_at: number }>({
-        ...FORGOTTEN,
-        values: [userIds],
-      });
-      const erasedAt = new Map(erasures.map((row) => [row.user_id, row.forgotten_at]));
-      const now = this.waiting.now();
-      const rows = new BatchRows();
-      for (const given of batch) {
-        const erased = erasedAt.get(given.userId);
-        const write = erased === undefined ? given : afterForget(given, erased);
-        if (write === null) continue;
-        rows.add(write);
-        if (write.status) this.waiting.statusGrew(write.userId, now);
-        if (write.track) this.waiting.tracksGrew(write.userId, now);
-      }
-      const { rows: pastCap } = await client.query<{ user_id: string }>({
-        ...APPEND,
-        values: [...rows.values(), limits.trackedTracks],
-      });
-      if (pastCap.length > 0) {
-        await client.query({
-          ...CAP_PLAYS,
-          values: [pastCap.map((row) => row.user_id), limits.trackedTracks],
+    const trimmed = await transaction(
+      this.pool,
+      async (client) => {
+        await client.query({ ...SHARE_HISTORY, values: [...ADVISORY_LOCKS.history] });
+        const userIds = [...new Set(batch.map((write) => write.userId))];
+        const { rows: erasures } = await client.query<{ user_id: string; forgotten_at: number }>({
+          ...FORGOTTEN,
+          values: [userIds],
         });
-      }
-      const due = this.waiting.due(now);
-      await trim(client, due, limits);
-      return due;
-    });
+        const erasedAt = new Map(erasures.map((row) => [row.user_id, row.forgotten_at]));
+        const now = this.waiting.now();
+        const rows = new BatchRows();
+        for (const given of batch) {
+          const erased = erasedAt.get(given.userId);
+          const write = erased === undefined ? given : afterForget(given, erased);
+          if (write === null) continue;
+          rows.add(write);
+          if (write.status) this.waiting.statusGrew(write.userId, now);
+          if (write.track) this.waiting.tracksGrew(write.userId, now);
+        }
+        const { rows: pastCap } = await client.query<{ user_id: string }>({
+          ...APPEND,
+          values: [...rows.values(), limits.trackedTracks],
+        });
+        if (pastCap.length > 0) {
+          await client.query({
+            ...CAP_PLAYS,
+            values: [pastCap.map((row) => row.user_id), limits.trackedTracks],
+          });
+        }
+        const due = this.waiting.due(now);
+        await trim(client, due, limits);
+        return due;
+      },
+      { timeout: this.batchTimeout },
+    );
     this.waiting.trimmed(trimmed);
   }
 
   /** Trims every list that waits: the store calls it before closing its pool. */
   async trimWaitingLists(): Promise<void> {
-    if (this.limits === null) return;
-    await trim(this.pool, this.waiting.all(), this.limits);
+    const { limits } = this;
+    if (limits === null) return;
+    await transaction(this.pool, (session) => trim(session, this.waiting.all(), limits), {
+      timeout: this.batchTimeout,
+    });
     this.waiting.clear();
   }
 
@@ -261,24 +278,28 @@ export class PostgresHistoryStore implements HistoryStore {
 
   /** Holds the history lock alone: batches in flight land first, and later ones read this erasure. */
   async forget(userId: Snowflake, at: number): Promise<ForgetResult> {
-    return transaction(this.pool, async (client) => {
-      await client.query({ ...OWN_HISTORY, values: [...ADVISORY_LOCKS.history] });
-      const { rows } = await client.query<{ status: number; tracks: number; plays: number }>({
-        ...FORGET,
-        values: [userId, at],
-      });
-      const row = rows[0] as { status: number; tracks: number; plays: number };
-      // Counted as read: entries past the limit were only waiting to be trimmed.
-      return {
-        statusEntries: Math.min(row.status, HISTORY_LIMIT),
-        trackEntries: Math.min(row.tracks, HISTORY_LIMIT),
-        playCounts: row.plays,
-      };
-    });
+    return transaction(
+      this.pool,
+      async (client) => {
+        await client.query({ ...OWN_HISTORY, values: [...ADVISORY_LOCKS.history] });
+        const { rows } = await client.query<{ status: number; tracks: number; plays: number }>({
+          ...FORGET,
+          values: [userId, at],
+        });
+        const row = rows[0] as { status: number; tracks: number; plays: number };
+        // Counted as read: entries past the limit were only waiting to be trimmed.
+        return {
+          statusEntries: Math.min(row.status, HISTORY_LIMIT),
+          trackEntries: Math.min(row.tracks, HISTORY_LIMIT),
+          playCounts: row.plays,
+        };
+      },
+      { timeout: this.batchTimeout },
+    );
   }
 }
 
-async function trim(client: Pool | PoolClient, lists: ListsOf, limits: Limits): Promise<void> {
+async function trim(client: Session, lists: ListsOf, limits: Limits): Promise<void> {
   if (lists.status.length === 0 && lists.tracks.length === 0) return;
   await client.query({ ...TRIM, values: [lists.status, lists.tracks, limits.history] });
 }

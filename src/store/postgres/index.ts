@@ -7,10 +7,9 @@ import { PostgresHistoryStore } from './history.js';
 import { PostgresKvStore } from './kv.js';
 import { migrate } from './migrations.js';
 import { PostgresProfileStore } from './profiles.js';
+import { POSTGRES_TIMEOUTS, type PostgresTimeouts } from './queries.js';
 import { PostgresWebhookStore } from './webhooks.js';
 
-/** A request waits this long for a connection before it fails, rather than hang while the server is away. */
-export const POSTGRES_CONNECT_TIMEOUT_MS = 2_000;
 /** Connections one process keeps to the server. */
 export const POSTGRES_POOL_SIZE = 10;
 
@@ -22,6 +21,8 @@ export interface PostgresStoreOptions {
   /** An idle connection failed (the server restarted, the network dropped); the pool replaces it. */
   onError?(error: Error): void;
   history?: WaitingListsOptions;
+  /** POSTGRES_TIMEOUTS unless a test shortens them. */
+  timeouts?: Partial<PostgresTimeouts>;
 }
 
 /**
@@ -30,28 +31,42 @@ export interface PostgresStoreOptions {
  *
  * Durability: a write is acknowledged once its transaction has committed, which with PostgreSQL's default
  * `synchronous_commit = on` means flushed to the server's WAL.
+ *
+ * Nothing waits on the server for good: for a connection, `connectMs`; for an answer, the statement's limit
+ * (which the server enforces itself, `statement_timeout`) and a margin, past which a server that holds the
+ * connection and answers nothing is taken for hung and the connection dropped (see POSTGRES_TIMEOUTS).
  */
 export async function openPostgresStore(
   url: string,
   options: PostgresStoreOptions = {},
 ): Promise<PostgresStore> {
-  const pool = new Pool({
+  const timeouts = { ...POSTGRES_TIMEOUTS, ...options.timeouts };
+  const connection = {
     connectionString: url,
     types: TYPES,
-    max: POSTGRES_POOL_SIZE,
-    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: timeouts.connectMs,
     keepAlive: true,
     application_name: 'presently',
+  };
+  // Migrating has no time limit: a node waits its turn while another migrates, however long that takes.
+  const migrating = new Pool({ ...connection, max: 1 });
+  migrating.on('error', () => {});
+  try {
+    await migrate(migrating);
+  } catch (error) {
+    throw redactedError(error, url, `could not open the PostgreSQL store at ${redactUrl(url)}: `);
+  } finally {
+    await migrating.end();
+  }
+  const pool = new Pool({
+    ...connection,
+    max: POSTGRES_POOL_SIZE,
+    statement_timeout: timeouts.statementMs,
+    query_timeout: timeouts.statementMs + timeouts.answerMarginMs,
   });
   // Unhandled, an idle connection's error would end the process.
   pool.on('error', (error) => options.onError?.(redactedError(error, url)));
-  try {
-    await migrate(pool);
-  } catch (error) {
-    await pool.end();
-    throw redactedError(error, url, `could not open the PostgreSQL store at ${redactUrl(url)}: `);
-  }
-  return new PostgresStore(pool, options.history);
+  return new PostgresStore(pool, timeouts, options.history);
 }
 
 export class PostgresStore implements Store {
@@ -64,12 +79,13 @@ export class PostgresStore implements Store {
 
   constructor(
     readonly pool: Pool,
+    timeouts: PostgresTimeouts = POSTGRES_TIMEOUTS,
     history?: WaitingListsOptions,
   ) {
     this.profiles = new PostgresProfileStore(pool);
     this.kv = new PostgresKvStore(pool);
     this.apiKeys = new PostgresApiKeyStore(pool);
-    this.history = new PostgresHistoryStore(pool, history);
+    this.history = new PostgresHistoryStore(pool, timeouts, history);
     this.webhooks = new PostgresWebhookStore(pool);
   }
 

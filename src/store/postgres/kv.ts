@@ -124,7 +124,7 @@ export class PostgresKvStore implements KvStore {
         });
         return { revision: (rows[0] as { revision: number }).revision, changed: true };
       },
-      (result) => 'changed' in result && result.changed === true,
+      { keep: (result) => 'changed' in result && result.changed === true },
     );
   }
 }

@@ -96,6 +96,11 @@ export const MIGRATIONS: readonly string[] = [
 export async function migrate(pool: Pool, steps: readonly string[] = MIGRATIONS): Promise<number> {
   const client = await pool.connect();
   let lost: Error | undefined;
+  // A connection dropped between statements is an event, which unheard would end the process.
+  const dropped = (error: Error) => {
+    lost = error;
+  };
+  client.on('error', dropped);
   try {
     await client.query('SELECT pg_advisory_lock($1, $2)', [...ADVISORY_LOCKS.migrations]);
     try {
@@ -134,6 +139,7 @@ export async function migrate(pool: Pool, steps: readonly string[] = MIGRATIONS)
     lost = error instanceof Error ? error : new Error(String(error));
     throw error;
   } finally {
+    client.off('error', dropped);
     client.release(lost);
   }
 }
