@@ -130,7 +130,7 @@ function stateOf([revision, ...fields]: (string | null)[]): KvState {
 }
 
 /** field, value, field, value… as pairs. */
-function pairs(fields: readonly (string | number | null)[]): [string, string][] {
+export function pairs(fields: readonly (string | number | null)[]): [string, string][] {
   const entries: [string, string][] = [];
   for (let i = 0; i < fields.length; i += 2) entries.push([String(fields[i]), String(fields[i + 1])]);
   return entries;

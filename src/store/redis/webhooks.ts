@@ -53,7 +53,7 @@ interface WebhookScripts {
   webhookRecord(...args: string[]): Promise<number>;
 }
 
-function webhookOf(fields: Record<string, string>): StoredWebhook | undefined {
+export function webhookOf(fields: Record<string, string>): StoredWebhook | undefined {
   if (fields.id === undefined) return undefined;
   return {
     id: fields.id,
