@@ -5,17 +5,19 @@ import { spotifyActivity } from '../../src/discord/simulator/activities.js';
 import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { SocketClient } from '../socket/client.js';
 import { obtainApiKey } from '../support/api-key.js';
+import { type DurableStore, durableStores } from '../support/durable-stores.js';
 import { eventually } from '../support/eventually.js';
 import { type NodeProcess, startNodeProcess } from '../support/node-process.js';
-import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
+import { dropPrefix, REDIS_TEST_URL, uniquePrefix } from '../support/redis.js';
 import { scaleOutEnv } from '../support/scale-out-env.js';
 
 /**
  * Scale-out as it is deployed: real processes (`src/main.ts`) against this machine's Redis and a
- * simulated Discord with two shards: two ingest nodes, one shard each, and two API nodes.
+ * simulated Discord with two shards: two ingest nodes, one shard each, and two API nodes; with what lasts
+ * in Redis, then in PostgreSQL.
  */
 
-const hasRedis = await redisAvailable('scale-out processes');
+const stores = await durableStores('scale-out processes');
 
 /** Guild ids land on a shard by `(id >> 22) % shard_count`. */
 const GUILD_ON_0 = String(1000n << 22n);
@@ -38,18 +40,26 @@ function updatesFor(client: SocketClient, userId: string): PresenceData[] {
     .map((frame) => frame.d as PresenceData);
 }
 
-describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redis', () => {
+for (const store of stores) {
+  describe.skipIf(!store.available)(`scale-out: two ingest nodes, two API nodes, ${store.name}`, () =>
+    scaleOut(store),
+  );
+}
+
+function scaleOut(store: DurableStore): void {
   const prefix = uniquePrefix();
   const simulator = new DiscordSimulator({ shardCount: 2, heartbeatIntervalMs: 1_000 });
   const nodes: NodeProcess[] = [];
   let api: NodeProcess[] = [];
   let redis: Redis;
+  let durable: Awaited<ReturnType<DurableStore['open']>>;
 
   const env = (role: string, extra: Record<string, string> = {}) =>
-    scaleOutEnv(role, simulator, prefix, extra);
+    scaleOutEnv(role, simulator, prefix, { ...durable.env, ...extra });
 
   beforeAll(async () => {
     redis = new Redis(REDIS_TEST_URL);
+    durable = await store.open();
     await simulator.start();
     simulator.createGuild({
       id: GUILD_ON_0,
@@ -87,6 +97,7 @@ describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redi
     await simulator.stop();
     await dropPrefix(redis, prefix);
     redis.disconnect();
+    await durable?.drop();
   }, 30_000);
 
   it('a change ingested on either shard reaches sockets on both API nodes', async () => {
@@ -158,6 +169,8 @@ describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redi
       body: 'Lyon',
     });
     expect(response.status).toBe(204);
+    // In the durable store: Redis, or PostgreSQL and not Redis.
+    expect(await redis.exists(`${prefix}kv:{${BOB}}`)).toBe(store.inRedis ? 1 : 0);
     // Read-your-writes on the node that took the write.
     expect((await presence(writer, BOB)).data?.kv).toEqual({ city: 'Lyon' });
     await eventually(async () => {
@@ -203,4 +216,4 @@ describe.skipIf(!hasRedis)('scale-out: two ingest nodes, two API nodes, one Redi
     for (const node of api)
       await eventually(async () => expect((await presence(node, ALICE)).status).toBe(404));
   });
-});
+}

@@ -5,18 +5,20 @@ import { type App, type AppOptions, startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import type { DiscordStatus } from '../../src/presence/model.js';
+import { type DurableStore, durableStores } from '../support/durable-stores.js';
 import { eventually } from '../support/eventually.js';
-import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
+import { dropPrefix, REDIS_TEST_URL, uniquePrefix } from '../support/redis.js';
 import { scaleOutEnv } from '../support/scale-out-env.js';
 
 /**
  * `?forget confirm` in scale-out: the user's history is recorded by the ingest node that owns them, while
  * the command reaches whichever node receives the message (DMs come on shard 0). Two ingest nodes, one
  * shard each, and an API node, all on this machine's Redis, run in this process so that the recording
- * node's batches can be held: it writes what it holds only when the test says.
+ * node's batches can be held: it writes what it holds only when the test says. History is kept in Redis,
+ * then in PostgreSQL.
  */
 
-const hasRedis = await redisAvailable('?forget across ingest nodes');
+const stores = await durableStores('?forget across ingest nodes');
 
 /** Guild ids land on a shard by `(id >> 22) % shard_count`. */
 const GUILD_ON_0 = String(1000n << 22n);
@@ -26,12 +28,19 @@ const CAROL = '80351110224678914'; // shard 1 only: recorded by the node of shar
 /** The recording node writes history only when the test flushes it. */
 const HELD = 3_600_000;
 
-describe.skipIf(!hasRedis)('?forget confirm with two ingest nodes', () => {
+for (const store of stores) {
+  describe.skipIf(!store.available)(`?forget confirm with two ingest nodes, ${store.name}`, () =>
+    forgetAcrossNodes(store),
+  );
+}
+
+function forgetAcrossNodes(store: DurableStore): void {
   const prefix = uniquePrefix();
   const simulator = new DiscordSimulator({ shardCount: 2, heartbeatIntervalMs: 1_000 });
   const apps: App[] = [];
   let recording: App;
   let api: App;
+  let durable: Awaited<ReturnType<DurableStore['open']>>;
 
   const start = async (role: string, extra: Record<string, string>, options: Partial<AppOptions> = {}) => {
     const app = await startApp(
@@ -40,6 +49,7 @@ describe.skipIf(!hasRedis)('?forget confirm with two ingest nodes', () => {
           HOST: '127.0.0.1',
           PORT: '0',
           RATE_LIMIT_READ: '0',
+          ...durable.env,
           ...extra,
         }),
       ),
@@ -68,6 +78,7 @@ describe.skipIf(!hasRedis)('?forget confirm with two ingest nodes', () => {
   };
 
   beforeAll(async () => {
+    durable = await store.open();
     await simulator.start();
     simulator.createGuild({
       id: GUILD_ON_0,
@@ -97,13 +108,16 @@ describe.skipIf(!hasRedis)('?forget confirm with two ingest nodes', () => {
     const redis = new Redis(REDIS_TEST_URL);
     await dropPrefix(redis, prefix);
     redis.disconnect();
+    await durable?.drop();
   }, 30_000);
 
   it('nothing the recording node held from before the answer is written afterwards', async () => {
-    // Recorded by the node of shard 1, once it has read what was stored of her.
+    // Recorded by the node of shard 1, once it has read what was stored of her: in the store, since the
+    // API node also shows the statuses it has just seen.
     await eventually(async () => {
       await recording.history?.flush();
-      expect(await statusHistory(CAROL)).toEqual(['online']);
+      const { status } = await recording.store.history.history(CAROL, 10);
+      expect(status.map((entry) => entry.status)).toEqual(['online']);
     });
     await change(CAROL, 'idle');
 
@@ -122,4 +136,4 @@ describe.skipIf(!hasRedis)('?forget confirm with two ingest nodes', () => {
     await recording.history?.flush();
     expect(await statusHistory(CAROL)).toEqual(['dnd']);
   });
-});
+}
