@@ -11,6 +11,7 @@ import { restRead } from './scenarios/rest-read.js';
 import { socketCapacity } from './scenarios/socket-capacity.js';
 import { sse } from './scenarios/sse.js';
 import { startup } from './scenarios/startup.js';
+import { storage } from './scenarios/storage.js';
 
 /**
  * `npm run bench` runs every scenario; `npm run bench -- fanout rest-read` runs those. Each scenario
@@ -31,6 +32,7 @@ const SCENARIOS: Record<string, () => Promise<Row[]>> = {
   startup,
   card,
   hostile,
+  storage,
 };
 
 const names = Object.keys(SCENARIOS);

@@ -10,8 +10,10 @@ import { HistoryRecorder } from '../../src/history/recorder.js';
 import { PresenceRegistry } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
 import type { HistoryStore } from '../../src/store/ports.js';
+import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { report, serveBenchProcess } from '../lib/child.js';
+import { PostgresBackends } from '../lib/postgres.js';
 import { BENCH_GUILD, benchUserId, realisticPresence, SECOND_GUILD } from '../lib/workload.js';
 
 /**
@@ -34,9 +36,12 @@ const floor = process.env.HISTORY === 'floor';
 /**
  * HISTORY=store: the ingest and the recorder run unclocked, their batches kept instead of written; then the
  * same batches are written to a fresh SQLite file inside the clock, as the recorder would. What SQLite
- * alone takes of each dispatch, on the same core.
+ * alone takes of each dispatch, on the same core. With STORE=postgres they are written to a fresh
+ * PostgreSQL schema (DATABASE_URL) instead, and the CPU its server processes spent on them is reported
+ * beside this process's.
  */
 const storeOnly = process.env.HISTORY === 'store';
+const target = process.env.STORE ?? 'sqlite';
 const STATUSES = ['online', 'idle', 'dnd'] as const;
 const TRACK_MS = 300_000;
 const T0 = Date.UTC(2026, 10, 22, 12);
@@ -142,7 +147,8 @@ for (let k = 0; k < UPDATES; ) {
 }
 
 let rows = historyRows() - rowsBefore;
-if (storeOnly) ({ seconds, cpuMicros, rows } = await writeKept());
+let serverCpuMicros = 0;
+if (storeOnly) ({ seconds, cpuMicros, rows, serverCpuMicros } = await writeKept(await freshStore()));
 await recorder?.close();
 await store.close();
 rmSync(dir, { recursive: true, force: true });
@@ -150,6 +156,7 @@ report({
   type: 'done',
   updatesPerSecond: UPDATES / seconds,
   cpuMicrosPerUpdate: cpuMicros / UPDATES,
+  serverCpuMicrosPerUpdate: serverCpuMicros / UPDATES,
   users: USERS,
   updates: UPDATES,
   changes,
@@ -157,15 +164,58 @@ report({
   floorBytes,
 });
 
-/**
- * The kept batches written to a fresh SQLite file: those from before the rounds unclocked, then the rounds'
- * in the clock, a turn of the event loop each, as the recorder writes them.
- */
-async function writeKept(): Promise<{ seconds: number; cpuMicros: number; rows: number }> {
+/** Where the kept batches are written: the history store, its rows counted, its server's CPU. */
+interface Target {
+  history: HistoryStore;
+  rows(): Promise<number>;
+  /** CPU spent by the store's server processes so far (none for SQLite, which runs in this one). */
+  serverCpuMicros(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function freshStore(): Promise<Target> {
+  if (target === 'postgres') {
+    const url = process.env.DATABASE_URL;
+    if (!url) throw new Error('STORE=postgres needs DATABASE_URL');
+    const fresh = await openPostgresStore(url);
+    const backends = new PostgresBackends(url);
+    return {
+      history: fresh.history,
+      rows: async () =>
+        Number(
+          (
+            await fresh.pool.query<{ n: string }>(
+              'SELECT (SELECT count(*) FROM track_history) + (SELECT count(*) FROM status_history) AS n',
+            )
+          ).rows[0]?.n,
+        ),
+      serverCpuMicros: () => backends.cpuMicros(),
+      close: async () => {
+        await backends.close();
+        await fresh.close();
+      },
+    };
+  }
   const fresh = openSqliteStore({ kind: 'sqlite', path: join(dir, 'store-only.db') });
+  return {
+    history: fresh.history,
+    rows: async () => historyRows(fresh.db),
+    serverCpuMicros: async () => 0,
+    close: () => fresh.close(),
+  };
+}
+
+/**
+ * The kept batches written to a fresh store: those from before the rounds unclocked, then the rounds' in
+ * the clock, a turn of the event loop each, as the recorder writes them.
+ */
+async function writeKept(
+  fresh: Target,
+): Promise<{ seconds: number; cpuMicros: number; rows: number; serverCpuMicros: number }> {
   try {
     for (const batch of kept.slice(0, keptBefore)) await fresh.history.appendHistory(...batch);
-    const rowsBefore = historyRows(fresh.db);
+    const rowsBefore = await fresh.rows();
+    const serverBefore = await fresh.serverCpuMicros();
     const cpuBefore = process.cpuUsage();
     const started = process.hrtime.bigint();
     for (const batch of kept.slice(keptBefore)) {
@@ -173,10 +223,12 @@ async function writeKept(): Promise<{ seconds: number; cpuMicros: number; rows: 
       await setImmediate();
     }
     const cpu = process.cpuUsage(cpuBefore);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     return {
-      seconds: Number(process.hrtime.bigint() - started) / 1e9,
+      seconds,
       cpuMicros: cpu.user + cpu.system,
-      rows: historyRows(fresh.db) - rowsBefore,
+      serverCpuMicros: (await fresh.serverCpuMicros()) - serverBefore,
+      rows: (await fresh.rows()) - rowsBefore,
     };
   } finally {
     await fresh.close();
