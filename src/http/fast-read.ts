@@ -1,19 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ClientAddressOf } from '../net/client-address.js';
+import { type ClientAddressOf, clientKey } from '../net/client-address.js';
 import { SECURITY_HEADERS } from '../net/security-headers.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 import { noneMatch, snapshotEtag } from './etag.js';
-
-/** A client's read budget, counted in the same store as Fastify's read routes (see rate-limits.ts). */
-export type ReadLimiter = (clientAddress: string) => Promise<ReadBudget>;
-
-export interface ReadBudget {
-  exceeded: boolean;
-  /** The draft `RateLimit-*` headers the answer carries, as name, value, name, value… */
-  headers: (string | number)[];
-}
+import type { ReadBudget } from './read-budget.js';
 
 export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -32,10 +24,9 @@ const COMMON_HEADERS: (string | number)[] = [
 ];
 const ETAG_AT = COMMON_HEADERS.length - 1;
 /**
- * The headers of a 200, its tag and length written in (and, with read limits on, the budget's after).
- * node:http reads the array while writeHead runs and keeps nothing of it, so one array serves every answer:
- * building one per request (Array.prototype.concat, a C++ builtin) was about 4% of the instructions a read
- * took (callgrind).
+ * The headers of a 200, its tag and length written in. node:http reads the array while writeHead runs and
+ * keeps nothing of it, so one array serves every answer: building one per request (Array.prototype.concat,
+ * a C++ builtin) was about 4% of the instructions a read took (callgrind).
  */
 const ANSWER_HEADERS: (string | number)[] = [
   ...COMMON_HEADERS,
@@ -47,6 +38,26 @@ const ANSWER_HEADERS: (string | number)[] = [
 const LENGTH_AT = ANSWER_HEADERS.length - 1;
 /** The headers of a 304, as Fastify answers one: no body, so neither its type nor its length. */
 const NOT_MODIFIED_HEADERS: (string | number)[] = [...COMMON_HEADERS];
+/** The draft `RateLimit-*` headers, as the read budget's hook sets them on Fastify's answers. */
+const BUDGET_HEADERS: (string | number)[] = [
+  'ratelimit-limit',
+  0,
+  'ratelimit-remaining',
+  0,
+  'ratelimit-reset',
+  0,
+];
+/** With read limits on: the same answers, the client's budget written in after. */
+const LIMITED_ANSWER_HEADERS = [...ANSWER_HEADERS, ...BUDGET_HEADERS];
+const LIMITED_NOT_MODIFIED_HEADERS = [...NOT_MODIFIED_HEADERS, ...BUDGET_HEADERS];
+
+/** Writes a budget into the last three values of `headers` (one of the LIMITED arrays). */
+function writeBudget(headers: (string | number)[], max: number, remaining: number, reset: number): void {
+  const at = headers.length - BUDGET_HEADERS.length;
+  headers[at + 1] = max;
+  headers[at + 3] = remaining;
+  headers[at + 5] = reset;
+}
 
 /**
  * `GET /v1/users/:id` of a monitored user, answered straight from node:http with the snapshot's bytes (or a
@@ -60,7 +71,7 @@ const NOT_MODIFIED_HEADERS: (string | number)[] = [...COMMON_HEADERS];
  * Fastify, which answers it (errors included) exactly as the contract says.
  */
 export class FastReads {
-  private limiter: ReadLimiter | null = null;
+  private budget: ReadBudget | null = null;
   private closing = false;
 
   constructor(
@@ -69,9 +80,9 @@ export class FastReads {
     private readonly metrics?: Metrics,
   ) {}
 
-  /** Read limits on: every read answered here is counted where Fastify's reads are. */
-  limitWith(limiter: ReadLimiter): void {
-    this.limiter = limiter;
+  /** Read limits on: every read answered here is charged to the budget Fastify's reads are. */
+  limitWith(budget: ReadBudget): void {
+    this.budget = budget;
   }
 
   /** From now on every request goes to Fastify, which answers it and closes its connection. */
@@ -79,49 +90,47 @@ export class FastReads {
     this.closing = true;
   }
 
-  /**
-   * Answers the request if it is one of ours and returns true; otherwise returns false and leaves it
-   * untouched. `fallback` (Fastify) takes a request this path began but then hands over (rate limited).
-   */
-  serve(request: IncomingMessage, response: ServerResponse, fallback: RequestHandler): boolean {
+  /** Answers the request if it is one of ours and returns true; otherwise returns false, leaving it alone. */
+  serve(request: IncomingMessage, response: ServerResponse): boolean {
     if (this.closing || request.method !== 'GET') return false;
     const id = idOf(request.url ?? '');
     const snapshot = id === null ? undefined : this.lookup(id);
-    if (id === null || snapshot === undefined) return false;
-    const limiter = this.limiter;
-    if (limiter === null) return this.answer(snapshot, request, response, null);
-    limiter(this.clientAddress(request)).then(
-      (budget) => {
-        // Looked up again: a user can stop being monitored while the limiter was asked.
-        const current = budget.exceeded ? undefined : this.lookup(id);
-        if (current === undefined) fallback(request, response);
-        else this.answer(current, request, response, budget);
-      },
-      // The limiter lets requests through when its store is away; anything else is Fastify's to answer.
-      () => fallback(request, response),
-    );
-    return true;
+    if (snapshot === undefined) return false;
+    const budget = this.budget;
+    if (budget === null)
+      return this.answer(snapshot, request, response, ANSWER_HEADERS, NOT_MODIFIED_HEADERS);
+    const used = budget.charge(clientKey(this.clientAddress(request)), 1);
+    // Over budget: Fastify answers the 429 as it answers every error (charging the read again, to no effect
+    // on a budget already spent).
+    if (used > budget.max) return false;
+    const remaining = budget.max - used;
+    const reset = budget.secondsLeft();
+    writeBudget(LIMITED_ANSWER_HEADERS, budget.max, remaining, reset);
+    writeBudget(LIMITED_NOT_MODIFIED_HEADERS, budget.max, remaining, reset);
+    return this.answer(snapshot, request, response, LIMITED_ANSWER_HEADERS, LIMITED_NOT_MODIFIED_HEADERS);
   }
 
+  /** `answer` and `notModified`: ANSWER_HEADERS and NOT_MODIFIED_HEADERS, or their LIMITED forms. */
   private answer(
     snapshot: PresenceSnapshot,
     request: IncomingMessage,
     response: ServerResponse,
-    budget: ReadBudget | null,
+    answer: (string | number)[],
+    notModified: (string | number)[],
   ): true {
     // What hooks in server.ts set on Fastify's answers (security headers, CORS); a test compares the two.
     const etag = snapshotEtag(snapshot);
     if (noneMatch(request.headers['if-none-match'], etag)) {
-      NOT_MODIFIED_HEADERS[ETAG_AT] = etag;
-      response.writeHead(304, budget ? NOT_MODIFIED_HEADERS.concat(budget.headers) : NOT_MODIFIED_HEADERS);
+      notModified[ETAG_AT] = etag;
+      response.writeHead(304, notModified);
       response.end();
       this.metrics?.fastRead();
       return true;
     }
     const { body } = snapshot;
-    ANSWER_HEADERS[ETAG_AT] = etag;
-    ANSWER_HEADERS[LENGTH_AT] = body.length;
-    response.writeHead(200, budget ? ANSWER_HEADERS.concat(budget.headers) : ANSWER_HEADERS);
+    answer[ETAG_AT] = etag;
+    answer[LENGTH_AT] = body.length;
+    response.writeHead(200, answer);
     // An ASCII body as Latin-1 is copied out as it is, with no UTF-8 encoding; a large one is bytes already,
     // written from the one buffer every reader shares.
     if (typeof body === 'string') response.end(body, 'latin1');

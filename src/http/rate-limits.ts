@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { clientKey } from '../net/client-address.js';
 import type { Snowflake } from '../presence/model.js';
 import { ApiError } from './errors.js';
-import type { ReadLimiter } from './fast-read.js';
+import { ReadBudget } from './read-budget.js';
 import type { RefusedWrites } from './refused-writes.js';
 
 /** Limits count requests per minute. */
@@ -15,7 +15,7 @@ export interface RateLimitSettings {
   read: number;
   /** KV writes per window per key owner, and refused ones per client; 0: no limit. */
   write: number;
-  /** Scale-out: counters in Redis, so a limit holds across every API node. */
+  /** Scale-out: write counters in Redis, read counts synced through it: limits hold across API nodes. */
   redis?: { client: Redis; prefix: string };
   /** Told of every request a limit refuses (metrics). */
   onLimited?(kind: LimitKind): void;
@@ -62,81 +62,73 @@ async function registerCounters(
   });
 }
 
-/** Puts one read budget per client (see clientKey) on every route registered in `scope` afterwards. */
-export async function limitReads(scope: FastifyInstance, settings: RateLimitSettings): Promise<void> {
-  if (settings.read === 0) return;
-  await registerCounters(scope, 'read', settings, {
-    keyGenerator: (request) => clientKey(request.ip),
-    onExceeded: () => settings.onLimited?.('read'),
-    errorResponseBuilder: (_request, context) =>
-      new ApiError('rate_limited', `more than ${context.max} reads a minute; retry in ${context.after}`),
+/** The read budget `settings` ask for, counted in this process (read-budget.ts); null: reads not limited. */
+export function readBudgetOf(settings: RateLimitSettings): ReadBudget | null {
+  if (settings.read === 0) return null;
+  return new ReadBudget({
+    max: settings.read,
+    windowMs: RATE_LIMIT_WINDOW_MS,
+    ...(settings.redis ? { shared: { redis: settings.redis.client, prefix: settings.redis.prefix } } : {}),
   });
 }
 
 /**
- * The read budget of `scope` (after `limitReads(scope, …)`) for requests answered outside Fastify
- * (fast-read.ts): the same counters, so a client's reads count once wherever they are answered.
+ * Sets the draft `RateLimit-*` headers of a client who has read `used` times this window, and `Retry-After`
+ * when that is more than the budget allows; returns whether it is.
  */
-export function readLimiterOf(scope: FastifyInstance): ReadLimiter {
-  const limit = scope.createRateLimit();
-  return async (ip) => {
-    // The plugin reads the key from the request (our keyGenerator: its ip) and a route's own settings
-    // (none here); nothing else of a request is read.
-    const budget = await limit({ ip, routeOptions: { config: {} } } as unknown as FastifyRequest);
-    if (budget.isAllowed) return { exceeded: false, headers: [] };
-    return {
-      exceeded: budget.isExceeded,
-      headers: [
-        'ratelimit-limit',
-        budget.max,
-        'ratelimit-remaining',
-        budget.remaining,
-        'ratelimit-reset',
-        budget.ttlInSeconds,
-      ],
-    };
-  };
+function answerBudget(budget: ReadBudget, used: number, reply: FastifyReply): boolean {
+  const seconds = budget.secondsLeft();
+  reply
+    .header('ratelimit-limit', budget.max)
+    .header('ratelimit-remaining', Math.max(0, budget.max - used))
+    .header('ratelimit-reset', seconds);
+  if (used <= budget.max) return false;
+  reply.header('retry-after', seconds);
+  return true;
+}
+
+/** "45 seconds", "1 second", "1 minute": how long a refused client waits. */
+function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds} ${seconds === 1 ? 'second' : 'seconds'}`;
+  const minutes = Math.round(seconds / 60);
+  return `${minutes} ${minutes === 1 ? 'minute' : 'minutes'}`;
+}
+
+/**
+ * Charges every request of the routes registered in `scope` afterwards one read of `budget`, the budget the
+ * fast path (fast-read.ts) charges too, so a client's reads count once wherever they are answered.
+ */
+export function limitReads(scope: FastifyInstance, budget: ReadBudget, settings: RateLimitSettings): void {
+  scope.addHook('onRequest', (request, reply, done) => {
+    const used = budget.charge(clientKey(request.ip), 1);
+    if (!answerBudget(budget, used, reply)) {
+      done();
+      return;
+    }
+    settings.onLimited?.('read');
+    const wait = duration(budget.secondsLeft());
+    done(new ApiError('rate_limited', `more than ${budget.max} reads a minute; retry in ${wait}`));
+  });
 }
 
 /**
  * Charges a read answered with more than one presence (the bulk read) for each of them: `reads` in all, of
  * which the read budget's hook took one with the request. Over budget it throws `429 rate_limited`.
  */
-export type ReadCharge = (request: FastifyRequest, reply: FastifyReply, reads: number) => Promise<void>;
+export type ReadCharge = (request: FastifyRequest, reply: FastifyReply, reads: number) => void;
 
-/** A counter's state after an increment, for a client it limits. */
-type Counted = Extract<
-  Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>,
-  { isAllowed: false }
->;
-
-/** The read charge of `scope` (after `limitReads(scope, …)`); null when reads are not limited. */
-export function readChargeOf(scope: FastifyInstance, settings: RateLimitSettings): ReadCharge | null {
-  if (settings.read === 0) return null;
-  const limit = scope.createRateLimit();
-  return async (request, reply, reads) => {
+/** The bulk read's charge against `budget`; null when reads are not limited. */
+export function readChargeOf(budget: ReadBudget | null, settings: RateLimitSettings): ReadCharge | null {
+  if (budget === null) return null;
+  return (request, reply, reads) => {
     if (reads <= 1) return;
-    const states = await Promise.all(Array.from({ length: reads - 1 }, () => limit(request)));
-    // The increments ran at once: the counter as the last one left it has the least remaining.
-    let last: Counted | undefined;
-    let exceeded = false;
-    for (const state of states) {
-      if (state.isAllowed) continue;
-      if (last === undefined || state.remaining < last.remaining) last = state;
-      exceeded ||= state.isExceeded;
-    }
-    if (last === undefined) return;
-    reply
-      .header('ratelimit-limit', last.max)
-      .header('ratelimit-remaining', last.remaining)
-      .header('ratelimit-reset', last.ttlInSeconds);
-    if (!exceeded) return;
+    const used = budget.charge(clientKey(request.ip), reads - 1);
+    if (!answerBudget(budget, used, reply)) return;
     settings.onLimited?.('read');
-    reply.header('retry-after', last.ttlInSeconds);
-    const seconds = last.ttlInSeconds;
+    const seconds = budget.secondsLeft();
     throw new ApiError(
       'rate_limited',
-      `more than ${last.max} reads a minute (a bulk read counts one per id); retry in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}`,
+      `more than ${budget.max} reads a minute (a bulk read counts one per id); retry in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}`,
     );
   };
 }

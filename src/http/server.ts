@@ -24,8 +24,8 @@ import type { PageExample } from './page/render.js';
 import {
   limitReads,
   type RateLimitSettings,
+  readBudgetOf,
   readChargeOf,
-  readLimiterOf,
   writeBudgetsOf,
 } from './rate-limits.js';
 import { RefusedWrites } from './refused-writes.js';
@@ -109,10 +109,10 @@ function hasUnreadBody(request: IncomingMessage): boolean {
   return announced && !request.complete;
 }
 
-/** Presence reads answered by the fast path, everything else (and what it hands back) by Fastify. */
+/** Presence reads answered by the fast path, everything else by Fastify. */
 function withFastReads(fastReads: FastReads, fastify: RequestHandler): RequestHandler {
   return (request, response) => {
-    if (!fastReads.serve(request, response, fastify)) fastify(request, response);
+    if (!fastReads.serve(request, response)) fastify(request, response);
   };
 }
 
@@ -216,16 +216,23 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     await app.register(metricsRoutes({ metrics, token: metricsToken }));
   }
   // Two scopes, two budgets: every read route shares the per-IP one, the KV routes the per-key one.
+  const readBudget = readBudgetOf(limits);
+  if (readBudget) {
+    fastReads.limitWith(readBudget);
+    app.addHook('onClose', (_instance, done) => {
+      readBudget.close();
+      done();
+    });
+  }
   await app.register(async (reads) => {
-    await limitReads(reads, limits);
-    if (limits.read > 0) fastReads.limitWith(readLimiterOf(reads));
+    if (readBudget) limitReads(reads, readBudget, limits);
     if (options.serveApi !== false) {
       const unmonitored = notMonitored({
         botName: options.botName ?? (() => null),
         inviteUrl: options.inviteUrl ?? null,
       });
       await reads.register(
-        userRoutes({ ...options, notMonitored: unmonitored, chargeReads: readChargeOf(reads, limits) }),
+        userRoutes({ ...options, notMonitored: unmonitored, chargeReads: readChargeOf(readBudget, limits) }),
       );
       await reads.register(
         homeRoutes({

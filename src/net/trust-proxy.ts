@@ -47,6 +47,12 @@ export function parseTrustProxy(value: string): TrustProxy {
 }
 
 /**
+ * Addresses whose trust is remembered at once: the proxies in front of the service are a handful, and the
+ * addresses a client may write into its chain are forgotten all together past this many.
+ */
+const REMEMBERED_ADDRESSES = 1_024;
+
+/**
  * The function Fastify and every limit use to walk a request's `X-Forwarded-For`; null when nobody is
  * trusted. A hop count trusts the nearest proxies whatever their address, as Express does (Fastify no
  * longer takes a number): right only when nobody can reach the service but through them.
@@ -57,5 +63,17 @@ export function trustFunction(trust: TrustProxy): TrustFunction | null {
     const { hops } = trust;
     return (_address, hop) => hop < hops;
   }
-  return proxyAddr.compile(trust.addresses);
+  // proxy-addr parses the address with ipaddr.js on every call, which costs more than the rest of a read's
+  // limit check, and it is the same proxy's address every time. Its answer goes by the address alone.
+  const compiled = proxyAddr.compile(trust.addresses);
+  const known = new Map<string, boolean>();
+  return (address, hop) => {
+    let trusted = known.get(address);
+    if (trusted === undefined) {
+      trusted = compiled(address, hop);
+      if (known.size >= REMEMBERED_ADDRESSES) known.clear();
+      known.set(address, trusted);
+    }
+    return trusted;
+  };
 }

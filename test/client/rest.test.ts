@@ -13,6 +13,7 @@ import { insertApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { startHttpServer } from '../support/http-server.js';
+import { inOneReadWindow } from '../support/read-window.js';
 
 /** `presently/client`'s REST helpers against the real service (simulated Discord behind it). */
 
@@ -185,6 +186,7 @@ describe('PresentlyClient REST helpers', () => {
   it('gives a 429 its Retry-After', async () => {
     const { app, base } = await startHttpServer({ rateLimits: { read: 1, write: 0 } });
     try {
+      await inOneReadWindow();
       const limited = new PresentlyClient({ baseUrl: base });
       await limited.version();
       const error = await failure(limited.version());

@@ -3,6 +3,7 @@ import type { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { AVATAR_CACHE_CONTROL } from '../../src/http/routes/avatar.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
+import { inOneReadWindow } from '../support/read-window.js';
 
 const GUILD = '100000000000000001';
 const STILL = { id: '80351110224678912', username: 'still', avatar: '8342729096ea3675442027381ff50dfe' };
@@ -147,6 +148,7 @@ describe('GET /:id.<format>: avatar quick links', () => {
   });
 
   it('counts against the read rate limit, with the presence reads', async () => {
+    await inOneReadWindow();
     const first = await quick(`/${STILL.id}.png`);
     const second = await quick(`/v1/users/${STILL.id}`);
     const third = await quick(`/${NEW_NAME.id}.webp`);

@@ -13,6 +13,7 @@ import {
 } from '../socket/fixture.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
+import { inOneReadWindow } from '../support/read-window.js';
 
 /**
  * `GET /v1/users?ids=a,b,c`: up to 50 presences in one envelope, each the bytes `GET /v1/users/:id` answers,
@@ -206,6 +207,7 @@ describe('a bulk read against the read limit', () => {
     });
     const started = h;
     await eventually(() => expect(started.app.view.get(ALICE)).toBeDefined());
+    await inOneReadWindow();
     const base = h.base;
 
     // Four distinct ids, one of them twice, one not monitored: four reads.

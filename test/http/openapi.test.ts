@@ -27,6 +27,7 @@ import {
   resolvePointer,
   schemaCompiler,
 } from '../support/openapi.js';
+import { inOneReadWindow } from '../support/read-window.js';
 
 /**
  * The OpenAPI document (`/v1/openapi.json`) against the contract and against the service: every route and
@@ -632,6 +633,7 @@ describe('rate limits', () => {
   it('the document and the docs page are reads: they count against the read budget', async () => {
     const limited = await startHarness({ env: { RATE_LIMIT_READ: '3' } });
     try {
+      await inOneReadWindow();
       const url = limited.base;
       for (const path of [OPENAPI_PATH, DOCS_PATH, `${DOCS_PATH}/static/swagger-ui.css`]) {
         const response = await fetch(`${url}${path}`);

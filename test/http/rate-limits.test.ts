@@ -5,6 +5,7 @@ import { insertApiKey } from '../support/api-key.js';
 import { startApiNode } from '../support/api-node.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { RawConnection } from '../support/raw-http.js';
+import { inOneReadWindow } from '../support/read-window.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 
 const hasRedis = await redisAvailable('rate limits across API nodes');
@@ -50,6 +51,7 @@ async function expectLimited(response: Response, limit: number): Promise<void> {
 describe('rate limits', () => {
   it('reads share one budget per client IP across routes, with the standard headers', async () => {
     const h = await start({ RATE_LIMIT_READ: '4' });
+    await inOneReadWindow();
     const paths = [
       '/v1/version',
       `/v1/users/${USER}`,
@@ -67,11 +69,18 @@ describe('rate limits', () => {
   it('presence reads count and are refused like any read, remaining going down to the 429', async () => {
     const h = await start({ RATE_LIMIT_READ: '3' });
     await expect.poll(() => h.app.view.get(USER)).toBeDefined();
+    await inOneReadWindow();
     const remaining: (string | null)[] = [];
+    let etag = '';
+    // The second asks with the first's tag: a 304 counts, and says so, as a 200 does.
     for (let n = 0; n < 3; n++) {
-      const response = await fetch(`${h.base}/v1/users/${USER}`);
-      expect(response.status).toBe(200);
+      const response = await fetch(`${h.base}/v1/users/${USER}`, {
+        headers: n === 1 ? { 'if-none-match': etag } : {},
+      });
+      expect(response.status).toBe(n === 1 ? 304 : 200);
+      etag = response.headers.get('etag') ?? '';
       remaining.push(response.headers.get('ratelimit-remaining'));
+      expect(response.headers.get('ratelimit-limit')).toBe('3');
       expect(Number(response.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
     }
     expect(remaining).toEqual(['2', '1', '0']);
@@ -180,17 +189,37 @@ describe('rate limits', () => {
     expect((await fetch(`${h.base}/v1/version`)).headers.get('ratelimit-limit')).toBeNull();
   });
 
-  it.skipIf(!hasRedis)('with Redis, one budget holds across API nodes', async () => {
-    const prefix = uniquePrefix();
-    for (let i = 0; i < 2; i++) apps.push(await startApiNode(prefix, { RATE_LIMIT_READ: '3' }));
-    const [a, b] = apps as [App, App];
-    expect((await fetch(`${a.url}/v1/version`)).status).toBe(200);
-    expect((await fetch(`${b.url}/v1/version`)).status).toBe(200);
-    expect((await fetch(`${a.url}/v1/version`)).status).toBe(200);
-    await expectLimited(await fetch(`${b.url}/v1/version`), 3);
-    const { Redis } = await import('ioredis');
-    const redis = new Redis(REDIS_TEST_URL);
-    await dropPrefix(redis, prefix);
-    redis.disconnect();
-  });
+  it.skipIf(!hasRedis)(
+    'with Redis, one budget holds across API nodes, each deciding from the counts of its last sync',
+    async () => {
+      const prefix = uniquePrefix();
+      for (let i = 0; i < 2; i++) apps.push(await startApiNode(prefix, { RATE_LIMIT_READ: '10' }));
+      const [a, b] = apps as [App, App];
+      const { Redis } = await import('ioredis');
+      const redis = new Redis(REDIS_TEST_URL);
+      /** The client's reads as every node has added them to Redis so far. */
+      const shared = async () => {
+        const [key] = await redis.keys(`${prefix}rate-limit:read:*`);
+        return key === undefined ? 0 : Number(await redis.get(key));
+      };
+      const read = async (node: App) => (await fetch(`${node.url}/v1/version`)).status;
+      try {
+        await inOneReadWindow();
+        for (let n = 0; n < 10; n++) expect(await read(a)).toBe(200);
+        await expectLimited(await fetch(`${a.url}/v1/version`), 10);
+        await expect.poll(shared).toBe(11);
+        // b has not synced since the client read on a: it answers until it does (docs/limits.md).
+        expect(await read(b)).toBe(200);
+        await expect.poll(shared).toBe(12);
+        // Synced, b refuses: on its own count it would still have answered 9.
+        let answered = 0;
+        while ((await read(b)) === 200) answered++;
+        expect(answered).toBeLessThanOrEqual(1);
+        await expectLimited(await fetch(`${b.url}/v1/version`), 10);
+      } finally {
+        await dropPrefix(redis, prefix);
+        redis.disconnect();
+      }
+    },
+  );
 });

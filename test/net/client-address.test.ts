@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { refusedUpgrade, SocketClient, socketUrl, terminateAll } from '../socket/client.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
+import { inOneReadWindow } from '../support/read-window.js';
 
 /**
  * Behind a reverse proxy every request comes from the proxy's address; the client is the one the proxy
@@ -84,6 +85,7 @@ describe.each([
 
   it('clients behind the proxy have a read budget each, on the fast path and through Fastify', async () => {
     const { h } = started;
+    await inOneReadWindow();
     const [a, b, c] = ['198.51.100.1', '198.51.100.2', '198.51.100.3'];
     expect([await read(h, FAST, a), await read(h, FAST, a), await read(h, FAST, a)]).toEqual([200, 200, 429]);
     expect([await read(h, FAST, b), await read(h, ROUTED, b), await read(h, ROUTED, b)]).toEqual([
@@ -110,6 +112,7 @@ describe.each([
 
   it('IPv6 clients in one /64 share a budget; in another /64 they do not', async () => {
     const { h } = started;
+    await inOneReadWindow();
     expect([
       await read(h, ROUTED, '2001:db8:0:1::1'),
       await read(h, ROUTED, '2001:db8:0:1::2'),
@@ -141,6 +144,7 @@ describe.each([
 
   it("ignores an untrusted peer's X-Forwarded-For: every limit and log line goes by the peer", async () => {
     const { h, lines } = started;
+    await inOneReadWindow();
     await failingRequest(h, '198.51.100.1');
     expect(failureLine(lines)).toMatchObject({ clientAddress: '127.0.0.1' });
     // That failed read was the peer's first; this is its second, and the budget is spent.

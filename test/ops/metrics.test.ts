@@ -4,6 +4,7 @@ import { SocketClient } from '../socket/client.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { type Family, parseExposition, sampleValue, scrape } from '../support/prometheus.js';
+import { inOneReadWindow } from '../support/read-window.js';
 
 /**
  * `GET /metrics` of the whole service against the simulated Discord: what happens (presence changes,
@@ -278,6 +279,7 @@ describe('rate limits', () => {
   afterAll(() => h.close());
 
   it('count refused reads, and never apply to /metrics, /v1/health or /v1/ready', async () => {
+    await inOneReadWindow();
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await fetch(`${h.base}/v1/users/${ALICE}`)).status);
     expect(statuses).toEqual([200, 200, 200, 429, 429]);

@@ -163,7 +163,7 @@ export const userRoutes =
       },
       async (request, reply) => {
         const ids = bulkIdsOf(request.query);
-        await deps.chargeReads?.(request, reply, ids.length);
+        deps.chargeReads?.(request, reply, ids.length);
         const found: [Snowflake, PresenceSnapshot][] = [];
         for (const id of ids) {
           const snapshot = deps.view.get(id);

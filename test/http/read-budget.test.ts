@@ -1,0 +1,302 @@
+import { once } from 'node:events';
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { installErrorHandling } from '../../src/http/errors.js';
+import { limitReads, readChargeOf } from '../../src/http/rate-limits.js';
+import { ReadBudget } from '../../src/http/read-budget.js';
+import { eventually } from '../support/eventually.js';
+import {
+  dropPrefix,
+  REDIS_TEST_URL,
+  redisAvailable,
+  startPrivateRedis,
+  uniquePrefix,
+} from '../support/redis.js';
+
+const hasRedis = await redisAvailable('read budgets shared through Redis');
+const MINUTE = 60_000;
+/** 12:00:15 UTC: 45 s before the window ends. */
+const AT_15_S = Date.UTC(2026, 0, 1, 12, 0, 15);
+/** A sync interval no test waits for: the tests sync by hand. */
+const NEVER = 3_600_000;
+
+const budgets: ReadBudget[] = [];
+const servers: FastifyInstance[] = [];
+const connections: Redis[] = [];
+
+afterEach(async () => {
+  vi.useRealTimers();
+  for (const budget of budgets.splice(0)) budget.close();
+  for (const server of servers.splice(0)) await server.close();
+  for (const redis of connections.splice(0)) redis.disconnect();
+});
+
+function budget(options: Partial<ConstructorParameters<typeof ReadBudget>[0]> = {}): ReadBudget {
+  const made = new ReadBudget({ max: 5, windowMs: MINUTE, ...options });
+  budgets.push(made);
+  return made;
+}
+
+/** A connection as a node's limiter has one (a command fails at once while Redis is away), once it is up. */
+async function limiterConnection(url = REDIS_TEST_URL): Promise<Redis> {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    retryStrategy: () => 50,
+  });
+  redis.on('error', () => {});
+  connections.push(redis);
+  await once(redis, 'ready');
+  return redis;
+}
+
+describe('a read budget', () => {
+  it('counts each client within the clock’s window, and starts every client afresh when it ends', () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(AT_15_S);
+    const reads = budget();
+    expect([reads.charge('a', 1), reads.charge('a', 1), reads.charge('b', 1)]).toEqual([1, 2, 1]);
+    expect(reads.secondsLeft()).toBe(45);
+    vi.advanceTimersByTime(44_500);
+    expect(reads.charge('a', 1)).toBe(3);
+    expect(reads.secondsLeft()).toBe(1);
+    vi.advanceTimersByTime(500);
+    expect(reads.charge('a', 1)).toBe(1);
+    expect(reads.secondsLeft()).toBe(60);
+    expect(reads.clients).toBe(1);
+  });
+
+  it('charges several reads at once (a bulk read), past the budget too', () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(AT_15_S);
+    const reads = budget();
+    expect(reads.charge('a', 4)).toBe(4);
+    expect(reads.charge('a', 3)).toBe(7);
+    expect(reads.charge('a', 1)).toBe(8);
+    expect(reads.charge('b', 5)).toBe(5);
+  });
+
+  it('counts thousands of IPv4 clients apart, and IPv6 /64s and other names beside them', () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(AT_15_S);
+    const reads = budget({ max: 100 });
+    // Alike but for one byte, in every position: 4 × 1,250 addresses.
+    const addresses = [0, 1, 2, 3].flatMap((position) =>
+      Array.from({ length: 1_250 }, (_, n) => {
+        const bytes = [10, 20, 30, 40];
+        bytes[position] = n % 256;
+        bytes[(position + 1) % 4] = 100 + Math.floor(n / 256);
+        return bytes.join('.');
+      }),
+    );
+    const others = ['2001:db8:0:1::', '2001:db8:0:2::', 'unknown', '0.1.2.3'];
+    const clients = [...new Set([...addresses, ...others])];
+    clients.forEach((client, n) => {
+      for (let read = 0; read < n % 3; read++) reads.charge(client, 1);
+    });
+    expect(clients.map((client, n) => reads.charge(client, 1) - 1 - (n % 3))).toEqual(clients.map(() => 0));
+    expect(reads.clients).toBe(clients.length);
+    // The same address however its bytes are written.
+    expect(reads.charge('10.020.030.040', 1)).toBe(reads.charge('10.20.30.40', 0));
+    // Not addresses: counted by name.
+    for (const name of ['1.2.3', '1.2.3.4.5', '1.2.3.256', '1..2.3', '1.2.3.4 '])
+      expect(reads.charge(name, 2)).toBe(2);
+  });
+
+  it('holds at most maxClients clients a window: one more is let through uncounted; the next window holds none', () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(AT_15_S);
+    const reads = budget({ maxClients: 3 });
+    for (const client of ['198.51.100.1', '2001:db8::', 'unknown']) reads.charge(client, 1);
+    for (const client of ['198.51.100.2', '2001:db8:0:1::']) {
+      expect([reads.charge(client, 1), reads.charge(client, 1), reads.charge(client, 2)]).toEqual([1, 1, 2]);
+    }
+    expect(reads.charge('198.51.100.1', 1)).toBe(2);
+    expect(reads.charge('2001:db8::', 1)).toBe(2);
+    expect(reads.clients).toBe(3);
+    vi.advanceTimersByTime(MINUTE);
+    expect(reads.charge('198.51.100.2', 1)).toBe(1);
+    expect(reads.clients).toBe(1);
+  });
+});
+
+/** `RateLimit-Limit`, `-Remaining`, `-Reset` and `Retry-After` of an answer. */
+const told = (answer: LightMyRequestResponse) =>
+  ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'].map(
+    (name) => answer.headers[name],
+  );
+
+describe('a read budget on Fastify routes', () => {
+  /** GET /read (one read) and GET /bulk?n= (n reads), limited by `reads`, as server.ts wires them. */
+  async function serve(reads: ReadBudget, limited: string[]): Promise<FastifyInstance> {
+    const app = Fastify();
+    servers.push(app);
+    installErrorHandling(app);
+    const settings = { read: reads.max, write: 0, onLimited: (kind: string) => limited.push(kind) };
+    await app.register(async (scope) => {
+      limitReads(scope, reads, settings);
+      const charge = readChargeOf(reads, settings);
+      scope.get('/read', async () => 'ok');
+      scope.get('/bulk', async (request, reply) => {
+        charge?.(request, reply, Number((request.query as { n: string }).n));
+        return 'ok';
+      });
+    });
+    return app;
+  }
+
+  it('answers the draft headers, then 429 rate_limited with Retry-After and the message it always had', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(AT_15_S);
+    const limited: string[] = [];
+    const app = await serve(budget({ max: 2 }), limited);
+    const first = await app.inject('/read');
+    expect(first.statusCode).toBe(200);
+    expect(told(first)).toEqual(['2', '1', '45', undefined]);
+    expect(told(await app.inject('/read'))).toEqual(['2', '0', '45', undefined]);
+    const refused = await app.inject('/read');
+    expect(refused.statusCode).toBe(429);
+    expect(told(refused)).toEqual(['2', '0', '45', '45']);
+    expect(refused.json()).toEqual({
+      success: false,
+      error: { code: 'rate_limited', message: 'more than 2 reads a minute; retry in 45 seconds' },
+    });
+    expect(limited).toEqual(['read']);
+
+    vi.setSystemTime(AT_15_S + 45_000);
+    expect((await app.inject('/read')).headers['ratelimit-remaining']).toBe('1');
+    expect((await app.inject('/read')).statusCode).toBe(200);
+    expect((await app.inject('/read')).json().error.message).toBe(
+      'more than 2 reads a minute; retry in 1 minute',
+    );
+  });
+
+  it('charges a bulk read one read per id, the request’s own included, and refuses one the budget cannot pay', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(AT_15_S + 44_000);
+    const limited: string[] = [];
+    const app = await serve(budget({ max: 10 }), limited);
+    const four = await app.inject('/bulk?n=4');
+    expect(four.statusCode).toBe(200);
+    expect(four.headers['ratelimit-remaining']).toBe('6');
+    expect((await app.inject('/bulk?n=1')).headers['ratelimit-remaining']).toBe('5');
+    const six = await app.inject('/bulk?n=6');
+    expect(six.statusCode).toBe(429);
+    expect(told(six)).toEqual(['10', '0', '1', '1']);
+    expect(six.json().error.message).toBe(
+      'more than 10 reads a minute (a bulk read counts one per id); retry in 1 second',
+    );
+    expect((await app.inject('/read')).statusCode).toBe(429);
+    expect(limited).toEqual(['read', 'read']);
+  });
+});
+
+describe.skipIf(!hasRedis)('read budgets of several nodes sharing one Redis', () => {
+  const prefixes: string[] = [];
+  afterEach(async () => {
+    const redis = new Redis(REDIS_TEST_URL);
+    for (const prefix of prefixes.splice(0)) await dropPrefix(redis, prefix);
+    redis.disconnect();
+  });
+
+  async function nodes(count: number, max: number): Promise<ReadBudget[]> {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    const redis = await limiterConnection();
+    return Array.from({ length: count }, () => budget({ max, shared: { redis, prefix, syncMs: NEVER } }));
+  }
+
+  const CLIENT = '203.0.113.9';
+  /** Charges one read of `client` on `node`; whether it was admitted. */
+  const admitted = (node: ReadBudget, client: string) => node.charge(client, 1) <= node.max;
+
+  it('enforce the combined limit, past it by no more than the nodes admit within two syncs', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(AT_15_S);
+    const max = 100;
+    const perSync = 7;
+    const all = await nodes(3, max);
+    let total = 0;
+    let lastRounds: number[] = [];
+    for (let round = 0; round < 20; round++) {
+      let thisRound = 0;
+      for (let n = 0; n < perSync; n++) {
+        for (const node of all) if (admitted(node, CLIENT)) thisRound++;
+      }
+      total += thisRound;
+      lastRounds = [...lastRounds.slice(-1), thisRound];
+      // The nodes sync in turns, each in a different order: every node's view lags by a sync at times.
+      const order = round % 2 === 0 ? all : [...all].reverse();
+      for (const node of order) await node.sync();
+    }
+    // Never short of the limit; past it by at most what the nodes admit within two syncs.
+    expect(total).toBeGreaterThanOrEqual(max);
+    expect(total).toBeLessThanOrEqual(max + 2 * perSync * all.length);
+    // Every node now knows the client is spent, and a new client is not.
+    for (const node of all) expect(admitted(node, CLIENT)).toBe(false);
+    expect(lastRounds).toEqual([0, 0]);
+    expect(admitted(all[0] as ReadBudget, '203.0.113.10')).toBe(true);
+  });
+
+  it('a node that has not synced since the client read elsewhere admits it until its next sync, then refuses', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(AT_15_S);
+    const [a, b] = (await nodes(2, 10)) as [ReadBudget, ReadBudget];
+    expect(admitted(b, CLIENT)).toBe(true);
+    await b.sync();
+    // a has not synced since b's read: it decides from its own reads alone until it does.
+    for (let n = 0; n < 10; n++) expect(admitted(a, CLIENT)).toBe(true);
+    expect(admitted(a, CLIENT)).toBe(false);
+    await a.sync();
+    // b last heard 1: until it syncs, it decides from that and its own reads.
+    expect(admitted(b, CLIENT)).toBe(true);
+    await b.sync();
+    expect(admitted(b, CLIENT)).toBe(false);
+  });
+
+  it('count a window under its own key, gone after the next window', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(AT_15_S);
+    const [a] = (await nodes(1, 10)) as [ReadBudget];
+    a.charge('198.51.100.7', 3);
+    a.charge('2001:db8:0:1::', 2);
+    await a.sync();
+    const redis = await limiterConnection();
+    const window = `${prefixes[0]}rate-limit:read:${Math.floor(AT_15_S / MINUTE)}`;
+    expect((await redis.keys(`${prefixes[0]}rate-limit:read:*`)).sort()).toEqual([
+      `${window}:198.51.100.7`,
+      `${window}:2001:db8:0:1::`,
+    ]);
+    expect(await redis.get(`${window}:198.51.100.7`)).toBe('3');
+    expect(await redis.get(`${window}:2001:db8:0:1::`)).toBe('2');
+    const ttl = await redis.pttl(`${window}:198.51.100.7`);
+    expect(ttl).toBeGreaterThan(MINUTE);
+    expect(ttl).toBeLessThanOrEqual(2 * MINUTE);
+  });
+
+  it('Redis away: reads are let through, counted by the node alone, and added to the shared count once it is back', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(AT_15_S);
+    const server = await startPrivateRedis();
+    try {
+      const prefix = uniquePrefix();
+      const redis = await limiterConnection(server.url);
+      const node = budget({ max: 5, shared: { redis, prefix, syncMs: NEVER } });
+      expect(admitted(node, 'client')).toBe(true);
+      await node.sync();
+      server.kill();
+      await eventually(() => expect(redis.status).not.toBe('ready'));
+      for (let n = 0; n < 4; n++) expect(admitted(node, 'client')).toBe(true);
+      await node.sync();
+      expect(admitted(node, 'client')).toBe(false);
+      await server.start();
+      await eventually(() => expect(redis.status).toBe('ready'));
+      await node.sync();
+      expect(await redis.get(`${prefix}rate-limit:read:${Math.floor(AT_15_S / MINUTE)}:client`)).toBe('6');
+    } finally {
+      server.remove();
+    }
+  });
+});
