@@ -21,6 +21,8 @@ export interface ServiceOptions {
   nodeFlags?: readonly string[];
   /** Every per-address limit at its default, as a public instance runs (otherwise they are off). */
   defaultLimits?: boolean;
+  /** `TRUST_PROXY`: whose `X-Forwarded-For` names the client (wrk's address, with forwarded-for.ts). */
+  trustProxy?: string;
   /** Bench user whose API key the service makes and sends in `ready`. */
   apiKeyUser?: number;
 }
@@ -54,6 +56,7 @@ export async function startService(
       USERS: users,
       START: start,
       ...(options.defaultLimits ? { DEFAULT_LIMITS: '1' } : {}),
+      ...(options.trustProxy === undefined ? {} : { TRUST_PROXY: options.trustProxy }),
       ...(options.apiKeyUser === undefined ? {} : { API_KEY_USER: String(options.apiKeyUser) }),
     },
     options.nodeFlags,

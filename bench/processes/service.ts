@@ -21,7 +21,8 @@ import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/w
  * gateway holds and how many of them are subscribed.
  *
  * The per-address limits are off, so one load generator measures the service rather than its limits;
- * with DEFAULT_LIMITS=1 every limit is left as a public instance runs it (hostile). API_KEY_USER=n puts a
+ * with DEFAULT_LIMITS=1 every limit is left as a public instance runs it (hostile, rest-read), and TRUST_PROXY
+ * says whose X-Forwarded-For names the client. API_KEY_USER=n puts a
  * live API key for bench user n in the store, as `?apikey` would, and sends it in `ready`; `{type: 'kv',
  * userId}` answers with the fingerprint (bench/lib/kv-at-cap.ts) and size of that user's stored KV.
  */
@@ -46,6 +47,7 @@ const app = await startApp(
     HOST: '127.0.0.1',
     PORT: '0',
     ...(process.env.DEFAULT_LIMITS === '1' ? {} : noLimits),
+    ...(process.env.TRUST_PROXY === undefined ? {} : { TRUST_PROXY: process.env.TRUST_PROXY }),
   }),
   { logger: pino({ level: 'warn' }) },
 );
