@@ -2,7 +2,7 @@ import { KV_KEY_MAX_LENGTH, KV_MAX_KEYS, KV_VALUE_MAX_CHARS } from '../../kv/rul
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 
 /**
- * The contract's envelope (API.md, "Envelope and errors") as response schemas. Routes declare the data
+ * The contract's envelope (docs/api.md, "Errors") as response schemas. Routes declare the data
  * they answer with and the error codes they can answer; the OpenAPI document is built from these, and the
  * service never serializes with them (see openapi.ts).
  */

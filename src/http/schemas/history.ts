@@ -2,8 +2,8 @@ import { HISTORY_LIMIT, TOP_TRACKS_MAX_LIMIT, TOP_TRACKS_MIN_PLAYS } from '../..
 import { discordStatusSchema, epochMs, nowPlayingSchema, nullableEpochMs } from './presence.js';
 
 /**
- * What `/history`, `/stats` and `/top-tracks` answer (API.md, "Presence object": history entries, top
- * track, stats), as JSON Schema for the OpenAPI document.
+ * What `/history`, `/stats` and `/top-tracks` answer (docs/api.md, "History, stats and top
+ * tracks"), as JSON Schema for the OpenAPI document.
  */
 
 /** `now_playing` plus fields of its own. */

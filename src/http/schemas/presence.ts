@@ -3,7 +3,7 @@ import { SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
 import { MAX_TIMESTAMP_MS } from '../../presence/values.js';
 
 /**
- * The presence object of the API contract (API.md, "Presence object") as JSON Schema (draft-07, what
+ * The presence object of the API contract (docs/api.md, `GET /v1/users/:id`) as JSON Schema (draft-07, what
  * Fastify's Ajv speaks), so response schemas and the OpenAPI description can reuse it. Tests validate
  * every presence the service builds against it.
  *
