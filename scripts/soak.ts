@@ -33,8 +33,8 @@ import { parseArgs } from 'node:util';
 import { inflateSync } from 'node:zlib';
 import type { GatewayActivity } from 'discord-api-types/v10';
 import { WebSocket } from 'ws';
-import { customStatusActivity, gameActivity, spotifyActivity } from '../src/discord/simulator/activities.js';
-import { DiscordSimulator, type PresenceInput } from '../src/discord/simulator/index.js';
+import { customStatusActivity, gameActivity, spotifyActivity } from '../src/simulator/activities.js';
+import { DiscordSimulator, type PresenceInput } from '../src/simulator/index.js';
 
 /**
  * Growth per minute after warm-up past which memory is not flat. At the default load a minute is 9,000

@@ -56,6 +56,29 @@ describe('layering', () => {
     expect(offending).toEqual([]);
   });
 
+  it("simulator/ is the demo's alone: no other part of the service imports it", () => {
+    expect(
+      all.filter(
+        ([from, to]) => folderOf(to) === 'simulator' && !['simulator', 'demo'].includes(folderOf(from)),
+      ),
+    ).toEqual([]);
+  });
+
+  it('simulator/ speaks Discord with nothing of the service but presence/ types and the PNG encoder', () => {
+    expect(
+      all.filter(
+        ([from, to]) =>
+          folderOf(from) === 'simulator' && !['simulator', 'presence', 'png'].includes(folderOf(to)),
+      ),
+    ).toEqual([]);
+  });
+
+  it('demo/ is wired in by app.ts alone', () => {
+    expect(
+      all.filter(([from, to]) => folderOf(to) === 'demo' && folderOf(from) !== 'demo' && from !== 'app.ts'),
+    ).toEqual([]);
+  });
+
   it('store/ does not read the configuration (config.ts depends on the store, not the other way)', () => {
     expect(all.filter(([from, to]) => folderOf(from) === 'store' && to === 'config.js')).toEqual([]);
   });

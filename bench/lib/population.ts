@@ -4,8 +4,8 @@ import {
   gameActivity,
   spotifyActivity,
   youtubeMusicActivity,
-} from '../../src/discord/simulator/activities.js';
-import type { PresenceInput, UserInput } from '../../src/discord/simulator/index.js';
+} from '../../src/simulator/activities.js';
+import type { PresenceInput, UserInput } from '../../src/simulator/index.js';
 import { benchUserId, SONGS } from './workload.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
-import { customStatusActivity, spotifyActivity } from '../../src/discord/simulator/activities.js';
-import type { PresenceInput, UserInput } from '../../src/discord/simulator/index.js';
+import { customStatusActivity, spotifyActivity } from '../../src/simulator/activities.js';
+import type { PresenceInput, UserInput } from '../../src/simulator/index.js';
 
 /** The guild every bench user is in, and a second one, whose copies of an update are no change. */
 export const BENCH_GUILD = '400000000000000001';

@@ -1,8 +1,8 @@
 import '../../src/ops/tick-shape.js';
 import type { GatewayGuildCreateDispatchData } from 'discord-api-types/v10';
-import type { OutgoingDispatch, SimulatedGateway } from '../../src/discord/simulator/gateway.js';
-import { DiscordSimulator } from '../../src/discord/simulator/index.js';
-import type { SimGuild } from '../../src/discord/simulator/state.js';
+import type { OutgoingDispatch, SimulatedGateway } from '../../src/simulator/gateway.js';
+import { DiscordSimulator } from '../../src/simulator/index.js';
+import type { SimGuild } from '../../src/simulator/state.js';
 import { type Message, onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { markerText, nowMicros } from '../lib/fanout-marker.js';
 import { populationPresence, populationUser } from '../lib/population.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { DiscordSimulator } from '../../src/discord/simulator/index.js';
+import { DiscordSimulator } from '../../src/simulator/index.js';
 import { type NodeProcess, startNodeProcess } from '../../test/support/node-process.js';
 import type { Row } from '../lib/results.js';
 import { BENCH_GUILD, benchUserId, realisticPresence } from '../lib/workload.js';

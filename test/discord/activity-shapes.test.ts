@@ -8,7 +8,7 @@ import {
   richPresenceActivity,
   streamingActivity,
   youtubeMusicActivity,
-} from '../../src/discord/simulator/activities.js';
+} from '../../src/simulator/activities.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 

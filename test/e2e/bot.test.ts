@@ -18,7 +18,7 @@ const GUILD = '400000000000000001';
 const CHANNEL = '400000000000000010';
 const USER = '80351110224678912';
 const OTHER = '80351110224678913';
-/** Every command API.md lists. */
+/** Every command the contract lists (docs/api.md). */
 const COMMANDS = ['apikey', 'forget', 'kv', 'get', 'set', 'del', 'help'];
 
 type Envelope<T> = { success: true; data: T } | { success: false; error: { code: string; message: string } };

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KV_VISIBLE_TIMEOUT_MS } from '../../src/app.js';
-import { spotifyActivity } from '../../src/discord/simulator/activities.js';
-import { DiscordSimulator } from '../../src/discord/simulator/index.js';
+import { spotifyActivity } from '../../src/simulator/activities.js';
+import { DiscordSimulator } from '../../src/simulator/index.js';
 import { SocketClient } from '../socket/client.js';
 import { obtainApiKey } from '../support/api-key.js';
 import { type DurableStore, durableStores } from '../support/durable-stores.js';

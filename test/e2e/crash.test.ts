@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
+import { DiscordSimulator } from '../../src/simulator/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import {
   crashGuild,

@@ -2,12 +2,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { GatewayIntentBits } from 'discord-api-types/v10';
 import { describe, expect, it, type TestContext } from 'vitest';
-import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/discord/simulator/index.js';
+import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/simulator/index.js';
 import { eventually, within } from '../support/eventually.js';
 import { freePort, outputOf } from '../support/node-process.js';
 
 /**
- * Closes that reconnecting cannot fix (API.md, "Process"): the service as `npm start` runs it, its own
+ * Closes that reconnecting cannot fix (docs/deployment.md, "Your own bot"): the service as `npm start` runs it, its own
  * process, against a simulated Discord in this one. It must log one plain fatal line saying what is
  * wrong and exit with a non-zero code, never retry in a loop (Discord bans tokens that do).
  */

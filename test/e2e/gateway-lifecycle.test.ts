@@ -3,10 +3,10 @@ import { type GatewayActivity, GatewayIntentBits } from 'discord-api-types/v10';
 import pino from 'pino';
 import { describe, expect, it, type TestContext, vi } from 'vitest';
 import { DiscordGateway } from '../../src/discord/gateway.js';
-import { spotifyActivity } from '../../src/discord/simulator/activities.js';
-import type { MemberInput, PresenceInput } from '../../src/discord/simulator/index.js';
 import { presenceSchema } from '../../src/http/schemas/presence.js';
 import type { PresenceChange } from '../../src/presence/registry.js';
+import { spotifyActivity } from '../../src/simulator/activities.js';
+import type { MemberInput, PresenceInput } from '../../src/simulator/index.js';
 import { eventually, within } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 

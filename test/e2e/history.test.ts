@@ -1,13 +1,13 @@
 import type { APIMessage, GatewayActivity } from 'discord-api-types/v10';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { DiscordStatus, NowPlaying, Presence } from '../../src/presence/model.js';
 import {
   customStatusActivity,
   spotifyActivity,
   spotifyLocalFileActivity,
   youtubeMusicActivity,
-} from '../../src/discord/simulator/activities.js';
-import type { PresenceInput } from '../../src/discord/simulator/index.js';
-import type { DiscordStatus, NowPlaying, Presence } from '../../src/presence/model.js';
+} from '../../src/simulator/activities.js';
+import type { PresenceInput } from '../../src/simulator/index.js';
 import { untilLive } from '../support/api-key.js';
 import { clockPast, eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';

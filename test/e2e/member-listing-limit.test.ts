@@ -1,6 +1,6 @@
 import { describe, expect, it, type TestContext } from 'vitest';
 import { LARGE_THRESHOLD } from '../../src/discord/intents.js';
-import { DiscordSimulator, type MemberInput } from '../../src/discord/simulator/index.js';
+import { DiscordSimulator, type MemberInput } from '../../src/simulator/index.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
+import { DiscordSimulator } from '../../src/simulator/index.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import {
   crashGuild,

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DiscordSimulator } from '../../src/discord/simulator/index.js';
+import { DiscordSimulator } from '../../src/simulator/index.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { POSTGRES_TIMEOUTS } from '../../src/store/postgres/queries.js';
 import { insertApiKey } from '../support/api-key.js';

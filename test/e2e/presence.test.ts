@@ -1,21 +1,21 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { activityImageUrl } from '../../src/presence/images.js';
+import type { PresenceChange } from '../../src/presence/registry.js';
 import {
   customStatusActivity,
   gameActivity,
   spotifyActivity,
   youtubeMusicActivity,
-} from '../../src/discord/simulator/activities.js';
-import type { MemberInput, PresenceInput } from '../../src/discord/simulator/index.js';
-import { activityImageUrl } from '../../src/presence/images.js';
-import type { PresenceChange } from '../../src/presence/registry.js';
+} from '../../src/simulator/activities.js';
+import type { MemberInput, PresenceInput } from '../../src/simulator/index.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
 /**
  * Presence from the Discord gateway, served over REST: members and presences driven through the simulated
  * Discord, received by the real gateway client, read back with real HTTP requests. Every expected value is
- * written out from API.md and reference/DISCORD.md, not taken from the service's own builders.
+ * written out from the contract (docs/api.md) and Discord's documented payloads, not taken from the service's own builders.
  */
 
 // ---- ids ----------------------------------------------------------------------------------------------
@@ -76,7 +76,7 @@ function gatewayUser(user: {
   };
 }
 
-/** The presence of someone offline with nothing known beyond the user: every other field per API.md. */
+/** The presence of someone offline with nothing known beyond the user: every other field per the contract. */
 function basePresence(user: ReturnType<typeof gatewayUser>, memberSince: number): Json {
   return {
     discord_user: user,
@@ -167,7 +167,8 @@ function shown(activity: GatewayActivity, cdnUrl: string): GatewayActivity {
   } as GatewayActivity;
 }
 
-/** An `mp:` image key is served by Discord's media proxy (reference/DISCORD.md). */
+/** An `mp:` image key is served by Discord's media proxy
+ * ([activity asset images](https://discord.com/developers/docs/events/gateway-events#activity-object-activity-asset-image)). */
 function mediaProxyUrl(activity: GatewayActivity): string {
   const key = activity.assets?.large_image ?? '';
   expect(key).toMatch(/^mp:external\//);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DiscordSimulator } from '../../src/discord/simulator/index.js';
+import { DiscordSimulator } from '../../src/simulator/index.js';
 import { obtainApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';
 import { type NodeProcess, startNodeProcess } from '../support/node-process.js';

@@ -13,7 +13,7 @@ import { eventually, within } from '../support/eventually.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Demo user Nova, who listens to Spotify. */
 const NOVA = '94490510688792576';
-/** API.md: answers within 10 s of starting; exits within 10 s of SIGTERM. */
+/** The contract: answers within 10 s of starting; exits within 10 s of SIGTERM (docs/operations.md). */
 const START_MS = 10_000;
 const STOP_MS = 10_000;
 

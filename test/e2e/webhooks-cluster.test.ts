@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spotifyActivity } from '../../src/discord/simulator/activities.js';
-import { DiscordSimulator } from '../../src/discord/simulator/index.js';
+import { spotifyActivity } from '../../src/simulator/activities.js';
+import { DiscordSimulator } from '../../src/simulator/index.js';
 import { openRedisStore } from '../../src/store/redis/index.js';
 import { LEASE_MS } from '../../src/webhooks/worker.js';
 import { insertApiKey } from '../support/api-key.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { spotifyActivity } from '../../src/discord/simulator/activities.js';
+import { spotifyActivity } from '../../src/simulator/activities.js';
 import type { SqliteStore } from '../../src/store/sqlite/index.js';
 import { WEBHOOK_BODY_LIMIT } from '../../src/webhooks/rules.js';
 import { insertApiKey } from '../support/api-key.js';

@@ -2,11 +2,11 @@ import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LocalBus } from '../../src/bus/local.js';
 import type { Bus } from '../../src/bus/ports.js';
-import { spotifyActivity } from '../../src/discord/simulator/activities.js';
 import { HistoryRecorder } from '../../src/history/recorder.js';
 import type { RawPresence } from '../../src/presence/model.js';
 import { PresenceRegistry } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { spotifyActivity } from '../../src/simulator/activities.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 
 const GUILD_A = '1';

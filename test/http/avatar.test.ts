@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { AVATAR_CACHE_CONTROL } from '../../src/http/routes/avatar.js';
+import type { DiscordSimulator } from '../../src/simulator/index.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { inOneReadWindow } from '../support/read-window.js';

@@ -9,7 +9,7 @@ import { type Harness, startHarness } from '../support/harness.js';
 /**
  * Property-based: arbitrary HTTP requests — methods, paths, percent-encodings, queries, headers, bodies,
  * framing — written byte for byte to the real service on loopback. Whatever arrives, the answer is never
- * a 5xx, and an error is always the contract's JSON envelope (API.md, "Envelope and errors"). Presence
+ * a 5xx, and an error is always the contract's JSON envelope (docs/api.md, "Errors"). Presence
  * reads of a monitored user go through the node:http fast path (src/http/fast-read.ts), everything else
  * through Fastify; both are hit, and a presence that comes back validates against the presence schema.
  */

@@ -12,7 +12,7 @@ import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../sup
 
 /**
  * The KV routes against the real app (real HTTP, real store, the presence read back through
- * `GET /v1/users/:id`): every row of API.md's error table a KV write can hit, the limits at their edges,
+ * `GET /v1/users/:id`): every row of the contract's error table (docs/api.md) a KV write can hit, the limits at their edges,
  * and that a rejected write changes nothing.
  */
 

@@ -3,17 +3,13 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  customStatusActivity,
-  gameActivity,
-  spotifyActivity,
-} from '../../src/discord/simulator/activities.js';
 import { ERROR_STATUS, type ErrorCode } from '../../src/http/errors.js';
 import { registerOpenApi } from '../../src/http/openapi.js';
 import { DOCS_CONTENT_SECURITY_POLICY, DOCS_PATH, OPENAPI_PATH } from '../../src/http/routes/docs.js';
 import { successResponse } from '../../src/http/schemas/envelope.js';
 import { discordUserSchema } from '../../src/http/schemas/presence.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/net/security-headers.js';
+import { customStatusActivity, gameActivity, spotifyActivity } from '../../src/simulator/activities.js';
 import { readVersionInfo } from '../../src/version.js';
 import { insertApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { DiscordSimulator } from '../../src/discord/simulator/index.js';
+import { DiscordSimulator } from '../../src/simulator/index.js';
 import { eventually } from '../support/eventually.js';
 import { sampleValue, scrape } from '../support/prometheus.js';
 import { type PrivateRedis, redisAvailable, startPrivateRedis } from '../support/redis.js';

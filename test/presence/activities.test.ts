@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { gameActivity } from '../../src/discord/simulator/activities.js';
 import { activitiesFrom, MAX_ACTIVITY_DEPTH } from '../../src/presence/activities.js';
 import { activityImageUrl } from '../../src/presence/images.js';
+import { gameActivity } from '../../src/simulator/activities.js';
 import {
   APPLE_MUSIC_LITERAL,
   activity,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { customStatusActivity } from '../../src/discord/simulator/activities.js';
 import { customStatusFrom } from '../../src/presence/custom-status.js';
+import { customStatusActivity } from '../../src/simulator/activities.js';
 import { CUSTOM_STATUS_LITERAL, copy, jsonNumber, SPOTIFY_LITERAL, VSCODE_LITERAL } from './payloads.js';
 
 describe('customStatusActivity (simulator)', () => {

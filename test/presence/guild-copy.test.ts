@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { customStatusActivity, gameActivity } from '../../src/discord/simulator/activities.js';
 import { GUILD_COPY_TOLERANCE_MS, isGuildCopy } from '../../src/presence/guild-copy.js';
 import type { RawPresence } from '../../src/presence/model.js';
+import { customStatusActivity, gameActivity } from '../../src/simulator/activities.js';
 
 const T = 1_700_000_000_000;
 

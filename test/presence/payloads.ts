@@ -1,6 +1,6 @@
 /**
- * Activity payloads written out by hand in the shapes Discord sends (reference/DISCORD.md, and presences
- * captured by Lanyard users), field order included. The simulator's builders are checked against these,
+ * Activity payloads written out by hand in the shapes Discord sends ([Discord's activity object](https://discord.com/developers/docs/events/gateway-events#activity-object),
+ * and presences captured by Lanyard users), field order included. The simulator's builders are checked against these,
  * and the normalizers are run on them directly, so neither side is only checked against itself.
  */
 import type { GatewayActivity } from 'discord-api-types/v10';

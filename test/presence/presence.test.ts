@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { spotifyActivity, youtubeMusicActivity } from '../../src/discord/simulator/activities.js';
 import type { DiscordUser, RawPresence } from '../../src/presence/model.js';
 import { buildPresence, type NormalizeOptions } from '../../src/presence/presence.js';
 import { OFFLINE_PRESENCE, rawPresenceFrom } from '../../src/presence/raw.js';
 import { mergeUser } from '../../src/presence/user.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { spotifyActivity, youtubeMusicActivity } from '../../src/simulator/activities.js';
 import { garbage, random } from './garbage.js';
 import {
   CDN,

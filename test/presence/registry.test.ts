@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { customStatusActivity, spotifyActivity } from '../../src/discord/simulator/activities.js';
 import type { RawPresence } from '../../src/presence/model.js';
 import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
 import { envelopeOf } from '../../src/presence/snapshot.js';
+import { customStatusActivity, spotifyActivity } from '../../src/simulator/activities.js';
 
 const CDN = 'https://cdn.discordapp.com';
 const ALICE = {

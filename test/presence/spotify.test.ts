@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { spotifyActivity, spotifyLocalFileActivity } from '../../src/discord/simulator/activities.js';
 import { isSpotifyActivity, spotifyFrom, spotifyTrackUrl } from '../../src/presence/spotify.js';
+import { spotifyActivity, spotifyLocalFileActivity } from '../../src/simulator/activities.js';
 import {
   APPLE_MUSIC_LITERAL,
   CUSTOM_STATUS_LITERAL,

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { youtubeMusicActivity } from '../../src/discord/simulator/activities.js';
 import { isPauseMarker, PAUSE_MARKERS } from '../../src/presence/player-quirks.js';
 import {
   DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
@@ -10,6 +9,7 @@ import {
   youtubeMusicTrackUrl,
   youtubeVideoId,
 } from '../../src/presence/youtube-music.js';
+import { youtubeMusicActivity } from '../../src/simulator/activities.js';
 import {
   APPLE_MUSIC_LITERAL,
   CDN,

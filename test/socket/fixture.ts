@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { customStatusActivity, spotifyActivity } from '../../src/discord/simulator/activities.js';
-import type { DiscordSimulator, MemberInput } from '../../src/discord/simulator/index.js';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
 import { KV_MAX_KEYS, KV_VALUE_MAX_CHARS } from '../../src/kv/rules.js';
 import { deltaOf } from '../../src/presence/kv-delta.js';
 import type { KvState } from '../../src/presence/model.js';
+import { customStatusActivity, spotifyActivity } from '../../src/simulator/activities.js';
+import type { DiscordSimulator, MemberInput } from '../../src/simulator/index.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { type Frame, terminateAll } from './client.js';

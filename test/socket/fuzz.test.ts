@@ -9,8 +9,8 @@ import { FIXTURE_USERS, fixtureReady, NOBODY, type PresenceData, seed } from './
 /**
  * Property-based: arbitrary sequences of client frames — text and binary, fragmented or whole, JSON or not,
  * right and wrong ops and field types, over the size limit, invalid UTF-8 — against the live socket
- * gateway. The expected outcome of each sequence comes from a model of the contract (API.md, "WebSocket
- * gateway"), written here independently of src/socket/protocol.ts: every valid op 2 is answered with its
+ * gateway. The expected outcome of each sequence comes from a model of the contract (docs/api.md, "WebSocket:
+ * /socket"), written here independently of src/socket/protocol.ts: every valid op 2 is answered with its
  * INIT_STATE, the first bad frame closes the socket with the contract's code, and whatever happened, the
  * socket's subscriptions are released and the process carries on.
  */

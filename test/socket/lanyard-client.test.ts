@@ -2,7 +2,7 @@ import { createElement } from 'react';
 import TestRenderer, { type ReactTestRenderer } from 'react-test-renderer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { spotifyActivity } from '../../src/discord/simulator/activities.js';
+import { spotifyActivity } from '../../src/simulator/activities.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { ALICE, apiKeyFor, BOB, fixtureReady, NOBODY, restPresence, seed } from './fixture.js';

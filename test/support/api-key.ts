@@ -1,7 +1,7 @@
 import type { APIMessage } from 'discord-api-types/v10';
 import { expect } from 'vitest';
-import type { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
+import type { DiscordSimulator } from '../../src/simulator/index.js';
 import type { Store } from '../../src/store/ports.js';
 import { eventually } from './eventually.js';
 

@@ -1,9 +1,9 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
 import { expect } from 'vitest';
-import { spotifyActivity } from '../../src/discord/simulator/activities.js';
-import type { DiscordSimulator } from '../../src/discord/simulator/index.js';
 import { hashApiKey } from '../../src/keys/api-key.js';
 import { HISTORY_LIMIT } from '../../src/presence/history.js';
+import { spotifyActivity } from '../../src/simulator/activities.js';
+import type { DiscordSimulator } from '../../src/simulator/index.js';
 import type { Store } from '../../src/store/ports.js';
 import { eventually } from './eventually.js';
 

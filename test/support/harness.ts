@@ -1,8 +1,8 @@
 import pino, { type Logger } from 'pino';
 import { type App, type AppOptions, startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/discord/simulator/index.js';
 import type { PresenceChange } from '../../src/presence/registry.js';
+import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/simulator/index.js';
 
 /** An app of ROLE all: every part present. */
 export type WholeApp = App & {

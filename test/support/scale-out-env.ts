@@ -1,4 +1,4 @@
-import type { DiscordSimulator } from '../../src/discord/simulator/index.js';
+import type { DiscordSimulator } from '../../src/simulator/index.js';
 import { REDIS_TEST_URL } from './redis.js';
 
 /** The environment of a scale-out node of `role`: the simulated Discord, the test Redis under `prefix`. */

@@ -1,14 +1,14 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cardContent } from '../../../src/http/card/content.js';
+import { DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
+import { CARD_WIDTH, renderCard } from '../../../src/http/card/render.js';
 import {
   customStatusActivity,
   gameActivity,
   spotifyLocalFileActivity,
-} from '../../../src/discord/simulator/activities.js';
-import { colourFor } from '../../../src/discord/simulator/png.js';
-import { cardContent } from '../../../src/http/card/content.js';
-import { DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
-import { CARD_WIDTH, renderCard } from '../../../src/http/card/render.js';
+} from '../../../src/simulator/activities.js';
+import { colourFor } from '../../../src/simulator/png.js';
 import {
   CARD_IMAGE_ID,
   type Chromium,

@@ -1,14 +1,14 @@
 import { ActivityType, type GatewayActivity } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
+import { cardContent, unmonitoredContent } from '../../../src/http/card/content.js';
+import { DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
+import { defaultAvatarIndex, defaultAvatarUrl } from '../../../src/presence/avatar.js';
 import {
   customStatusActivity,
   gameActivity,
   spotifyActivity,
   youtubeMusicActivity,
-} from '../../../src/discord/simulator/activities.js';
-import { cardContent, unmonitoredContent } from '../../../src/http/card/content.js';
-import { DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
-import { defaultAvatarIndex, defaultAvatarUrl } from '../../../src/presence/avatar.js';
+} from '../../../src/simulator/activities.js';
 import { CDN, presenceOf, USER_ID } from './support.js';
 
 const content = (activities: GatewayActivity[] = [], user = {}, options = {}) =>
@@ -25,7 +25,7 @@ const spotify = spotifyActivity({
 });
 
 describe('default avatar', () => {
-  it('(id >> 22) % 6 for new usernames, as DISCORD.md says', () => {
+  it('(id >> 22) % 6 for new usernames, as Discord documents it', () => {
     expect(defaultAvatarIndex('94490510688792576')).toBe(Number((94490510688792576n >> 22n) % 6n));
     expect(defaultAvatarIndex('80351110224678912', '0')).toBe(Number((80351110224678912n >> 22n) % 6n));
     for (let i = 0; i < 50; i++) {

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { solidPng } from '../../../src/discord/simulator/png.js';
 import { imageSize } from '../../../src/http/card/image-size.js';
 import {
   cardImageSources,
@@ -11,6 +10,7 @@ import {
   imageType,
   MAX_IMAGE_BYTES,
 } from '../../../src/http/card/images.js';
+import { solidPng } from '../../../src/simulator/png.js';
 import { eventually, within } from '../../support/eventually.js';
 
 /**

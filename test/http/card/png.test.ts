@@ -1,7 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { customStatusActivity, spotifyLocalFileActivity } from '../../../src/discord/simulator/activities.js';
-import { DEFAULT_AVATAR_COLOURS as SIMULATOR_DEFAULT_AVATAR_COLOURS } from '../../../src/discord/simulator/cdn.js';
-import { colourFor, type Rgb } from '../../../src/discord/simulator/png.js';
 import { cardContent } from '../../../src/http/card/content.js';
 import { DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
 import { PNG_SCALE, rasterize } from '../../../src/http/card/png.js';
@@ -9,6 +6,9 @@ import { renderCard } from '../../../src/http/card/render.js';
 import { THEMES } from '../../../src/http/card/theme.js';
 import { textWidth } from '../../../src/http/card/truncate.js';
 import { defaultAvatarIndex } from '../../../src/presence/avatar.js';
+import { customStatusActivity, spotifyLocalFileActivity } from '../../../src/simulator/activities.js';
+import { DEFAULT_AVATAR_COLOURS as SIMULATOR_DEFAULT_AVATAR_COLOURS } from '../../../src/simulator/cdn.js';
+import { colourFor, type Rgb } from '../../../src/simulator/png.js';
 import { eventually } from '../../support/eventually.js';
 import { type Harness, startHarness } from '../../support/harness.js';
 import { type DecodedPng, decodePng, pixelAt } from '../../support/png-decode.js';

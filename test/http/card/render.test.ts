@@ -1,12 +1,5 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
-import {
-  customStatusActivity,
-  gameActivity,
-  spotifyActivity,
-  youtubeMusicActivity,
-} from '../../../src/discord/simulator/activities.js';
-import { solidPng } from '../../../src/discord/simulator/png.js';
 import { type CardContent, cardContent, unmonitoredContent } from '../../../src/http/card/content.js';
 import { DEFAULT_AVATAR_COLOURS } from '../../../src/http/card/default-avatar.js';
 import { cleanText } from '../../../src/http/card/escape.js';
@@ -20,6 +13,13 @@ import {
 } from '../../../src/http/card/render.js';
 import { SOURCE_COLOURS, STATUS_COLOURS, THEMES } from '../../../src/http/card/theme.js';
 import type { DiscordStatus } from '../../../src/presence/model.js';
+import {
+  customStatusActivity,
+  gameActivity,
+  spotifyActivity,
+  youtubeMusicActivity,
+} from '../../../src/simulator/activities.js';
+import { solidPng } from '../../../src/simulator/png.js';
 import {
   byClass,
   CDN,

@@ -1,17 +1,17 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  customStatusActivity,
-  gameActivity,
-  spotifyLocalFileActivity,
-} from '../../../src/discord/simulator/activities.js';
-import { DEFAULT_AVATAR_COLOURS as SIMULATOR_DEFAULT_AVATAR_COLOURS } from '../../../src/discord/simulator/cdn.js';
-import { colourFor, solidPng } from '../../../src/discord/simulator/png.js';
 import { IMAGE_FETCH_TIMEOUT_MS } from '../../../src/http/card/images.js';
 import { THEMES } from '../../../src/http/card/theme.js';
 import { CARD_CONTENT_SECURITY_POLICY } from '../../../src/http/routes/card.js';
 import { defaultAvatarIndex } from '../../../src/presence/avatar.js';
+import {
+  customStatusActivity,
+  gameActivity,
+  spotifyLocalFileActivity,
+} from '../../../src/simulator/activities.js';
+import { DEFAULT_AVATAR_COLOURS as SIMULATOR_DEFAULT_AVATAR_COLOURS } from '../../../src/simulator/cdn.js';
+import { colourFor, solidPng } from '../../../src/simulator/png.js';
 import { eventually } from '../../support/eventually.js';
 import { type Harness, startHarness } from '../../support/harness.js';
 import { byClass, type ParsedElement, parseCard, visible, walk } from './support.js';

@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_USERS, demoPresences } from '../../../src/discord/simulator/demo.js';
-import { colourFor, ringPng, solidPng } from '../../../src/discord/simulator/png.js';
+import { DEMO_USERS, demoPresences } from '../../../src/demo/index.js';
 import { type CardContent, cardContent, unmonitoredContent } from '../../../src/http/card/content.js';
 import { type CardOptions, DEFAULT_CARD_OPTIONS, parseCardOptions } from '../../../src/http/card/options.js';
 import { type CardImages, renderCard } from '../../../src/http/card/render.js';
 import { buildPresence } from '../../../src/presence/presence.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../../src/presence/youtube-music.js';
+import { colourFor, ringPng, solidPng } from '../../../src/simulator/png.js';
 import {
   CARD_IMAGE_ID,
   type Chromium,

@@ -1,7 +1,7 @@
 import type { Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { customStatusActivity, gameActivity } from '../../../src/discord/simulator/activities.js';
 import { CARD_WIDTH } from '../../../src/http/card/render.js';
+import { customStatusActivity, gameActivity } from '../../../src/simulator/activities.js';
 import { type Chromium, chromiumAvailable, launchChromium } from '../../support/chromium.js';
 import { eventually } from '../../support/eventually.js';
 import { type Harness, startHarness } from '../../support/harness.js';

@@ -1,8 +1,8 @@
 import { ActivityFlags, ActivityType, NameplatePalette, StatusDisplayType } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
-import type { ApiKeyService } from '../../keys/service.js';
-import type { KvService } from '../../kv/service.js';
-import type { RawPresence } from '../../presence/model.js';
+import type { ApiKeyService } from '../keys/service.js';
+import type { KvService } from '../kv/service.js';
+import type { RawPresence } from '../presence/model.js';
 import {
   appleMusicActivity,
   attachmentKey,
@@ -15,9 +15,9 @@ import {
   spotifyActivity,
   streamingActivity,
   youtubeMusicActivity,
-} from './activities.js';
-import { type DemoAccount, prepareDemoAccount } from './demo-account.js';
-import { DiscordSimulator } from './index.js';
+} from '../simulator/activities.js';
+import { DiscordSimulator } from '../simulator/index.js';
+import { type DemoAccount, prepareDemoAccount } from './account.js';
 
 /** How often the demo users' presences are re-sent. */
 export const DEMO_TICK_MS = 2_000;

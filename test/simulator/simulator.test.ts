@@ -20,13 +20,13 @@ import {
 } from 'discord-api-types/v10';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import { gameActivity } from '../../src/discord/simulator/activities.js';
+import { gameActivity } from '../../src/simulator/activities.js';
 import {
   DiscordSimulator,
   type DiscordSimulatorOptions,
   type MemberInput,
   shardFor,
-} from '../../src/discord/simulator/index.js';
+} from '../../src/simulator/index.js';
 
 /** GUILDS | GUILD_MEMBERS | GUILD_PRESENCES | GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT */
 const INTENTS = 37635;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import { pngFile, scanlines } from '../../png/encode.js';
+import { pngFile, scanlines } from '../png/encode.js';
 
 /**
  * Images of one colour (or a ring of it): enough for the simulated CDN to answer with a real image (a

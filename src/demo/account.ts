@@ -1,6 +1,6 @@
-import type { ApiKeyService } from '../../keys/service.js';
-import type { KvService } from '../../kv/service.js';
-import type { Kv, Snowflake } from '../../presence/model.js';
+import type { ApiKeyService } from '../keys/service.js';
+import type { KvService } from '../kv/service.js';
+import type { Kv, Snowflake } from '../presence/model.js';
 
 /** What the demo's featured user keeps in KV from the start, so the KV routes have something to show. */
 export const DEMO_KV: Readonly<Kv> = {

@@ -15,7 +15,7 @@ import {
   type UserFlags,
 } from 'discord-api-types/v10';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Profile, RawPresence } from '../../presence/model.js';
+import type { Profile, RawPresence } from '../presence/model.js';
 import { cdnRoutes } from './cdn.js';
 import {
   ALL_INTENTS,

@@ -24,7 +24,7 @@ import {
   type RoleFlags,
   type UserFlags,
 } from 'discord-api-types/v10';
-import type { DiscordUser, Profile, RawPresence } from '../../presence/model.js';
+import type { DiscordUser, Profile, RawPresence } from '../presence/model.js';
 
 /**
  * The simulated Discord's world: users, their presences and profiles, guilds with members and channels,
