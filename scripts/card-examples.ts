@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { startApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { DEMO_USERS } from '../src/demo/index.js';
+import { DEMO_USERS } from '../src/demo/cast.js';
 import {
   CARD_IMAGE_ID,
   CHROMIUM_PATH,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { startApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { DEMO_USERS } from '../src/demo/index.js';
+import { DEMO_USERS } from '../src/demo/cast.js';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from '../test/support/chromium.js';
 
 const OUT_DIR = new URL('../docs/page/', import.meta.url).pathname;

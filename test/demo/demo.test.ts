@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { DEMO_USERS, demoPresences } from '../../src/demo/index.js';
+import { DEMO_USERS } from '../../src/demo/cast.js';
+import { demoPresences } from '../../src/demo/script.js';
 import { createLogger } from '../../src/log.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';

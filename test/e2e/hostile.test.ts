@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_USERS } from '../../src/demo/index.js';
+import { DEMO_USERS } from '../../src/demo/cast.js';
 import { generateApiKey } from '../../src/keys/api-key.js';
 import { refusedUpgrade, SocketClient, socketUrl } from '../socket/client.js';
 import { type NodeProcess, startNodeProcess } from '../support/node-process.js';

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { DEMO_USERS } from '../../src/demo/index.js';
+import { DEMO_USERS } from '../../src/demo/cast.js';
 import { PAGE_CONTENT_SECURITY_POLICY } from '../../src/http/routes/home.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/net/security-headers.js';
 import { eventually } from '../support/eventually.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, startApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
-import { DEMO_USERS } from '../../../src/demo/index.js';
+import { DEMO_USERS } from '../../../src/demo/cast.js';
 import { createLogger } from '../../../src/log.js';
 import { type Chromium, chromiumAvailable, launchChromium } from '../../support/chromium.js';
 import { eventually } from '../../support/eventually.js';
