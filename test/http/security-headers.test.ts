@@ -1,21 +1,12 @@
 import { connect } from 'node:net';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LocalBus } from '../../src/bus/local.js';
 import { CARD_CONTENT_SECURITY_POLICY } from '../../src/http/routes/card.js';
-import { buildHttpServer } from '../../src/http/server.js';
-import { ApiKeyService } from '../../src/keys/service.js';
-import { DEFAULT_KV_MAX_BYTES } from '../../src/kv/rules.js';
-import { KvService } from '../../src/kv/service.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/net/security-headers.js';
-import { PresenceRegistry } from '../../src/presence/registry.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
-import { openSqliteStore } from '../../src/store/sqlite/index.js';
-import { readVersionInfo } from '../../src/version.js';
 import { SocketClient } from '../socket/client.js';
 import { insertApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
+import { buildTestHttpServer } from '../support/http-server.js';
 
 /**
  * Any answer can end up opened in a browser tab: a link to an error, a redirected request, a misbehaving
@@ -264,18 +255,7 @@ describe('answers written outside Fastify', () => {
 
 describe('errors with a client status from the code underneath', () => {
   it("are a 400 that does not repeat the error's own message", async () => {
-    const store = openSqliteStore({ kind: 'sqlite-memory' });
-    const app = await buildHttpServer({
-      view: new PresenceRegistry({
-        cdnUrl: 'https://cdn.example',
-        youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER,
-      }),
-      keys: new ApiKeyService(store.apiKeys),
-      kv: new KvService(store.kv, new LocalBus(), DEFAULT_KV_MAX_BYTES),
-      history: store.history,
-      version: readVersionInfo(),
-      logger: pino({ level: 'silent' }),
-    });
+    const app = await buildTestHttpServer();
     // Fastify gives a body stream's errors status 400 and keeps their message: this is one such error.
     app.get('/stream-failed', async () => {
       throw Object.assign(new Error('inflate failed at /srv/presently/node_modules/minizlib/index.js:154'), {
@@ -295,7 +275,6 @@ describe('errors with a client status from the code underneath', () => {
       expectSecurityHeaders(answer);
     } finally {
       await app.close();
-      await store.close();
     }
   });
 });

@@ -11,12 +11,12 @@ import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { readVersionInfo } from '../../src/version.js';
 
 /**
- * The HTTP server alone, on an in-memory store and an empty registry, listening on a loopback port: for
- * routes that need no Discord. `options` replace the defaults.
+ * The HTTP server alone, on an in-memory store and an empty registry, not listening yet (a test may add
+ * routes first): for routes that need no Discord. `options` replace the defaults; closing it closes the store.
  */
-export async function startHttpServer(
+export async function buildTestHttpServer(
   options: Partial<HttpServerOptions> = {},
-): Promise<{ app: FastifyInstance; base: string }> {
+): Promise<FastifyInstance> {
   const store = openSqliteStore({ kind: 'sqlite-memory' });
   const app = await buildHttpServer({
     view: new PresenceRegistry({
@@ -31,5 +31,13 @@ export async function startHttpServer(
     ...options,
   });
   app.addHook('onClose', () => store.close());
+  return app;
+}
+
+/** The server of `buildTestHttpServer`, listening on a loopback port. */
+export async function startHttpServer(
+  options: Partial<HttpServerOptions> = {},
+): Promise<{ app: FastifyInstance; base: string }> {
+  const app = await buildTestHttpServer(options);
   return { app, base: await app.listen({ port: 0, host: '127.0.0.1' }) };
 }
