@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/ports.js';
 import {
@@ -41,6 +42,12 @@ export interface HistoryRecorderOptions {
   onDropped?(writes: number): void;
 }
 
+/** Writes sent to the store together, under one id for every try. */
+interface Batch {
+  id: string;
+  writes: HistoryWrite[];
+}
+
 /** A user whose stored history is being read: their changes wait, in order. */
 interface Loading {
   observations: Observation[];
@@ -62,6 +69,11 @@ export class HistoryRecorder {
   private readonly memory = new Map<Snowflake, HistoryMemory>();
   private readonly loading = new Map<Snowflake, Loading>();
   private pending: HistoryWrite[] = [];
+  /**
+   * The batch whose write failed: the store may have committed it and lost only its answer, so it goes
+   * again alone, under its id, before what waited since.
+   */
+  private unsure: Batch | null = null;
   /** The last batch failed: writes wait for the timer's next try rather than call on the store each. */
   private failing = false;
   /** Writes dropped since the store last took a batch. */
@@ -110,30 +122,43 @@ export class HistoryRecorder {
   /** Writes what is waiting. Resolves when it is durable. */
   flush(): Promise<void> {
     return this.serialize(async () => {
-      const batch = this.pending;
-      if (batch.length === 0) return;
+      const retried = this.unsure;
+      this.unsure = null;
+      if (retried && !(await this.write(retried))) return;
+      if (this.pending.length === 0) return;
+      const batch = { id: randomUUID(), writes: this.pending };
       this.pending = [];
-      try {
-        await this.options.store.appendHistory(batch, {
-          history: HISTORY_LIMIT,
-          trackedTracks: TRACKED_TRACKS_PER_USER,
-        });
-      } catch (error) {
-        this.pending = batch.concat(this.pending);
-        this.failing = true;
-        this.dropOldest(this.maxPending);
-        this.options.logger.error(
-          { err: error, writes: this.pending.length, dropped: this.dropped },
-          'could not write history; will retry',
-        );
-        return;
-      }
-      if (this.failing) {
-        this.options.logger.info({ writes: batch.length, dropped: this.dropped }, 'history written again');
-        this.failing = false;
-        this.dropped = 0;
-      }
+      await this.write(batch);
     });
+  }
+
+  /** Whether the store took the batch; if not, it is the one to write first. */
+  private async write(batch: Batch): Promise<boolean> {
+    try {
+      await this.options.store.appendHistory(
+        batch.writes,
+        { history: HISTORY_LIMIT, trackedTracks: TRACKED_TRACKS_PER_USER },
+        batch.id,
+      );
+    } catch (error) {
+      this.unsure = batch;
+      this.failing = true;
+      this.dropOldest(this.maxPending);
+      this.options.logger.error(
+        { err: error, writes: this.waiting(), dropped: this.dropped },
+        'could not write history; will retry',
+      );
+      return false;
+    }
+    if (this.failing) {
+      this.options.logger.info(
+        { writes: batch.writes.length, dropped: this.dropped },
+        'history written again',
+      );
+      this.failing = false;
+      this.dropped = 0;
+    }
+    return true;
   }
 
   /**
@@ -282,12 +307,16 @@ export class HistoryRecorder {
 
   /** The user's history was erased at `at`: what this node holds of them from up to then is not written. */
   private dropQueued(userId: Snowflake, at: number): void {
-    const kept: HistoryWrite[] = [];
-    for (const write of this.pending) {
-      const left = write.userId === userId ? afterForget(write, at) : write;
-      if (left !== null) kept.push(left);
-    }
-    this.pending = kept;
+    const kept = (writes: HistoryWrite[]) => {
+      const left: HistoryWrite[] = [];
+      for (const write of writes) {
+        const after = write.userId === userId ? afterForget(write, at) : write;
+        if (after !== null) left.push(after);
+      }
+      return left;
+    };
+    this.pending = kept(this.pending);
+    if (this.unsure) this.unsure.writes = kept(this.unsure.writes);
     const loading = this.loading.get(userId);
     if (loading) {
       const seenBefore = loading.observations.findLastIndex((observation) => observation.ts <= at) + 1;
@@ -299,17 +328,32 @@ export class HistoryRecorder {
     this.pending.push(write);
     if (!this.failing) {
       if (this.pending.length >= HISTORY_BATCH_SIZE) void this.flush();
-    } else if (this.pending.length >= this.maxPending + HISTORY_BATCH_SIZE) {
+    } else if (this.waiting() >= this.maxPending + HISTORY_BATCH_SIZE) {
       // A batch's worth at a time, so that an outage does not copy the queue at every write.
       this.dropOldest(this.maxPending);
     }
   }
 
-  /** Drops the oldest writes waiting past `keep`. */
+  /** Writes waiting, not in flight: the failed batch's, and those since. */
+  private waiting(): number {
+    return (this.unsure?.writes.length ?? 0) + this.pending.length;
+  }
+
+  /**
+   * Drops the oldest writes waiting past `keep`, the failed batch's first. What is left of it keeps its
+   * id: if its first try committed, the store skips it whole; if not, the rest is written.
+   */
   private dropOldest(keep: number): void {
-    const excess = this.pending.length - keep;
+    const excess = this.waiting() - keep;
     if (excess <= 0) return;
-    this.pending.splice(0, excess);
+    let left = excess;
+    if (this.unsure) {
+      const cut = Math.min(left, this.unsure.writes.length);
+      this.unsure.writes.splice(0, cut);
+      left -= cut;
+      if (this.unsure.writes.length === 0) this.unsure = null;
+    }
+    this.pending.splice(0, left);
     this.dropped += excess;
     this.options.onDropped?.(excess);
   }

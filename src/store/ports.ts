@@ -86,10 +86,15 @@ export interface HistoryStore {
    * Writes a batch in one transaction. Each list reads as its most recent `limit` entries from then on; an
    * adapter may delete the older ones later. Of a user whose history was erased, only what is stamped
    * after the erasure is written (see forgotten.ts), decided in the same transaction.
+   *
+   * `batchId` names the batch, the same each time it is tried again. A store on a server, whose commit a
+   * crash can keep while its answer is lost, writes nothing for an id it has written within the last day;
+   * the embedded store, whose commit is known when the call returns, has no use for it.
    */
   appendHistory(
     batch: readonly HistoryWrite[],
     limits: { history: number; trackedTracks: number },
+    batchId?: string,
   ): Promise<void>;
   /** Newest first. */
   history(userId: Snowflake, limit: number): Promise<{ status: StatusEntry[]; tracks: TrackEntry[] }>;

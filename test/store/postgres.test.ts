@@ -2,6 +2,7 @@ import { Pool } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_LIMIT, type TrackEntry } from '../../src/presence/history.js';
 import type { HistoryWrite, Store } from '../../src/store/ports.js';
+import { HISTORY_BATCH_IDS_KEPT_MS } from '../../src/store/postgres/history.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { MIGRATIONS, migrate } from '../../src/store/postgres/migrations.js';
 import { KV_LIMITS } from '../support/kv.js';
@@ -190,26 +191,27 @@ describe.skipIf(!hasPostgres)('PostgreSQL store', () => {
     expect(await store.history.topTracks('1', 1, 10)).toMatchObject([{ song: 'a\u0000b', play_count: 1 }]);
   });
 
+  const played = (ts: number, trackId = 'a'): HistoryWrite => ({
+    userId: '1',
+    status: null,
+    track: {
+      source: 'spotify',
+      song: `Song ${trackId}`,
+      artist: 'Artist',
+      album: null,
+      album_art_url: null,
+      track_id: trackId,
+      track_url: null,
+      timestamps: { start: ts, end: ts + 1000 },
+      duration_ms: 1000,
+      ts,
+    },
+    countsPlay: true,
+    lastSeen: null,
+  });
+
   it('counts the plays of one batch, and of a day that starts over within it', async () => {
     const store = await open();
-    const played = (ts: number): HistoryWrite => ({
-      userId: '1',
-      status: null,
-      track: {
-        source: 'spotify',
-        song: 'Song',
-        artist: 'Artist',
-        album: null,
-        album_art_url: null,
-        track_id: 'a',
-        track_url: null,
-        timestamps: { start: ts, end: ts + 1000 },
-        duration_ms: 1000,
-        ts,
-      },
-      countsPlay: true,
-      lastSeen: null,
-    });
     const midnight = Date.UTC(2026, 10, 23);
     await store.history.appendHistory([played(midnight + 1), played(midnight + 2)], LIMITS);
     // A batch holding the evening before and the new day: only the new day's plays count, from one.
@@ -218,6 +220,33 @@ describe.skipIf(!hasPostgres)('PostgreSQL store', () => {
     expect(await store.history.topTracks('1', 1, 10)).toMatchObject([
       { play_count: 4, last_played: midnight + 3 },
     ]);
+  });
+
+  it('writes a batch tried again under its id once, and a batch under another id again', async () => {
+    const clock = { now: T0 };
+    const store = await open({ history: { now: () => clock.now } });
+    const batch = [played(T0, 'a'), played(T0 + 1, 'b')];
+    await store.history.appendHistory(batch, LIMITS, 'first');
+    // Its answer was lost: the recorder sends the same batch under the same id.
+    await store.history.appendHistory(batch, LIMITS, 'first');
+    expect((await store.history.history('1', 10)).tracks.map((entry) => entry.song)).toEqual([
+      'Song b',
+      'Song a',
+    ]);
+    expect(await store.history.topTracks('1', 1, 10)).toMatchObject([
+      { song: 'Song b', play_count: 1 },
+      { song: 'Song a', play_count: 1 },
+    ]);
+    expect(await store.history.stats('1')).toMatchObject({ plays: 2 });
+
+    await store.history.appendHistory([played(T0 + 2, 'a')], LIMITS, 'second');
+    expect(await store.history.topTracks('1', 2, 10)).toMatchObject([{ song: 'Song a', play_count: 2 }]);
+
+    // A day on, the ids are forgotten: the first batch sent again counts as new plays.
+    clock.now += HISTORY_BATCH_IDS_KEPT_MS + 1;
+    await store.history.appendHistory([played(T0 + 3, 'c')], LIMITS, 'third');
+    await store.history.appendHistory(batch, LIMITS, 'first');
+    expect(await store.history.topTracks('1', 3, 10)).toMatchObject([{ song: 'Song a', play_count: 3 }]);
   });
 
   it('trims lists once they have waited, and every list that waits when it closes', async () => {

@@ -23,11 +23,27 @@ import {
 
 type Limits = { history: number; trackedTracks: number };
 
+/** How long a batch's id is remembered: a batch is tried again within it, however long an outage lasts. */
+export const HISTORY_BATCH_IDS_KEPT_MS = 86_400_000;
+/** How often a process forgets the ids past it. */
+const BATCH_IDS_PRUNED_EVERY_MS = 3_600_000;
+
 const SHARE_HISTORY = { name: 'history.share', text: 'SELECT pg_advisory_xact_lock_shared($1, $2)' };
 const OWN_HISTORY = { name: 'history.own', text: 'SELECT pg_advisory_xact_lock($1, $2)' };
 const FORGOTTEN = {
   name: 'history.forgotten',
   text: 'SELECT user_id, forgotten_at FROM history_forgotten WHERE user_id = ANY ($1::text[])',
+};
+/** Nothing inserted: a try of this batch committed already, and only its answer was lost. */
+const CLAIM_BATCH = {
+  name: 'history.batch',
+  text: 'INSERT INTO history_batches (id, written_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING',
+};
+/** Rows another node's batch is pruning are left to it rather than waited for. */
+const PRUNE_BATCHES = {
+  name: 'history.batches-pruned',
+  text: `DELETE FROM history_batches WHERE id IN (
+           SELECT id FROM history_batches WHERE written_at < $1 FOR UPDATE SKIP LOCKED)`,
 };
 /**
  * A whole batch in one statement: the entries in the batch's order (the newest has the highest id), the
@@ -149,6 +165,7 @@ export class PostgresHistoryStore implements HistoryStore {
   private readonly waiting: WaitingLists;
   /** The last batch's: trimming at close has no batch of its own. */
   private limits: Limits | null = null;
+  private batchIdsPrunedAt = Number.NEGATIVE_INFINITY;
   /** Batches, trims and erasures: longer than a request's statements. */
   private readonly batchTimeout: TransactionOptions<unknown>['timeout'];
 
@@ -163,14 +180,24 @@ export class PostgresHistoryStore implements HistoryStore {
 
   /**
    * One transaction, a handful of statements whatever the batch's size. It holds the history lock shared,
-   * so the moments of erasure it reads stay the latest until it commits.
+   * so the moments of erasure it reads stay the latest until it commits. Its id is recorded in it: a try
+   * whose first try is still running on the server waits for it, then writes only if it rolled back.
    */
-  async appendHistory(batch: readonly HistoryWrite[], limits: Limits): Promise<void> {
+  async appendHistory(batch: readonly HistoryWrite[], limits: Limits, batchId?: string): Promise<void> {
     if (batch.length === 0) return;
     this.limits = limits;
     const trimmed = await transaction(
       this.pool,
       async (client) => {
+        const now = this.waiting.now();
+        if (batchId !== undefined) {
+          const { rowCount } = await client.query({ ...CLAIM_BATCH, values: [batchId, now] });
+          if (rowCount === 0) return { status: [], tracks: [] };
+          if (now - this.batchIdsPrunedAt >= BATCH_IDS_PRUNED_EVERY_MS) {
+            await client.query({ ...PRUNE_BATCHES, values: [now - HISTORY_BATCH_IDS_KEPT_MS] });
+            this.batchIdsPrunedAt = now;
+          }
+        }
         await client.query({ ...SHARE_HISTORY, values: [...ADVISORY_LOCKS.history] });
         const userIds = [...new Set(batch.map((write) => write.userId))];
         const { rows: erasures } = await client.query<{ user_id: string; forgotten_at: number }>({
@@ -178,7 +205,6 @@ export class PostgresHistoryStore implements HistoryStore {
           values: [userIds],
         });
         const erasedAt = new Map(erasures.map((row) => [row.user_id, row.forgotten_at]));
-        const now = this.waiting.now();
         const rows = new BatchRows();
         for (const given of batch) {
           const erased = erasedAt.get(given.userId);

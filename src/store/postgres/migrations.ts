@@ -87,6 +87,12 @@ export const MIGRATIONS: readonly string[] = [
      UNIQUE (webhook_id, delivery_id)
    );
    CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, seq)`,
+  // The history batches written lately, by id: a batch tried again after a lost answer is not written twice.
+  `CREATE TABLE history_batches (
+     id         TEXT PRIMARY KEY,
+     written_at BIGINT NOT NULL
+   );
+   CREATE INDEX history_batches_by_time ON history_batches (written_at)`,
 ];
 
 /**
