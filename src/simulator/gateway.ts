@@ -138,7 +138,7 @@ export class Session {
 }
 
 /** One websocket. Carries at most one session at a time. */
-class Connection {
+export class Connection {
   session: Session | null = null;
   /** The shard this socket last identified or resumed as. */
   shardId: number | null = null;
@@ -146,9 +146,9 @@ class Connection {
   heartbeatDeadline: NodeJS.Timeout | null = null;
   windowStart = Date.now();
   sentInWindow = 0;
-  /** A zombie: nothing it is given reaches the client any more (zombifyConnection). */
+  /** A zombie: nothing it is given reaches the client any more (a fault). */
   silent = false;
-  /** Takes the next frame instead of sending it (dropConnectionMidFrame). */
+  /** Takes the next frame instead of sending it (a fault). */
   interceptNext: ((frame: string) => void) | null = null;
 
   constructor(
@@ -183,7 +183,8 @@ export class SimulatedGateway {
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly sessions = new Map<string, Session>();
   private readonly connections = new Set<Connection>();
-  private readonly pausedAcks = new Set<number>();
+  /** Shards whose heartbeats go unanswered (a fault). */
+  readonly unansweredHeartbeats = new Set<number>();
   private readyWaiters: ReadyWaiter[] = [];
   private nextConnectionId = 1;
 
@@ -273,7 +274,7 @@ export class SimulatedGateway {
     switch (op) {
       case GatewayOpcodes.Heartbeat:
         this.armHeartbeatDeadline(connection);
-        if (connection.shardId === null || !this.pausedAcks.has(connection.shardId)) {
+        if (connection.shardId === null || !this.unansweredHeartbeats.has(connection.shardId)) {
           connection.send(frame(GatewayOpcodes.HeartbeatAck, null));
         }
         return;
@@ -331,7 +332,7 @@ export class SimulatedGateway {
   }
 
   /** Closes with a code (and Discord's reason for it); a code that ends sessions ends the one on this socket. */
-  private close(connection: Connection, code: number, reason = CLOSE_REASONS[code] ?? ''): void {
+  close(connection: Connection, code: number, reason = CLOSE_REASONS[code] ?? ''): void {
     if (connection.closing) return;
     const session = connection.session;
     if (session && session.connection === connection) {
@@ -709,7 +710,7 @@ export class SimulatedGateway {
   }
 
   /** The socket currently carrying shard `shardId`'s session (the newest, if several). */
-  private connectionOf(shardId: number): Connection {
+  connectionOf(shardId: number): Connection {
     let found: Connection | null = null;
     for (const session of this.sessions.values()) {
       if (session.shardId === shardId && session.connection && !session.connection.closing) {
@@ -720,73 +721,30 @@ export class SimulatedGateway {
     return found;
   }
 
-  /** Destroys the TCP socket without a close frame; the session stays resumable. */
-  dropConnection(shardId: number): void {
-    this.drop(this.connectionOf(shardId));
-  }
-
   /**
-   * The connection breaks in the middle of the next frame it sends: the client gets the frame's header and
-   * half of its bytes, then the TCP socket is destroyed without a close frame. The session stays
-   * resumable, and the frame, if a dispatch, waits in the replay buffer with the rest.
+   * The connection is lost to its session, as when the network drops it: the session stays resumable and
+   * keeps collecting dispatches, and nothing more is sent on the socket. The caller ends the socket.
    */
-  dropConnectionMidFrame(shardId: number): void {
-    const connection = this.connectionOf(shardId);
-    connection.interceptNext = (frame) => {
-      const bytes = Buffer.from(frame);
-      const half = Buffer.concat([textFrameHeader(bytes.length), bytes.subarray(0, bytes.length >> 1)]);
-      if (connection.session) this.detach(connection.session);
-      connection.closing = true;
-      this.clearHeartbeatDeadline(connection);
-      // Destroyed once the half frame is on its way, not before.
-      connection.socket.write(half, () => connection.ws.terminate());
-    };
-  }
-
-  /**
-   * The connection becomes a zombie, as one whose network path died: nothing more reaches the client,
-   * heartbeat ACKs included, while its session goes on collecting dispatches for a RESUME. The socket
-   * still completes a close handshake (a peer gone altogether would leave the client to ws's own close
-   * timeout). A new connection is healthy.
-   */
-  zombifyConnection(shardId: number): void {
-    this.connectionOf(shardId).silent = true;
-  }
-
-  private drop(connection: Connection): void {
+  abandon(connection: Connection): void {
     if (connection.session) this.detach(connection.session);
     connection.closing = true;
     this.clearHeartbeatDeadline(connection);
-    connection.ws.terminate();
-  }
-
-  closeConnection(code: number, shardId: number, reason?: string): void {
-    this.close(this.connectionOf(shardId), code, reason);
-  }
-
-  /** op 7: the client should reconnect and resume. */
-  requestReconnect(shardId: number): void {
-    this.connectionOf(shardId).send(frame(GatewayOpcodes.Reconnect, null));
   }
 
   /**
    * op 9. The socket stays open but no longer carries the session: a resumable session can be resumed on
    * it (or another), otherwise the session is gone and the client must identify.
    */
-  invalidateSession(resumable: boolean, shardId: number): void {
-    const connection = this.connectionOf(shardId);
+  invalidateSession(connection: Connection, resumable: boolean): void {
     const session = connection.session as Session;
     this.detach(session);
     if (!resumable) this.endSession(session);
     connection.send(frame(GatewayOpcodes.InvalidSession, resumable));
   }
 
-  stopHeartbeatAcks(shardId: number): void {
-    this.pausedAcks.add(shardId);
-  }
-
-  resumeHeartbeatAcks(shardId: number): void {
-    this.pausedAcks.delete(shardId);
+  /** op 7: the client should reconnect and resume. */
+  requestReconnect(connection: Connection): void {
+    connection.send(frame(GatewayOpcodes.Reconnect, null));
   }
 
   /** Terminates every socket and forgets every session. */
@@ -805,21 +763,6 @@ export class SimulatedGateway {
   private log(level: keyof SimulatorLogger, obj: object, msg: string): void {
     this.options.logger?.[level](obj, msg);
   }
-}
-
-/** The header of an unmasked, unfragmented text frame (RFC 6455 §5.2) carrying `length` bytes. */
-function textFrameHeader(length: number): Buffer {
-  if (length < 126) return Buffer.from([0x81, length]);
-  if (length < 0x10000) {
-    const header = Buffer.from([0x81, 126, 0, 0]);
-    header.writeUInt16BE(length, 2);
-    return header;
-  }
-  const header = Buffer.alloc(10);
-  header[0] = 0x81;
-  header[1] = 127;
-  header.writeBigUInt64BE(BigInt(length), 2);
-  return header;
 }
 
 /** A non-dispatch payload as Discord frames it. */

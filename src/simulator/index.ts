@@ -17,6 +17,7 @@ import {
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Profile, RawPresence } from '../presence/model.js';
 import { cdnRoutes } from './cdn.js';
+import { SimulatorFaults } from './faults.js';
 import {
   ALL_INTENTS,
   type MemberRequest,
@@ -24,13 +25,12 @@ import {
   SimulatedGateway,
   type SimulatorLogger,
 } from './gateway.js';
-import { type RateLimitOptions, RestErrorCodes, restRoutes, routeOf, sendError } from './rest.js';
+import { type RateLimitOptions, restRoutes, routeOf, sendError } from './rest.js';
 import {
   defaultUser,
   discordTimestamp,
   type GuildInput,
   type MemberInput,
-  type MessageRefusal,
   normalizePresence,
   type PresenceInput,
   type SimChannel,
@@ -141,7 +141,7 @@ interface MessageWaiter {
 /**
  * A simulated Discord on loopback: gateway v10 (JSON) and REST v10 on one HTTP server, plus a tiny CDN.
  * The real @discordjs/ws and @discordjs/rest talk to it unchanged. Drivers change the world (guilds,
- * members, presences, messages) and dispatch what Discord would; fault drivers break connections the ways
+ * members, presences, messages) and dispatch what Discord would; `faults` breaks connections the ways
  * Discord does.
  */
 export class DiscordSimulator {
@@ -160,6 +160,8 @@ export class DiscordSimulator {
   private messageWaiters: MessageWaiter[] = [];
   private readonly requestLog: RequestRecord[] = [];
   private readonly requestCounts = new Map<string, number>();
+  /** Breaks connections and refuses the bot the ways Discord does. */
+  readonly faults: SimulatorFaults;
 
   constructor(options: DiscordSimulatorOptions = {}) {
     this.options = {
@@ -187,6 +189,7 @@ export class DiscordSimulator {
       memberRequestCooldownMs: this.options.memberRequestCooldownMs,
       logger: this.options.logger,
     });
+    this.faults = new SimulatorFaults(this.gateway, this.state);
   }
 
   // ---- lifecycle ------------------------------------------------------------------------------------
@@ -479,75 +482,7 @@ export class DiscordSimulator {
     });
   }
 
-  // ---- faults and observation -----------------------------------------------------------------------
-
-  /** Destroys the shard's TCP socket without a close frame: the client should RESUME. */
-  dropConnection(shardId = 0): void {
-    this.gateway.dropConnection(shardId);
-  }
-
-  /** Cuts the shard's TCP socket halfway through the next frame it sends (a dispatch, usually): RESUME. */
-  dropConnectionMidFrame(shardId = 0): void {
-    this.gateway.dropConnectionMidFrame(shardId);
-  }
-
-  /**
-   * The shard's connection goes silent, as a zombie whose network path died: no more dispatches and no
-   * heartbeat ACKs on it. The client should notice the missing ACKs, close it, and RESUME.
-   */
-  zombifyConnection(shardId = 0): void {
-    this.gateway.zombifyConnection(shardId);
-  }
-
-  /** Closes the shard's socket with a code (4000 resumable; 4004, 4014… fatal; 4007, 4009 end the session). */
-  closeConnection(code: number, shardId = 0, reason?: string): void {
-    this.gateway.closeConnection(code, shardId, reason);
-  }
-
-  /** op 7 Reconnect. */
-  requestReconnect(shardId = 0): void {
-    this.gateway.requestReconnect(shardId);
-  }
-
-  /** op 9 Invalid Session; `resumable` is its `d`. */
-  invalidateSession(resumable: boolean, shardId = 0): void {
-    this.gateway.invalidateSession(resumable, shardId);
-  }
-
-  /** Heartbeats on this shard go unanswered (the client should treat the connection as a zombie). */
-  stopHeartbeatAcks(shardId = 0): void {
-    this.gateway.stopHeartbeatAcks(shardId);
-  }
-
-  resumeHeartbeatAcks(shardId = 0): void {
-    this.gateway.resumeHeartbeatAcks(shardId);
-  }
-
-  /**
-   * The user stops accepting DMs from the bot (Discord's privacy setting, or a block): every message the
-   * bot posts in their DM channel is refused with 403, code 50007, as Discord does; `closed = false` undoes it.
-   */
-  closeDms(userId: string, closed = true): void {
-    if (closed) this.state.closedDms.add(userId);
-    else this.state.closedDms.delete(userId);
-  }
-
-  /**
-   * The bot's next message in this channel is refused as given (default: 403, code 50007, what Discord
-   * answers when it will not deliver a DM); later ones are accepted again. Called n times, n are refused.
-   */
-  refuseNextMessage(
-    channelId: string,
-    refusal: MessageRefusal = {
-      status: 403,
-      code: RestErrorCodes.CannotSendMessagesToThisUser,
-      message: 'Cannot send messages to this user',
-    },
-  ): void {
-    const queued = this.state.messageRefusals.get(channelId) ?? [];
-    queued.push(refusal);
-    this.state.messageRefusals.set(channelId, queued);
-  }
+  // ---- observation ---------------------------------------------------------------------------------
 
   /** IDENTIFY payloads received (accepted or not). */
   get identifyCount(): number {

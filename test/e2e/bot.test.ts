@@ -247,7 +247,7 @@ describe('?apikey', () => {
     const old = await obtainApiKey(h, USER);
     const dm = h.simulator.dmChannelFor(USER);
 
-    h.simulator.refuseNextMessage(dm);
+    h.simulator.faults.refuseNextMessage(dm);
     const refused = await say(h, '?apikey', { channelId: dm });
     expect(refused.reply.content).toMatch(/^I could not send you a new API key: Discord refused it because/);
     expect(refused.reply.content).toMatch(/direct messages from me are not allowed/);
@@ -255,7 +255,7 @@ describe('?apikey', () => {
 
     // A server error Discord keeps answering, through the REST client's retries.
     for (let i = 0; i < 4; i++) {
-      h.simulator.refuseNextMessage(dm, { status: 500, code: 0, message: 'Internal Server Error' });
+      h.simulator.faults.refuseNextMessage(dm, { status: 500, code: 0, message: 'Internal Server Error' });
     }
     const failed = await say(h, '?apikey', { channelId: dm });
     expect(failed.reply.content).toMatch(/Discord failed to take it \(HTTP 500\)/);
@@ -340,7 +340,7 @@ describe('leaked keys', () => {
   it('revokes a leaked key of an owner who takes no DMs, and tells them where it appeared: no key, no ping', async () => {
     const h = await start();
     const old = await obtainApiKey(h, USER);
-    h.simulator.closeDms(USER);
+    h.simulator.faults.closeDms(USER);
 
     const sent = h.simulator.sendMessage({
       guildId: GUILD,
@@ -368,7 +368,7 @@ describe('leaked keys', () => {
     // No key was sent anywhere but the first one, DMed before the leak.
     expect(messagesWithKeys(h).map((message) => keyFrom(message))).toEqual([old]);
 
-    h.simulator.closeDms(USER, false);
+    h.simulator.faults.closeDms(USER, false);
     await put(h, await obtainApiKey(h, USER), 'back', 'with a new key');
   });
 

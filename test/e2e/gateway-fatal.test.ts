@@ -133,7 +133,7 @@ describe.concurrent('a gateway close that must not be retried ends the process',
     }, EXIT_MS);
     await sim.waitForReady(0, EXIT_MS);
 
-    sim.closeConnection(4004);
+    sim.faults.closeConnection(4004);
     expect(await exitOf(service)).toEqual({ code: 1, signal: null });
     expectOneFatalLine(service, /DISCORD_TOKEN/);
     expect(sim.identifyCount).toBe(1);

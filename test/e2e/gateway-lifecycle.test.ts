@@ -179,7 +179,7 @@ describe('a dropped connection', () => {
     expect(h.simulator.identifyCount).toBe(1);
     const from = h.changes.length;
 
-    h.simulator.dropConnection();
+    h.simulator.faults.dropConnection();
     // Sent before the client can notice the drop: Discord keeps them for the session, to replay on RESUME.
     h.simulator.setPresence(USER, { status: 'idle', activities: [song(1)] }, JITTER);
     h.simulator.setPresence(USER, { status: 'idle', activities: [song(2)] }, JITTER);
@@ -216,7 +216,7 @@ describe('a dropped connection', () => {
     for (let n = 1; n <= 10; n++)
       h.simulator.setPresence(USER, { status: 'online', activities: [song(n)] }, JITTER);
     // The next dispatch (Song 11's first guild copy) arrives half-written, then the TCP socket is gone.
-    h.simulator.dropConnectionMidFrame();
+    h.simulator.faults.dropConnectionMidFrame();
     watch.phase = 'fault';
     for (let n = 11; n <= 20; n++)
       h.simulator.setPresence(USER, { status: 'online', activities: [song(n)] }, JITTER);
@@ -239,7 +239,7 @@ describe('a dropped connection', () => {
     const h = await start(context);
     const from = h.changes.length;
 
-    h.simulator.requestReconnect();
+    h.simulator.faults.requestReconnect();
     // Some of these may reach the old socket, the rest the replay: each must count exactly once.
     for (let n = 1; n <= 5; n++)
       h.simulator.setPresence(USER, { status: 'online', activities: [song(n)] }, JITTER);
@@ -259,7 +259,7 @@ describe('a session Discord invalidates but lets resume', () => {
     const h = await start(context);
     const from = h.changes.length;
 
-    h.simulator.invalidateSession(true);
+    h.simulator.faults.invalidateSession(true);
     // The session has no connection until the client resumes: these wait in its replay buffer.
     h.simulator.setPresence(USER, { status: 'dnd', activities: [song(1)] }, JITTER);
     h.simulator.setPresence(OTHER, { status: 'idle' });
@@ -292,7 +292,7 @@ describe('a zombie connection', () => {
       if (change.userId === USER) resumedBefore.push(h.simulator.resumeCount);
     });
 
-    h.simulator.zombifyConnection();
+    h.simulator.faults.zombifyConnection();
     watch.phase = 'fault';
     for (let n = 1; n <= 5; n++)
       h.simulator.setPresence(USER, { status: 'online', activities: [song(n)] }, JITTER);
@@ -323,7 +323,7 @@ describe.concurrent('a session Discord will not resume', () => {
     const h = await start(context);
     const from = h.changes.length;
 
-    h.simulator.invalidateSession(false);
+    h.simulator.faults.invalidateSession(false);
     // The session is gone: none of this reaches the service but through the fresh session's state.
     h.simulator.removeMember(GUILD_A, LEAVER);
     h.simulator.removeMember(GUILD_A, USER); // still in B
@@ -360,7 +360,7 @@ describe.concurrent('a session Discord will not resume', () => {
 
   it('a session that timed out (4009): RESUME is refused, so the client identifies afresh', async (context) => {
     const h = await start(context);
-    h.simulator.closeConnection(4009);
+    h.simulator.faults.closeConnection(4009);
     h.simulator.removeMember(GUILD_A, LEAVER);
 
     await eventually(() => expect(h.simulator.identifyCount).toBe(2), REIDENTIFY_MS);
@@ -432,7 +432,7 @@ describe.concurrent('closes that must not be retried', () => {
     const h = await own(context, {});
     await eventually(() => expect(h.app.registry.isMonitored(USER)).toBe(true));
     await h.simulator.waitForReady();
-    h.simulator.closeConnection(4004);
+    h.simulator.faults.closeConnection(4004);
     await eventually(() =>
       expect(h.fatal).toEqual([{ code: 4004, reason: expect.stringMatching(/token/i) }]),
     );
@@ -455,7 +455,7 @@ describe.concurrent('closes that must not be retried', () => {
       const h = await own(context, {});
       await eventually(() => expect(h.app.registry.isMonitored(USER)).toBe(true));
       await h.simulator.waitForReady();
-      h.simulator.closeConnection(code);
+      h.simulator.faults.closeConnection(code);
       await eventually(() => expect(h.fatal).toEqual([{ code, reason: expect.stringMatching(reason) }]));
       await triesNoMore(h, true);
       expect(h.fatal).toHaveLength(1);

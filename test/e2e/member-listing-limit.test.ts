@@ -114,7 +114,7 @@ describe('a large guild listed again inside Discord’s window', () => {
     await eventually(() => expect(h.app.registry.size).toBe(MEMBERS));
     await eventually(async () => expect(await readiness(h)).toEqual({ status: 200 }));
 
-    h.simulator.invalidateSession(false);
+    h.simulator.faults.invalidateSession(false);
     // The session is gone: only the fresh session's listing can tell of these.
     h.simulator.removeMember(LARGE, LEAVER);
     h.simulator.addMember(LARGE, { user: { id: NEWCOMER, username: 'newcomer' } });

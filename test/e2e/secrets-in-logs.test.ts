@@ -127,7 +127,7 @@ describe('no API key and no Authorization value is ever logged', () => {
     // they are told so in the channel where the key appeared.
     const theirs = await obtainApiKey(harness, OTHER);
     secrets.add(theirs);
-    harness.simulator.closeDms(OTHER);
+    harness.simulator.faults.closeDms(OTHER);
     const leak = harness.simulator.sendMessage({ author: OTHER, guildId: GUILD, content: theirs });
     await harness.simulator.waitForMessage((message) => message.message_reference?.message_id === leak.id);
     expect(logs()).toContain('a live API key appeared');

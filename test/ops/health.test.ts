@@ -77,7 +77,7 @@ describe('GET /v1/health', () => {
   it('answers 200 in the envelope while the process runs, whatever Discord does', async (context) => {
     const h = await start(context);
     await h.simulator.waitForReady();
-    h.simulator.closeConnection(4014);
+    h.simulator.faults.closeConnection(4014);
     await eventually(() => expect(h.fatal.map((fatal) => fatal.code)).toEqual([4014]));
     const answer = await get(h, '/v1/health');
     expect(answer).toEqual({
@@ -113,7 +113,7 @@ describe('GET /v1/ready', () => {
       }
     })();
     await eventually(() => expect(seen).toEqual(['200']));
-    h.simulator.dropConnection();
+    h.simulator.faults.dropConnection();
     await eventually(() => expect(h.simulator.resumeCount).toBe(1));
     await eventually(() => expect(seen.at(-1)).toBe('200'));
     polling = false;

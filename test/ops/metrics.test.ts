@@ -192,7 +192,7 @@ describe('GET /metrics', () => {
   it('counts a dropped gateway connection and the session resumed after it', async () => {
     const before = await metrics();
     const resumes = h.simulator.resumeCount;
-    h.simulator.dropConnection();
+    h.simulator.faults.dropConnection();
     await eventually(() => expect(h.simulator.resumeCount).toBe(resumes + 1));
     await eventually(async () => {
       const after = await metrics();

@@ -310,7 +310,7 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
     await bot.manager.connect();
     await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
 
-    simulator.dropConnection();
+    simulator.faults.dropConnection();
     expect(simulator.connectedShards).toEqual([]);
     simulator.setPresence(userId(1), { status: 'idle' }); // while the socket is down
     await until(() => expect(bot.resumes).toEqual([0]));
@@ -341,7 +341,7 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
     await bot.manager.connect();
     await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
 
-    simulator.dropConnectionMidFrame();
+    simulator.faults.dropConnectionMidFrame();
     // Long enough that its half is more than a header: the client must see a frame it cannot finish.
     simulator.setPresence(userId(1), { status: 'idle', activities: [], client_status: { web: 'idle' } });
     simulator.setPresence(userId(1), { status: 'dnd' });
@@ -366,7 +366,7 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
     await bot.manager.connect();
     await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
 
-    simulator.zombifyConnection();
+    simulator.faults.zombifyConnection();
     simulator.setPresence(userId(1), { status: 'idle' });
     // No ACK for a heartbeat: when the next is due, the client closes (4200) and resumes.
     await until(() => expect(bot.resumes).toEqual([0]), 4 * HEARTBEAT_MS + 2000);
@@ -388,7 +388,7 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
     await bot.manager.connect();
     await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
 
-    simulator.invalidateSession(false);
+    simulator.faults.invalidateSession(false);
     await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(2));
     expect(simulator.identifyCount).toBe(2);
     expect(simulator.resumeCount).toBe(0);
@@ -412,7 +412,7 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
     await until(() => expect(bot.of(GatewayDispatchEvents.GuildMembersChunk)).toHaveLength(1));
 
     // A new session does not escape the limit: Discord counts per bot.
-    simulator.invalidateSession(false);
+    simulator.faults.invalidateSession(false);
     await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(2));
     await listAll('second');
     await bot.manager.send(0, {
@@ -442,24 +442,24 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
     const bot = client(simulator);
     await bot.manager.connect();
 
-    simulator.invalidateSession(true);
+    simulator.faults.invalidateSession(true);
     await until(() => expect(simulator.resumeCount).toBe(1));
     await simulator.waitForReady();
     expect(bot.closes).toEqual([]); // no new connection was needed
 
-    simulator.requestReconnect();
+    simulator.faults.requestReconnect();
     await until(() => expect(simulator.resumeCount).toBe(2));
     await until(() => expect(bot.resumes).toHaveLength(2));
 
-    simulator.closeConnection(4000);
+    simulator.faults.closeConnection(4000);
     await until(() => expect(simulator.resumeCount).toBe(3));
     await until(() => expect(bot.resumes).toHaveLength(3));
 
     const closesBefore = bot.closes.length;
-    simulator.stopHeartbeatAcks();
+    simulator.faults.stopHeartbeatAcks();
     // the zombie check: a heartbeat goes unacknowledged, the next one closes with 4200 and resumes
     await until(() => expect(bot.closes.slice(closesBefore).map((close) => close.code)).toEqual([4200]));
-    simulator.resumeHeartbeatAcks();
+    simulator.faults.resumeHeartbeatAcks();
     await until(() => expect(simulator.resumeCount).toBe(4));
     await until(() => expect(bot.resumes).toHaveLength(4));
 
@@ -474,7 +474,7 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
     bot.manager.on(WebSocketShardEvents.Debug, (message) => debug.push(message));
     await bot.manager.connect();
 
-    simulator.closeConnection(4004);
+    simulator.faults.closeConnection(4004);
     await until(() => expect(bot.errors.map((error) => error.message)).toEqual(['Authentication failed']));
     // The library's own word that it will not come back (a reconnect or resume says "Recover: Reconnect"
     // or "Resume"), and the shard idle once it has said so: no timer of its is left to reconnect on.
