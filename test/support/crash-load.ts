@@ -1,7 +1,7 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
 import { expect } from 'vitest';
 import { hashApiKey } from '../../src/keys/api-key.js';
-import { HISTORY_LIMIT } from '../../src/presence/history.js';
+import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER } from '../../src/presence/history.js';
 import { spotifyActivity } from '../../src/simulator/activities.js';
 import type { DiscordSimulator } from '../../src/simulator/index.js';
 import type { Store } from '../../src/store/ports.js';
@@ -230,43 +230,40 @@ export async function expectKvKept(store: Store, key: string, all: Write[], acke
 
 /**
  * In the store after the crash, for each listener: the stored entries are the first `kept` steps Discord
- * sent (the newest HISTORY_LIMIT of them), in order, without a gap, and `kept` covers every step `/history`
- * served. With `repeats`, a batch may be there twice in a row: one whose commit the crash of the store
- * kept but whose answer it lost is written again. Answers each listener's newest stored song.
+ * sent (the newest HISTORY_LIMIT of them), in order, without a gap, once each, and `kept` covers every step
+ * `/history` served; each of those steps' tracks counts one play, so a batch written twice (one whose
+ * commit a crash of the store kept but whose answer it lost, tried again) fails it. Answers each
+ * listener's newest stored song.
  */
 export async function expectHistoryKept(
   store: Store,
   sent: Sent,
   acked: Map<string, number>,
-  options: { repeats?: boolean } = {},
 ): Promise<Map<string, string>> {
   const survived = new Map<string, string>();
-  const once = <T>(list: T[], same: (a: T, b: T) => boolean) =>
-    options.repeats ? list.filter((item, index) => index === 0 || !same(item, list[index - 1] as T)) : list;
   for (const userId of LISTENERS) {
     const sentSongs = sent.songs.get(userId) as string[];
     const sentStatuses = sent.statuses.get(userId) as string[];
-    const stored = await store.history.history(userId, HISTORY_LIMIT);
-    const songs = once(
-      stored.tracks.map((entry) => entry.song as string),
-      (a, b) => a === b,
-    );
-    const status = once(stored.status, (a, b) => a.ts === b.ts && a.status === b.status);
+    const { tracks, status } = await store.history.history(userId, HISTORY_LIMIT);
+    const songs = tracks.map((entry) => entry.song as string);
     const kept = songs.length === 0 ? 0 : stepOf(songs[0] as string) + 1;
     expect(kept, `${userId}: steps served by /history before the crash`).toBeGreaterThanOrEqual(
       acked.get(userId) ?? 0,
     );
     expect(kept).toBeLessThanOrEqual(sentSongs.length);
-    const window = Math.min(kept, HISTORY_LIMIT, songs.length);
-    if (!options.repeats) expect(songs).toHaveLength(Math.min(kept, HISTORY_LIMIT));
-    expect(songs.slice(0, window), `${userId}: track history`).toEqual(
-      sentSongs.slice(kept - window, kept).reverse(),
-    );
+    const window = Math.min(kept, HISTORY_LIMIT);
+    expect(songs, `${userId}: track history`).toEqual(sentSongs.slice(kept - window, kept).reverse());
     // Each change wrote its status entry in the same batch as its track (older: the first sighting's).
     expect(
       status.slice(0, window).map((entry) => entry.status),
       `${userId}: status history`,
     ).toEqual(sentStatuses.slice(kept - window, kept).reverse());
+    const plays = await store.history.topTracks(userId, 1, TRACKED_TRACKS_PER_USER);
+    expect(
+      plays.filter((play) => play.play_count !== 1).map((play) => play.song),
+      `${userId}: plays`,
+    ).toEqual([]);
+    expect(plays, `${userId}: tracks played`).toHaveLength(Math.min(kept, TRACKED_TRACKS_PER_USER));
     if (kept > 0) survived.set(userId, songs[0] as string);
   }
   return survived;
