@@ -1,23 +1,16 @@
-import { REST } from '@discordjs/rest';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { LocalBus } from './bus/local.js';
 import type { Bus } from './bus/ports.js';
 import { type ClusterLink, connectCluster } from './cluster/connect.js';
-import { SharedPresencePublisher } from './cluster/publisher.js';
 import { ReplicaSync } from './cluster/replica-sync.js';
 import type { Config } from './config.js';
 import { type Demo, startDemo } from './demo/index.js';
-import { BotIdentity } from './discord/bot-identity.js';
-import { Bot } from './discord/commands/index.js';
-import { DiscordGateway } from './discord/gateway.js';
-import { GatewayIngest } from './discord/ingest.js';
-import type { ListingWait } from './discord/member-requests.js';
-import { Messenger } from './discord/messenger.js';
-import { MonitoredLoader } from './discord/monitored-loader.js';
-import { ProfileFetcher } from './discord/profiles.js';
+import type { DiscordGateway } from './discord/gateway.js';
+import type { Messenger } from './discord/messenger.js';
+import { type DiscordEndpoints, type DiscordSide, startDiscordSide } from './discord/side.js';
 import { RecentStatuses } from './history/recent-status.js';
-import { HistoryRecorder } from './history/recorder.js';
+import type { HistoryRecorder } from './history/recorder.js';
 import { buildHttpServer } from './http/server.js';
 import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
@@ -28,11 +21,8 @@ import { Metrics, type StoreBackend } from './ops/metrics.js';
 import { gatewayCheck, type ReadinessCheck, redisCheck, replicaCheck, storeCheck } from './ops/readiness.js';
 import './ops/tick-shape.js';
 import { timeStore } from './ops/timed-store.js';
-import { musicApps } from './presence/music-apps.js';
-import type { PresenceSource } from './presence/registry.js';
-import { PresenceRegistry } from './presence/registry.js';
+import type { PresenceRegistry, PresenceSource } from './presence/registry.js';
 import { PresenceReplica } from './presence/replica.js';
-import { youtubeMusicMatcher } from './presence/youtube-music.js';
 import { redactUrl } from './redact-url.js';
 import { SocketGateway, type SocketGatewayOptions } from './socket/gateway.js';
 import { SseHub, type SseHubOptions } from './sse/hub.js';
@@ -100,24 +90,6 @@ export interface AppOptions {
 
 /** How long a KV write on an API node waits for its presence to show the change before answering. */
 export const KV_VISIBLE_TIMEOUT_MS = 2_000;
-
-interface DiscordSide {
-  registry: PresenceRegistry;
-  gateway: DiscordGateway;
-  history: HistoryRecorder;
-  /** Scale-out: shares what the registry sees; started before the gateway. */
-  publisher: SharedPresencePublisher | null;
-  /** The bot's own user, as the gateway last named it. */
-  identity: BotIdentity;
-  /** The bot's voice, for DMs. */
-  messenger: Messenger;
-  /** Every guild has been listed once since the start. */
-  listed(): boolean;
-  /** Guild listings Discord deferred (RATE_LIMITED), not yet sent again. */
-  waiting(): readonly ListingWait[];
-  /** Shutdown: nothing deferred is sent again, and Discord is disconnected. */
-  stop(): Promise<void>;
-}
 
 /**
  * The composition root: builds the store and the bus (embedded, or Redis when REDIS_URL is set), the
@@ -203,7 +175,9 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       cdnUrl = discord.cdnUrl;
       discordSide = startDiscordSide({
         config,
-        options,
+        logger,
+        onFatal: options.onFatal,
+        history: options.history,
         discord,
         store: background,
         bus,
@@ -384,139 +358,6 @@ async function openStores(config: Config, cluster: ClusterLink | null, logger: L
   }
   const store = openSqliteStore(database);
   return { store, background: store, backend: 'sqlite' };
-}
-
-interface DiscordEndpoints {
-  token: string;
-  apiUrl: string;
-  cdnUrl: string;
-}
-
-interface DiscordSideDeps {
-  config: Config;
-  options: AppOptions;
-  discord: DiscordEndpoints;
-  /** The waiting store: what the Discord side writes may wait out a Redis outage. */
-  store: Store;
-  bus: Bus;
-  keys: ApiKeyService;
-  kv: KvService;
-  webhooks: WebhookService;
-  cluster: ClusterLink | null;
-  cleanups: Array<() => Promise<void> | void>;
-  metrics: Metrics;
-}
-
-/**
- * The gateway, the registry it feeds, history, profiles and the bot. With Redis, what the registry sees
- * is shared through the publisher, and history records what this node published (once per real change
- * across all ingest nodes); alone, history records the registry's changes directly.
- */
-function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
-  const { config, options, discord, store, bus, keys, kv, webhooks, cluster, cleanups, metrics } = deps;
-  const { logger } = options;
-  const registry = new PresenceRegistry({
-    cdnUrl: discord.cdnUrl,
-    youtubeMusic: youtubeMusicMatcher(config.youtubeMusicApplicationIds, config.youtubeMusicNames),
-    musicApps: musicApps(config.musicAppIds),
-  });
-
-  const history = new HistoryRecorder({
-    store: store.history,
-    logger,
-    bus,
-    onDropped: (writes) => metrics.historyWritesDropped(writes),
-    ...options.history,
-  });
-  cleanups.push(() => history.close());
-  let publisher: SharedPresencePublisher | null = null;
-  if (cluster) {
-    const shared = new SharedPresencePublisher({
-      registry,
-      presences: cluster.presences,
-      kv: store.kv,
-      bus: cluster.bus,
-      node: config.shardIds?.[0] ?? 0,
-      logger,
-    });
-    publisher = shared;
-    shared.onPublished(history.observe);
-    shared.onReleased((userId) => history.release(userId));
-    cleanups.push(() => shared.close());
-  } else {
-    registry.onChange(history.observe);
-  }
-
-  const rest = new REST({ api: discord.apiUrl, cdn: discord.cdnUrl, version: '10' }).setToken(discord.token);
-  const profiles = new ProfileFetcher({ rest, store: store.profiles, registry, logger });
-  cleanups.push(() => profiles.stop());
-  const loader = new MonitoredLoader({ registry, profiles, kv: store.kv, logger });
-  bus.subscribe('kv.changed', loader.kvChanged);
-  registry.onChange(loader.observe);
-
-  const gateway = new DiscordGateway({
-    token: discord.token,
-    rest,
-    logger,
-    shardCount: config.shardCount,
-    shardIds: config.shardIds,
-    onFatal: (code, reason) => options.onFatal?.(code, reason),
-    metrics,
-  });
-  const syncedShards = new Set<number>();
-  let listed = false;
-  const startedAt = Date.now();
-  const ingest = new GatewayIngest({
-    registry,
-    requestMembers: (shardId, data) => void gateway.requestMembers(shardId, data),
-    onUserUpdated: (userId) => profiles.enqueue(userId),
-    onShardSynced: (shardId) => {
-      syncedShards.add(shardId);
-      if (syncedShards.size < gateway.shardCountHere) return;
-      listed = true;
-      // Once at start-up, and again whenever a fresh session has re-listed everything.
-      logger.info(
-        {
-          guilds: registry.guildIds().length,
-          monitoredUsers: registry.size,
-          seconds: Math.round((Date.now() - startedAt) / 100) / 10,
-        },
-        'every guild loaded',
-      );
-      if (publisher) void publisher.markSynced();
-    },
-    logger,
-  });
-  gateway.onDispatch((payload, shardId) => ingest.handle(payload, shardId));
-  const messenger = new Messenger(rest, logger);
-  const bot = new Bot({
-    prefix: config.commandPrefix,
-    keys,
-    kv,
-    history,
-    webhooks,
-    messenger,
-    logger,
-    cooldown: { burst: config.botCommandBurst, perMinute: config.botCommandsPerMinute },
-    metrics,
-  });
-  gateway.onDispatch((payload) => void bot.handle(payload));
-  const identity = new BotIdentity();
-  gateway.onDispatch(identity.observe);
-  return {
-    registry,
-    gateway,
-    history,
-    publisher,
-    identity,
-    messenger,
-    listed: () => listed,
-    waiting: () => ingest.listingsWaiting,
-    stop: () => {
-      ingest.close();
-      return gateway.destroy();
-    },
-  };
 }
 
 /** Webhooks on this node: the service the routes and the bot use, the worker delivering, the feed. */

@@ -1,0 +1,179 @@
+import { REST } from '@discordjs/rest';
+import type { Logger } from 'pino';
+import type { Bus } from '../bus/ports.js';
+import type { ClusterLink } from '../cluster/connect.js';
+import { SharedPresencePublisher } from '../cluster/publisher.js';
+import type { Config } from '../config.js';
+import { HistoryRecorder } from '../history/recorder.js';
+import type { ApiKeyService } from '../keys/service.js';
+import type { KvService } from '../kv/service.js';
+import type { Metrics } from '../ops/metrics.js';
+import { musicApps } from '../presence/music-apps.js';
+import { PresenceRegistry } from '../presence/registry.js';
+import { youtubeMusicMatcher } from '../presence/youtube-music.js';
+import type { Store } from '../store/ports.js';
+import type { WebhookService } from '../webhooks/service.js';
+import { BotIdentity } from './bot-identity.js';
+import { Bot } from './commands/index.js';
+import { DiscordGateway } from './gateway.js';
+import { GatewayIngest } from './ingest.js';
+import type { ListingWait } from './member-requests.js';
+import { Messenger } from './messenger.js';
+import { MonitoredLoader } from './monitored-loader.js';
+import { ProfileFetcher } from './profiles.js';
+
+/** The Discord side of a node (ROLE all or ingest), as the rest of the node sees it. */
+export interface DiscordSide {
+  registry: PresenceRegistry;
+  gateway: DiscordGateway;
+  history: HistoryRecorder;
+  /** Scale-out: shares what the registry sees; started before the gateway. */
+  publisher: SharedPresencePublisher | null;
+  /** The bot's own user, as the gateway last named it. */
+  identity: BotIdentity;
+  /** The bot's voice, for DMs. */
+  messenger: Messenger;
+  /** Every guild has been listed once since the start. */
+  listed(): boolean;
+  /** Guild listings Discord deferred (RATE_LIMITED), not yet sent again. */
+  waiting(): readonly ListingWait[];
+  /** Shutdown: nothing deferred is sent again, and Discord is disconnected. */
+  stop(): Promise<void>;
+}
+
+/** Where Discord is and the bot's token: Discord's own, or the simulator's in demo mode. */
+export interface DiscordEndpoints {
+  token: string;
+  apiUrl: string;
+  cdnUrl: string;
+}
+
+export interface DiscordSideDeps {
+  config: Config;
+  logger: Logger;
+  /** A close from Discord that reconnecting cannot fix. */
+  onFatal?(code: number, reason: string): void;
+  /** Tests lengthen the history batch interval to hold changes queued. */
+  history?: { flushMs?: number };
+  discord: DiscordEndpoints;
+  /** The waiting store: what the Discord side writes may wait out a Redis outage. */
+  store: Store;
+  bus: Bus;
+  keys: ApiKeyService;
+  kv: KvService;
+  webhooks: WebhookService;
+  cluster: ClusterLink | null;
+  cleanups: Array<() => Promise<void> | void>;
+  metrics: Metrics;
+}
+
+/**
+ * The gateway, the registry it feeds, history, profiles and the bot. With Redis, what the registry sees
+ * is shared through the publisher, and history records what this node published (once per real change
+ * across all ingest nodes); alone, history records the registry's changes directly.
+ */
+export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
+  const { config, logger, discord, store, bus, keys, kv, webhooks, cluster, cleanups, metrics } = deps;
+  const registry = new PresenceRegistry({
+    cdnUrl: discord.cdnUrl,
+    youtubeMusic: youtubeMusicMatcher(config.youtubeMusicApplicationIds, config.youtubeMusicNames),
+    musicApps: musicApps(config.musicAppIds),
+  });
+
+  const history = new HistoryRecorder({
+    store: store.history,
+    logger,
+    bus,
+    onDropped: (writes) => metrics.historyWritesDropped(writes),
+    ...deps.history,
+  });
+  cleanups.push(() => history.close());
+  let publisher: SharedPresencePublisher | null = null;
+  if (cluster) {
+    const shared = new SharedPresencePublisher({
+      registry,
+      presences: cluster.presences,
+      kv: store.kv,
+      bus: cluster.bus,
+      node: config.shardIds?.[0] ?? 0,
+      logger,
+    });
+    publisher = shared;
+    shared.onPublished(history.observe);
+    shared.onReleased((userId) => history.release(userId));
+    cleanups.push(() => shared.close());
+  } else {
+    registry.onChange(history.observe);
+  }
+
+  const rest = new REST({ api: discord.apiUrl, cdn: discord.cdnUrl, version: '10' }).setToken(discord.token);
+  const profiles = new ProfileFetcher({ rest, store: store.profiles, registry, logger });
+  cleanups.push(() => profiles.stop());
+  const loader = new MonitoredLoader({ registry, profiles, kv: store.kv, logger });
+  bus.subscribe('kv.changed', loader.kvChanged);
+  registry.onChange(loader.observe);
+
+  const gateway = new DiscordGateway({
+    token: discord.token,
+    rest,
+    logger,
+    shardCount: config.shardCount,
+    shardIds: config.shardIds,
+    onFatal: (code, reason) => deps.onFatal?.(code, reason),
+    metrics,
+  });
+  const syncedShards = new Set<number>();
+  let listed = false;
+  const startedAt = Date.now();
+  const ingest = new GatewayIngest({
+    registry,
+    requestMembers: (shardId, data) => void gateway.requestMembers(shardId, data),
+    onUserUpdated: (userId) => profiles.enqueue(userId),
+    onShardSynced: (shardId) => {
+      syncedShards.add(shardId);
+      if (syncedShards.size < gateway.shardCountHere) return;
+      listed = true;
+      // Once at start-up, and again whenever a fresh session has re-listed everything.
+      logger.info(
+        {
+          guilds: registry.guildIds().length,
+          monitoredUsers: registry.size,
+          seconds: Math.round((Date.now() - startedAt) / 100) / 10,
+        },
+        'every guild loaded',
+      );
+      if (publisher) void publisher.markSynced();
+    },
+    logger,
+  });
+  gateway.onDispatch((payload, shardId) => ingest.handle(payload, shardId));
+  const messenger = new Messenger(rest, logger);
+  const bot = new Bot({
+    prefix: config.commandPrefix,
+    keys,
+    kv,
+    history,
+    webhooks,
+    messenger,
+    logger,
+    cooldown: { burst: config.botCommandBurst, perMinute: config.botCommandsPerMinute },
+    metrics,
+  });
+  gateway.onDispatch((payload) => void bot.handle(payload));
+  const identity = new BotIdentity();
+  gateway.onDispatch(identity.observe);
+  return {
+    registry,
+    gateway,
+    history,
+    publisher,
+    identity,
+    messenger,
+    listed: () => listed,
+    waiting: () => ingest.listingsWaiting,
+    stop: () => {
+      ingest.close();
+      return gateway.destroy();
+    },
+  };
+}
