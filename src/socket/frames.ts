@@ -1,6 +1,8 @@
+import type { Duplex } from 'node:stream';
 import { deflateRawSync, deflateSync } from 'node:zlib';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
+import { frameStart, writeFrame } from './direct-frame.js';
 import { Op } from './protocol.js';
 import {
   ADLER_START,
@@ -28,10 +30,10 @@ export const FRAGMENT_AT_BYTES = 16 * 1024;
 /**
  * Event frames are built once per change and shared by every subscriber. Only `seq` differs per socket,
  * and it comes first, so a frame is a few per-socket bytes followed by the shared tail
- * `"t":"…","d":…}`: no subscriber costs a serialization. zlib subscribers get the tail deflated once,
- * too: a zlib stream is a header, deflate blocks and a checksum, so the per-socket head goes in a stored
- * (uncompressed) block in front of the shared compressed blocks, and the checksum is combined from the
- * two parts' checksums.
+ * `"t":"…","d":…}`: no subscriber costs a serialization, and the tail is written to each connection as it
+ * is held (direct-frame.ts), never copied. zlib subscribers get the tail deflated once, too: a zlib stream
+ * is a header, deflate blocks and a checksum, so the per-socket head goes in a stored (uncompressed) block
+ * in front of the shared compressed blocks, and the checksum is combined from the two parts' checksums.
  */
 export class SharedEvent {
   readonly tail: Buffer;
@@ -42,24 +44,31 @@ export class SharedEvent {
     this.tail = Buffer.from(`"t":"${t}","d":${dJson}}`);
   }
 
-  text(seq: number): Buffer {
-    // One allocation per socket: the head is ASCII, written in place in front of the shared tail.
-    const head = eventHeadText(seq);
-    const frame = Buffer.allocUnsafe(head.length + this.tail.length);
-    frame.write(head, 0, 'latin1');
-    this.tail.copy(frame, head.length);
-    return frame;
+  /** The frame of `seq` as a text message on `connection`. */
+  writeText(connection: Duplex, seq: number): void {
+    const digits = decimalLength(seq);
+    const headLength = EVENT_HEAD_START.length + digits + 1;
+    const start = frameStart(headLength + this.tail.length, false, headLength);
+    writeEventHead(start, start.length - headLength, seq, digits);
+    writeFrame(connection, start, this.tail);
   }
 
-  zlib(seq: number): Buffer {
+  /** The frame of `seq` as a zlib_json binary message on `connection`. */
+  writeZlib(connection: Duplex, seq: number): void {
     if (this.compressedTail === undefined) {
       this.compressedTail = deflateRawSync(this.tail);
       this.tailAdler = adler32(this.tail);
     }
     const head = eventHead(seq);
-    const checksum = Buffer.alloc(4);
+    const block = storedBlock(head);
+    const payloadLength = ZLIB_HEADER.length + block.length + this.compressedTail.length + CHECKSUM_BYTES;
+    const start = frameStart(payloadLength, true, ZLIB_HEADER.length + block.length);
+    let at = start.length - ZLIB_HEADER.length - block.length;
+    at += ZLIB_HEADER.copy(start, at);
+    block.copy(start, at);
+    const checksum = Buffer.allocUnsafe(CHECKSUM_BYTES);
     checksum.writeUInt32BE(adler32Combine(adler32(head), this.tailAdler, this.tail.length));
-    return Buffer.concat([ZLIB_HEADER, storedBlock(head), this.compressedTail, checksum]);
+    writeFrame(connection, start, this.compressedTail, checksum);
   }
 }
 
@@ -151,10 +160,28 @@ export function eventJson(seq: number, t: string, dJson: string): string {
   return `{"op":${Op.Event},"seq":${seq},"t":"${t}","d":${dJson}}`;
 }
 
-function eventHeadText(seq: number): string {
-  return `{"op":${Op.Event},"seq":${seq},`;
+const EVENT_HEAD_START = Buffer.from(`{"op":${Op.Event},"seq":`);
+const COMMA = 0x2c;
+const DIGIT_ZERO = 0x30;
+const CHECKSUM_BYTES = 4;
+
+/** `{"op":0,"seq":<seq>,` written at `at`, byte by byte: per socket, no string is made for it. */
+function writeEventHead(target: Buffer, at: number, seq: number, digits: number): void {
+  for (let i = 0; i < EVENT_HEAD_START.length; i++) target[at + i] = EVENT_HEAD_START[i] as number;
+  let rest = seq;
+  for (let i = at + EVENT_HEAD_START.length + digits - 1; i >= at + EVENT_HEAD_START.length; i--) {
+    target[i] = DIGIT_ZERO + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
+  target[at + EVENT_HEAD_START.length + digits] = COMMA;
+}
+
+function decimalLength(value: number): number {
+  let digits = 1;
+  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  return digits;
 }
 
 function eventHead(seq: number): Buffer {
-  return Buffer.from(eventHeadText(seq));
+  return Buffer.from(`{"op":${Op.Event},"seq":${seq},`);
 }

@@ -461,8 +461,9 @@ export class SocketGateway {
       client.waiting.add(userId);
       if (client.waiting.size > MAX_WAITING_UPDATES) this.end(client, Close.SlowConsumer);
     } else if (event instanceof SharedEvent) {
-      client.seq++;
-      this.send(client, client.compressed ? event.zlib(client.seq) : event.text(client.seq));
+      if (!this.sendable(client)) return;
+      client.out.sendShared(event, ++client.seq);
+      this.options.metrics?.frameSent();
     } else if (!this.tooSlow(client)) {
       // Large: written as the socket drains, spread over turns with every other socket's (outbound.ts).
       client.out.stream(client.compressed ? event.zlib() : event.textStream());
@@ -487,9 +488,14 @@ export class SocketGateway {
   }
 
   private send(client: Client, message: Buffer | string | Fragments): void {
-    if (client.closing || client.ws.readyState !== WebSocket.OPEN || this.tooSlow(client)) return;
+    if (!this.sendable(client)) return;
     client.out.send(message);
     this.options.metrics?.frameSent();
+  }
+
+  /** Open, not closing, and not over its send buffer cap (closed 4008 if it is). */
+  private sendable(client: Client): boolean {
+    return !client.closing && client.ws.readyState === WebSocket.OPEN && !this.tooSlow(client);
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { WebSocket } from 'ws';
-import { FRAGMENT_AT_BYTES, type Fragments, type MessageStream } from './frames.js';
+import { FRAGMENT_AT_BYTES, type Fragments, type MessageStream, type SharedEvent } from './frames.js';
 
 /** A stream waits for the socket to drain once this much is buffered: memory per socket stays bounded. */
 export const STREAM_HIGH_WATER_BYTES = 256 * 1024;
@@ -77,6 +77,12 @@ export class Outbound {
     for (let i = 0; i <= last; i++) {
       this.ws.send(message[i] as Buffer, { binary: this.binary, fin: i === last });
     }
+  }
+
+  /** An event shared with other sockets, at this socket's `seq`, its shared bytes written as held. */
+  sendShared(event: SharedEvent, seq: number): void {
+    if (this.binary) event.writeZlib(this.socket, seq);
+    else event.writeText(this.socket, seq);
   }
 
   stream(stream: MessageStream): void {

@@ -1,3 +1,4 @@
+import { Duplex } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { eventJson, helloJson, SharedEvent, singleFrame } from '../../src/socket/frames.js';
@@ -46,16 +47,69 @@ const compressedTailOf = (frame: Buffer, seq: number): Buffer => frame.subarray(
 /** Text that deflate cannot shrink much, so the tail spans several deflate blocks. */
 const incompressible = (bytes: number): string => randomBytes(Math.ceil(bytes / 4) * 3).toString('base64');
 
+/** What one write of a frame put on a connection: the chunks, as written, in one writev. */
+function writtenBy(write: (connection: Duplex) => void): Buffer[][] {
+  const writes: Buffer[][] = [];
+  const connection = new Duplex({
+    read() {},
+    write(chunk: Buffer, _encoding, done) {
+      writes.push([chunk]);
+      done();
+    },
+    writev(chunks, done) {
+      writes.push(chunks.map(({ chunk }) => chunk as Buffer));
+      done();
+    },
+  });
+  write(connection);
+  return writes;
+}
+
+/** An unmasked WebSocket frame's FIN bit, opcode and payload (RFC 6455 §5.2). */
+function decodeFrame(bytes: Buffer): { fin: boolean; opcode: number; payload: Buffer } {
+  const short = (bytes[1] as number) & 0x7f;
+  let at = 2;
+  let length = short;
+  if (short === 126) {
+    length = bytes.readUInt16BE(2);
+    at = 4;
+  } else if (short === 127) {
+    length = Number(bytes.readBigUInt64BE(2));
+    at = 10;
+  }
+  expect(bytes.length).toBe(at + length);
+  return {
+    fin: ((bytes[0] as number) & 0x80) !== 0,
+    opcode: (bytes[0] as number) & 0x0f,
+    payload: bytes.subarray(at),
+  };
+}
+
+/** The payload of the one frame `write` put on a connection, checked to be a whole message of `opcode`. */
+function messageOf(opcode: number, write: (connection: Duplex) => void): Buffer {
+  const writes = writtenBy(write);
+  expect(writes).toHaveLength(1);
+  const frame = decodeFrame(Buffer.concat(writes[0] as Buffer[]));
+  expect(frame.fin).toBe(true);
+  expect(frame.opcode).toBe(opcode);
+  return frame.payload;
+}
+
+const textOf = (event: SharedEvent, seq: number): Buffer =>
+  messageOf(0x1, (connection) => event.writeText(connection, seq));
+const zlibOf = (event: SharedEvent, seq: number): Buffer =>
+  messageOf(0x2, (connection) => event.writeZlib(connection, seq));
+
 beforeEach(() => {
   deflateRawSpy.mockClear();
 });
 
-describe('SharedEvent.text', () => {
+describe('SharedEvent.writeText', () => {
   it.each([1, 2, 9, 10, 99, 1_000, 65_535, 2 ** 31, Number.MAX_SAFE_INTEGER])(
     'seq %d: valid JSON with that seq and the shared tail',
     (seq) => {
       const event = new SharedEvent('PRESENCE_UPDATE', D_JSON);
-      const frame = event.text(seq);
+      const frame = textOf(event, seq);
       expect(JSON.parse(frame.toString())).toEqual({
         op: 0,
         seq,
@@ -69,37 +123,60 @@ describe('SharedEvent.text', () => {
 
   it('is byte for byte what eventJson builds for a single socket', () => {
     const event = new SharedEvent('INIT_STATE', D_JSON);
-    expect(event.text(7).toString()).toBe(eventJson(7, 'INIT_STATE', D_JSON));
+    expect(textOf(event, 7).toString()).toBe(eventJson(7, 'INIT_STATE', D_JSON));
   });
 
   it('keeps multi-byte UTF-8 intact', () => {
     const event = new SharedEvent('PRESENCE_UPDATE', D_JSON);
-    expect(JSON.parse(event.text(3).toString()).d.kv.note).toBe('héllo ✓ 🎵');
+    expect(JSON.parse(textOf(event, 3).toString()).d.kv.note).toBe('héllo ✓ 🎵');
+  });
+
+  it('writes the shared tail itself, the same bytes for every socket, after a head of the socket’s own', () => {
+    const event = new SharedEvent('PRESENCE_UPDATE', D_JSON);
+    for (const seq of [1, 12, 345]) {
+      const [write] = writtenBy((connection) => event.writeText(connection, seq));
+      expect(write).toHaveLength(2);
+      expect(write?.[1]).toBe(event.tail);
+      expect(decodeFrame(Buffer.concat(write as Buffer[])).payload.toString()).toBe(
+        eventJson(seq, 'PRESENCE_UPDATE', D_JSON),
+      );
+    }
+  });
+
+  it.each([
+    ['a 7-bit length', 10],
+    ['a 16-bit length', 1_000],
+    ['a 64-bit length', 70_000],
+  ])('%s in the frame header', (_name, bytes) => {
+    const dJson = JSON.stringify({ big: 'x'.repeat(bytes) });
+    const event = new SharedEvent('PRESENCE_UPDATE', dJson);
+    expect(textOf(event, 9).toString()).toBe(eventJson(9, 'PRESENCE_UPDATE', dJson));
+    expect(zlib.inflateSync(zlibOf(event, 9)).toString()).toBe(eventJson(9, 'PRESENCE_UPDATE', dJson));
   });
 
   it('builds no compressed frame unless asked', () => {
     const event = new SharedEvent('PRESENCE_UPDATE', D_JSON);
-    for (let seq = 1; seq <= 10; seq++) event.text(seq);
+    for (let seq = 1; seq <= 10; seq++) textOf(event, seq);
     expect(deflateRawSpy).not.toHaveBeenCalled();
   });
 });
 
-describe('SharedEvent.zlib', () => {
+describe('SharedEvent.writeZlib', () => {
   it.each([1, 2, 10, 255, 256, 65_535, 65_536, 2 ** 31, Number.MAX_SAFE_INTEGER])(
-    'seq %d inflates to exactly text(seq)',
+    'seq %d inflates to exactly the text frame of seq',
     (seq) => {
       const event = new SharedEvent('PRESENCE_UPDATE', D_JSON);
-      const frame = event.zlib(seq);
+      const frame = zlibOf(event, seq);
       expect(frame[0]).toBe(0x78);
       expect(((frame[0] as number) * 256 + (frame[1] as number)) % 31).toBe(0); // a valid zlib header
-      expect(zlib.inflateSync(frame).equals(event.text(seq))).toBe(true);
+      expect(zlib.inflateSync(frame).equals(textOf(event, seq))).toBe(true);
     },
   );
 
   it('frames for many seqs of one event each inflate to their own text', () => {
     const event = new SharedEvent('PRESENCE_UPDATE', D_JSON);
     for (const seq of [5, 1, 3, 1, 42, 12_345]) {
-      expect(zlib.inflateSync(event.zlib(seq)).equals(event.text(seq))).toBe(true);
+      expect(zlib.inflateSync(zlibOf(event, seq)).equals(textOf(event, seq))).toBe(true);
     }
   });
 
@@ -112,8 +189,8 @@ describe('SharedEvent.zlib', () => {
     expect(Buffer.byteLength(dJson)).toBeGreaterThan(100 * 1024);
     const event = new SharedEvent('PRESENCE_UPDATE', dJson);
     for (const seq of [1, 2, 1_000_000]) {
-      const inflated = zlib.inflateSync(event.zlib(seq));
-      expect(inflated.equals(event.text(seq))).toBe(true);
+      const inflated = zlib.inflateSync(zlibOf(event, seq));
+      expect(inflated.equals(textOf(event, seq))).toBe(true);
       expect(JSON.parse(inflated.toString()).d.kv.big).toBe(value);
     }
   });
@@ -124,7 +201,7 @@ describe('SharedEvent.zlib', () => {
       ['INIT_STATE', `{"1":${D_JSON},"2":${D_JSON}}`],
     ] as const) {
       const event = new SharedEvent(t, d);
-      expect(JSON.parse(zlib.inflateSync(event.zlib(1)).toString())).toEqual({
+      expect(JSON.parse(zlib.inflateSync(zlibOf(event, 1)).toString())).toEqual({
         op: 0,
         seq: 1,
         t,
@@ -135,7 +212,7 @@ describe('SharedEvent.zlib', () => {
 
   it('inflates with a streaming inflater fed byte by byte, as browser clients do', async () => {
     const event = new SharedEvent('PRESENCE_UPDATE', D_JSON);
-    const frame = event.zlib(77);
+    const frame = zlibOf(event, 77);
     const inflate = zlib.createInflate();
     const chunks: Buffer[] = [];
     inflate.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -146,7 +223,7 @@ describe('SharedEvent.zlib', () => {
     for (const byte of frame) inflate.write(Buffer.from([byte]));
     inflate.end();
     await done;
-    expect(Buffer.concat(chunks).equals(event.text(77))).toBe(true);
+    expect(Buffer.concat(chunks).equals(textOf(event, 77))).toBe(true);
   });
 
   it('deflates the tail once however many zlib frames are built, sharing its bytes at the same offset', () => {
@@ -155,7 +232,7 @@ describe('SharedEvent.zlib', () => {
     const expectedTail = zlib.deflateRawSync(event.tail);
     deflateRawSpy.mockClear();
 
-    const frames = Array.from({ length: 1_000 }, (_, i) => event.zlib(i + 1));
+    const frames = Array.from({ length: 1_000 }, (_, i) => zlibOf(event, i + 1));
 
     expect(deflateRawSpy).toHaveBeenCalledTimes(1);
     expect(deflateRawSpy.mock.calls[0]?.[0]).toEqual(event.tail);
@@ -171,13 +248,13 @@ describe('SharedEvent.zlib', () => {
       expect(frame.length).toBe(2 + 5 + headLength(seq) + expectedTail.length + 4);
     });
     for (const seq of [1, 500, 1_000]) {
-      expect(zlib.inflateSync(frames[seq - 1] as Buffer).equals(event.text(seq))).toBe(true);
+      expect(zlib.inflateSync(frames[seq - 1] as Buffer).equals(textOf(event, seq))).toBe(true);
     }
   });
 
   it('each event deflates its own tail once', () => {
     const events = Array.from({ length: 5 }, (_, i) => new SharedEvent('PRESENCE_UPDATE', `{"n":${i}}`));
-    for (const event of events) for (let seq = 1; seq <= 20; seq++) event.zlib(seq);
+    for (const event of events) for (let seq = 1; seq <= 20; seq++) zlibOf(event, seq);
     expect(deflateRawSpy).toHaveBeenCalledTimes(5);
   });
 });
