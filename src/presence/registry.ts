@@ -1,10 +1,13 @@
 import { isGuildCopy } from './guild-copy.js';
+import { GuildMemberships } from './guild-memberships.js';
+import { type HeldPresence, HeldPresences } from './held-presences.js';
 import { applyDelta, applyDeltaToBytes, type KvDelta } from './kv-delta.js';
 import type { DiscordUser, Kv, PresenceSummary, Profile, RawPresence, Snowflake } from './model.js';
 import { type NormalizeOptions, presenceFields } from './presence.js';
-import { OFFLINE_PRESENCE } from './raw.js';
+import { OFFLINE_PRESENCE, statusFrom } from './raw.js';
 import { assembleBody, LARGE_BODY_BYTES, PresenceSnapshot, sameBody, userJsonIn } from './snapshot.js';
 import { isSnowflake } from './snowflake.js';
+import { NO_SLOT } from './snowflake-slots.js';
 import { mergeUser } from './user.js';
 import { userWithImageUrls, withoutImageUrls } from './user-images.js';
 
@@ -35,34 +38,12 @@ export interface PresenceSource extends PresenceView {
 /** The KV of every user who has none. */
 const NO_KV_JSON = '{}';
 
-/**
- * What the registry holds per user. A class, not an object literal: a million entries built by spreading
- * a literal each got a hidden class of their own (about 300 bytes apiece), where instances of a class
- * share one.
- *
- * The user is held only as the JSON text at the start of the snapshot's presence: as an object, with its
- * strings, it was about 220 bytes a user beside the text that holds it already. Presence updates name the
- * user by id alone, so reading it back (a JSON.parse of its few hundred bytes) is needed only to merge a
- * user object that says more, and to hand the changed presence to the listeners. The KV likewise is held
- * only as its JSON in the body, and goes into the next body as it is when something else changes.
- */
-class Entry {
-  /** The store's revision of the KV: an older KV arriving late is ignored. */
-  kvRevision = 0;
-  profile: Profile | null = null;
-
-  constructor(
-    /** The length of the user's JSON in the snapshot's body (`userJsonIn`). */
-    public userLength: number,
-    public raw: RawPresence,
-    /** The guilds shared with the bot: most users share one, which needs no set. */
-    public guilds: Snowflake | Set<Snowflake>,
-    public snapshot: PresenceSnapshot,
-  ) {}
-}
-
 /** What a presence is built from besides the user. */
-type Sources = Pick<Entry, 'raw' | 'profile'> & { kvJson: string | Buffer };
+interface Sources {
+  raw: RawPresence;
+  profile: Profile | null;
+  kvJson: string | Buffer;
+}
 
 /** A partial user merged into the held one. */
 interface Merged {
@@ -82,10 +63,16 @@ interface Rendered {
  * One presence per user across every guild the user shares with the bot. Fed with what the gateway says
  * (members, presences, removals) in domain terms; emits a change only when the normalized view changes,
  * so per-guild copies of one update emit nothing.
+ *
+ * Each user is held as the text of their presence and a few numbers (held-presences.ts). The user is
+ * read back from that text only to merge a user object that says more, and the raw presence only when
+ * an update must be compared with it or something else about the user changed: its status and platforms
+ * are held as numbers, its activities are the presence's own. The KV likewise is held only as its JSON in
+ * the body, and goes into the next body as it is when something else changes.
  */
 export class PresenceRegistry implements PresenceSource {
-  private readonly entries = new Map<Snowflake, Entry>();
-  private readonly guildMembers = new Map<Snowflake, Set<Snowflake>>();
+  private readonly held = new HeldPresences();
+  private readonly memberships = new GuildMemberships();
   /** Guilds being re-listed after (re)connecting: the members seen so far in the new listing. */
   private readonly syncing = new Map<Snowflake, Set<Snowflake>>();
   private readonly listeners = new Set<PresenceListener>();
@@ -97,33 +84,37 @@ export class PresenceRegistry implements PresenceSource {
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.held.size;
   }
 
   get(userId: Snowflake): PresenceSnapshot | undefined {
-    return this.entries.get(userId)?.snapshot;
+    const slot = this.held.slotOf(userId);
+    return slot === NO_SLOT ? undefined : this.held.snapshot(slot);
   }
 
   *snapshots(): Iterable<[Snowflake, PresenceSnapshot]> {
-    for (const [userId, entry] of this.entries) yield [userId, entry.snapshot];
+    for (let slot = 0; slot < this.held.end; slot++) {
+      if (this.held.inUse(slot)) yield [this.held.idOf(slot), this.held.snapshot(slot)];
+    }
   }
 
   /** The store revision of the KV inside the user's presence; 0 before any. */
   kvRevisionOf(userId: Snowflake): number {
-    return this.entries.get(userId)?.kvRevision ?? 0;
+    const slot = this.held.slotOf(userId);
+    return slot === NO_SLOT ? 0 : this.held.kvRevision(slot);
   }
 
   isMonitored(userId: Snowflake): boolean {
-    return this.entries.has(userId);
+    return this.held.slotOf(userId) !== NO_SLOT;
   }
 
   /** The guilds the bot knows members of. */
   guildIds(): Snowflake[] {
-    return [...this.guildMembers.keys()];
+    return this.memberships.guildIds();
   }
 
   memberCount(guildId: Snowflake): number {
-    return this.guildMembers.get(guildId)?.size ?? 0;
+    return this.memberships.count(guildId);
   }
 
   onChange(listener: PresenceListener): () => void {
@@ -138,56 +129,42 @@ export class PresenceRegistry implements PresenceSource {
   memberSeen(guildId: Snowflake, user: DiscordUser, raw?: RawPresence): void {
     if (!hasUserId(user)) return;
     this.syncing.get(guildId)?.add(user.id);
-    let members = this.guildMembers.get(guildId);
-    if (!members) {
-      members = new Set();
-      this.guildMembers.set(guildId, members);
-    }
-    members.add(user.id);
-
-    const entry = this.entries.get(user.id);
-    if (!entry) {
-      const known = mergeUser(undefined, user);
-      const sources: Sources = { raw: raw ?? OFFLINE_PRESENCE, profile: null, kvJson: NO_KV_JSON };
-      const rendered = this.render(user.id, known, null, sources);
-      const snapshot = snapshotOfRendered(rendered, 1);
-      const held = heldAs(sources.raw, rendered.presence);
-      this.entries.set(user.id, new Entry(rendered.userLength, held, guildId, snapshot));
-      this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at: this.now() });
-      snapshot.release();
+    const slot = this.held.slotOf(user.id);
+    if (slot === NO_SLOT) {
+      this.firstSeen(guildId, user, raw ?? OFFLINE_PRESENCE);
       return;
     }
-    entry.guilds = withGuild(entry.guilds, guildId);
-    const merged = this.merged(entry, user);
-    const presenceChanged = raw !== undefined && raw !== entry.raw && !isGuildCopy(entry.raw, raw);
+    this.memberships.join(slot, guildId);
+    const previous = this.held.snapshot(slot);
+    const merged = this.merged(slot, previous, user);
+    const presenceChanged = raw !== undefined && !this.isHeld(slot, previous, raw);
     if (!merged?.changed && !presenceChanged) return;
-    if (presenceChanged) entry.raw = raw;
-    this.refresh(user.id, entry, merged);
+    this.refresh(user.id, slot, previous, merged, presenceChanged ? raw : null);
   }
 
   /** A user object from outside any guild context (USER_UPDATE, member updates): merged if monitored. */
   userUpdated(user: DiscordUser): void {
     if (!hasUserId(user)) return;
-    const entry = this.entries.get(user.id);
-    if (!entry) return;
-    const merged = this.merged(entry, user);
-    if (merged?.changed) this.refresh(user.id, entry, merged);
+    const slot = this.held.slotOf(user.id);
+    if (slot === NO_SLOT) return;
+    const previous = this.held.snapshot(slot);
+    const merged = this.merged(slot, previous, user);
+    if (merged?.changed) this.refresh(user.id, slot, previous, merged, null);
   }
 
   profileFetched(userId: Snowflake, profile: Profile): void {
-    const entry = this.entries.get(userId);
-    if (!entry) return;
-    // Most users set neither: such a profile renders as none at all, and holding none costs nothing.
-    entry.profile = profile.banner === null && profile.accent_color === null ? null : profile;
-    this.refresh(userId, entry, null);
+    const slot = this.held.slotOf(userId);
+    if (slot === NO_SLOT) return;
+    this.held.setProfile(slot, profile);
+    this.refresh(userId, slot, this.held.snapshot(slot), null, null);
   }
 
   /** The user's whole KV as of `revision`, as the store holds it; ignored for users not monitored. */
   kvLoaded(userId: Snowflake, kv: Kv, revision: number): void {
-    const entry = this.entries.get(userId);
-    if (!entry || revision <= entry.kvRevision) return;
-    entry.kvRevision = revision;
-    this.refresh(userId, entry, null, JSON.stringify(kv));
+    const slot = this.held.slotOf(userId);
+    if (slot === NO_SLOT || revision <= this.held.kvRevision(slot)) return;
+    this.held.setKvRevision(slot, revision);
+    this.refresh(userId, slot, this.held.snapshot(slot), null, null, JSON.stringify(kv));
   }
 
   /**
@@ -195,34 +172,37 @@ export class PresenceRegistry implements PresenceSource {
    * is not the revision before it (a change missed, or the KV not loaded yet), and must be loaded again.
    */
   kvChanged(userId: Snowflake, delta: KvDelta, revision: number): boolean {
-    const entry = this.entries.get(userId);
-    if (!entry || revision <= entry.kvRevision) return true;
-    if (entry.kvRevision === 0 || revision !== entry.kvRevision + 1) return false;
-    const held = entry.snapshot.kvJson();
-    entry.kvRevision = revision;
+    const slot = this.held.slotOf(userId);
+    if (slot === NO_SLOT) return true;
+    const held = this.held.kvRevision(slot);
+    if (revision <= held) return true;
+    if (held === 0 || revision !== held + 1) return false;
+    const previous = this.held.snapshot(slot);
+    const kvJson = previous.kvJson();
+    this.held.setKvRevision(slot, revision);
     this.refresh(
       userId,
-      entry,
+      slot,
+      previous,
       null,
-      typeof held === 'string' ? applyDelta(held, delta) : smallAsText(applyDeltaToBytes(held, delta)),
+      null,
+      typeof kvJson === 'string' ? applyDelta(kvJson, delta) : smallAsText(applyDeltaToBytes(kvJson, delta)),
     );
     return true;
   }
 
   memberRemoved(guildId: Snowflake, userId: Snowflake): void {
-    const members = this.guildMembers.get(guildId);
-    if (!members?.delete(userId)) return;
-    if (members.size === 0) this.guildMembers.delete(guildId);
-    this.leaveGuild(userId, guildId);
+    const slot = this.held.slotOf(userId);
+    if (slot === NO_SLOT || !this.memberships.leave(slot, guildId)) return;
+    if (!this.memberships.inAny(slot)) this.unmonitor(userId, slot);
   }
 
   /** The bot left the guild or it became unavailable: its members are no longer seen through it. */
   guildRemoved(guildId: Snowflake): void {
-    const members = this.guildMembers.get(guildId);
     this.syncing.delete(guildId);
-    if (!members) return;
-    this.guildMembers.delete(guildId);
-    for (const userId of members) this.leaveGuild(userId, guildId);
+    for (const slot of this.memberships.slotsIn(guildId, this.held.end)) {
+      this.memberRemoved(guildId, this.held.idOf(slot));
+    }
   }
 
   /**
@@ -237,53 +217,91 @@ export class PresenceRegistry implements PresenceSource {
     const seen = this.syncing.get(guildId);
     if (!seen) return;
     this.syncing.delete(guildId);
-    const members = this.guildMembers.get(guildId);
-    if (!members) return;
-    for (const userId of [...members]) {
+    for (const slot of this.memberships.slotsIn(guildId, this.held.end)) {
+      const userId = this.held.idOf(slot);
       if (!seen.has(userId)) this.memberRemoved(guildId, userId);
     }
   }
 
-  private leaveGuild(userId: Snowflake, guildId: Snowflake): void {
-    const entry = this.entries.get(userId);
-    if (!entry) return;
-    const left = withoutGuild(entry.guilds, guildId);
-    if (left !== null) {
-      entry.guilds = left;
-      return;
-    }
-    this.entries.delete(userId);
-    this.emit({ kind: 'unmonitored', userId, previous: entry.snapshot, at: this.now() });
+  private firstSeen(guildId: Snowflake, user: DiscordUser, raw: RawPresence): void {
+    const known = mergeUser(undefined, user);
+    const rendered = this.render(user.id, known, null, { raw, profile: null, kvJson: NO_KV_JSON });
+    const snapshot = snapshotOfRendered(rendered, 1);
+    const slot = this.held.add(user.id, heldOf(rendered, raw), snapshot);
+    this.memberships.join(slot, guildId);
+    this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at: this.now() });
+    snapshot.release();
+  }
+
+  private unmonitor(userId: Snowflake, slot: number): void {
+    const previous = this.held.snapshot(slot);
+    this.held.remove(userId);
+    this.emit({ kind: 'unmonitored', userId, previous, at: this.now() });
+  }
+
+  /**
+   * Whether `raw` says what the presence held does, apart from per-guild timing jitter (`isGuildCopy`).
+   * The held raw presence is the status and platforms kept, and the presence's activities, which are the
+   * raw ones normalized: normalizing them again gives the same presence, and a guild copy compared with
+   * them is still a copy (one that differs only in what normalizing changes is re-rendered and found
+   * equal). Its activities are read back only when the rest is the same.
+   */
+  private isHeld(slot: number, previous: PresenceSnapshot, raw: RawPresence): boolean {
+    if (statusFrom(raw.status) !== this.held.status(slot)) return false;
+    if (!this.held.sameClientStatus(slot, raw.client_status)) return false;
+    return isGuildCopy(this.heldRaw(slot, previous.summary()), raw);
+  }
+
+  private heldRaw(slot: number, summary: PresenceSummary): RawPresence {
+    return {
+      status: this.held.status(slot),
+      client_status: this.held.clientStatus(slot),
+      activities: summary.activities,
+    };
   }
 
   /**
    * The user merged with a partial user object; null when the partial names only the id, so nothing was
    * read back (a merge that changes nothing still hands over the user it read, for `refresh` to reuse).
    */
-  private merged(entry: Entry, partial: DiscordUser): Merged | null {
+  private merged(slot: number, previous: PresenceSnapshot, partial: DiscordUser): Merged | null {
     if (namesOnlyId(partial)) return null;
     // The held user carries its images' URLs, which no payload from Discord has: they would make every
     // full user object look like a change.
-    const known = withoutImageUrls(userOf(entry));
+    const held = JSON.parse(userJsonIn(previous.body, this.held.userLength(slot))) as DiscordUser;
+    const known = withoutImageUrls(held);
     const user = mergeUser(known, partial);
     return { user, changed: user !== known };
   }
 
   /**
-   * Renders the entry again, with the user of `merged` when there is one, else the one held as text, and
-   * the KV of `kvJson` when it changed, else the one held as text.
+   * Renders the user's presence again, with the user of `merged` when there is one, else the one held as
+   * text, `raw` when it changed, else the one held, and the KV of `kvJson` when it changed, else the one
+   * held as text.
    */
-  private refresh(userId: Snowflake, entry: Entry, merged: Merged | null, kvJson?: string | Buffer): void {
-    const previous = entry.snapshot;
-    const userJson = merged?.changed ? null : userJsonIn(previous.body, entry.userLength);
-    const user = merged?.user ?? (JSON.parse(userJson as string) as DiscordUser);
-    const sources = { raw: entry.raw, profile: entry.profile, kvJson: kvJson ?? previous.kvJson() };
+  private refresh(
+    userId: Snowflake,
+    slot: number,
+    previous: PresenceSnapshot,
+    merged: Merged | null,
+    raw: RawPresence | null,
+    kvJson?: string | Buffer,
+  ): void {
+    const userJson = merged?.changed ? null : userJsonIn(previous.body, this.held.userLength(slot));
+    const summary = merged && raw ? null : previous.summary();
+    const user = merged?.user ?? (summary?.discord_user as DiscordUser);
+    const sources = {
+      raw: raw ?? this.heldRaw(slot, summary as PresenceSummary),
+      profile: this.held.profile(slot),
+      kvJson: kvJson ?? previous.kvJson(),
+    };
     const rendered = this.render(userId, user, userJson, sources);
-    entry.raw = heldAs(entry.raw, rendered.presence);
-    if (sameBody(rendered.body, previous.body)) return;
+    if (sameBody(rendered.body, previous.body)) {
+      this.held.keepClientStatus(slot, sources.raw.client_status);
+      return;
+    }
     const next = snapshotOfRendered(rendered, previous.version + 1);
-    entry.snapshot = next;
-    entry.userLength = rendered.userLength;
+    this.held.update(slot, heldOf(rendered, sources.raw), next);
     this.emit({ kind: 'updated', userId, previous, current: next, at: this.now() });
     next.release();
   }
@@ -305,9 +323,15 @@ export class PresenceRegistry implements PresenceSource {
   }
 }
 
-/** The held user, read back from the text of their presence. */
-function userOf(entry: Entry): DiscordUser {
-  return JSON.parse(userJsonIn(entry.snapshot.body, entry.userLength)) as DiscordUser;
+/** What is held of a rendered presence. */
+function heldOf(rendered: Rendered, raw: RawPresence): HeldPresence {
+  return {
+    body: rendered.body,
+    userLength: rendered.userLength,
+    kvAt: rendered.kvAt,
+    status: rendered.presence.discord_status,
+    clientStatus: raw.client_status,
+  };
 }
 
 /** A KV's JSON bytes that have become small go back to text, to be held in an ASCII body again. */
@@ -335,34 +359,4 @@ function namesOnlyId(user: DiscordUser): boolean {
 function hasUserId(user: unknown): user is DiscordUser {
   const id = (user as { id?: unknown } | null | undefined)?.id;
   return typeof id === 'string' && isSnowflake(id);
-}
-
-/**
- * The raw presence as the registry keeps it: with the rendered presence's activities, which are the raw
- * ones normalized (equal as JSON, snowflakes as strings), and which nothing else holds once the snapshot
- * is released: a user's activities are held once, as objects, besides the bytes.
- * Both uses of `raw` see no difference: normalizing them again gives the same presence, and a guild copy
- * compared with them is still a copy (one that differs only in what normalizing changes is re-rendered
- * and found equal).
- */
-function heldAs(raw: RawPresence, presence: PresenceSummary): RawPresence {
-  if (raw.activities === presence.activities) return raw;
-  return { status: raw.status, client_status: raw.client_status, activities: presence.activities };
-}
-
-function withGuild(guilds: Snowflake | Set<Snowflake>, guildId: Snowflake): Snowflake | Set<Snowflake> {
-  if (typeof guilds !== 'string') return guilds.add(guildId);
-  return guilds === guildId ? guilds : new Set([guilds, guildId]);
-}
-
-/** What is left after `guildId`; null when no guild is. */
-function withoutGuild(
-  guilds: Snowflake | Set<Snowflake>,
-  guildId: Snowflake,
-): Snowflake | Set<Snowflake> | null {
-  if (typeof guilds === 'string') return guilds === guildId ? null : guilds;
-  guilds.delete(guildId);
-  if (guilds.size > 1) return guilds;
-  const [only] = guilds;
-  return only ?? null;
 }

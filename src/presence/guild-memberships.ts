@@ -1,0 +1,100 @@
+import type { Snowflake } from './model.js';
+import { grown } from './snowflake-slots.js';
+
+/** A slot in no guild. */
+const NONE = -1;
+/** A slot in more than one guild: its guilds are in a set. */
+const MANY = -2;
+
+/**
+ * Which guilds each slot's user shares with the bot. Most share one, held as a number in a typed array;
+ * the few in several have a set. Listing a guild's members goes over every slot, which only a guild
+ * going away or a re-listing ending needs.
+ */
+export class GuildMemberships {
+  private guildOf = new Int32Array(0);
+  private readonly several = new Map<number, Set<number>>();
+  private readonly numbers = new Map<Snowflake, number>();
+  private readonly counts = new Map<Snowflake, number>();
+
+  /** The guilds with members. */
+  guildIds(): Snowflake[] {
+    return [...this.counts.keys()];
+  }
+
+  count(guildId: Snowflake): number {
+    return this.counts.get(guildId) ?? 0;
+  }
+
+  /** Adds the slot to the guild; false when it was in it. */
+  join(slot: number, guildId: Snowflake): boolean {
+    if (slot >= this.guildOf.length) {
+      const from = this.guildOf.length;
+      this.guildOf = grown(this.guildOf, Math.max(slot + 1, from * 2, 1024));
+      this.guildOf.fill(NONE, from);
+    }
+    const guild = this.numberOf(guildId);
+    const held = this.guildOf[slot] as number;
+    if (held === guild) return false;
+    if (held === NONE) this.guildOf[slot] = guild;
+    else if (held === MANY) {
+      const set = this.several.get(slot) as Set<number>;
+      if (set.has(guild)) return false;
+      set.add(guild);
+    } else {
+      this.guildOf[slot] = MANY;
+      this.several.set(slot, new Set([held, guild]));
+    }
+    this.counts.set(guildId, this.count(guildId) + 1);
+    return true;
+  }
+
+  /** Takes the slot out of the guild; false when it was not in it. */
+  leave(slot: number, guildId: Snowflake): boolean {
+    const guild = this.numbers.get(guildId);
+    if (guild === undefined || !this.has(slot, guild)) return false;
+    const held = this.guildOf[slot] as number;
+    if (held === MANY) {
+      const set = this.several.get(slot) as Set<number>;
+      set.delete(guild);
+      if (set.size === 1) {
+        this.several.delete(slot);
+        this.guildOf[slot] = set.values().next().value as number;
+      }
+    } else this.guildOf[slot] = NONE;
+    const count = this.count(guildId) - 1;
+    if (count === 0) this.counts.delete(guildId);
+    else this.counts.set(guildId, count);
+    return true;
+  }
+
+  /** Whether the slot is in any guild. */
+  inAny(slot: number): boolean {
+    return slot < this.guildOf.length && this.guildOf[slot] !== NONE;
+  }
+
+  /** The slots in the guild, below `end`. */
+  slotsIn(guildId: Snowflake, end: number): number[] {
+    const guild = this.numbers.get(guildId);
+    const slots: number[] = [];
+    if (guild === undefined || !this.counts.has(guildId)) return slots;
+    for (let slot = 0; slot < Math.min(end, this.guildOf.length); slot++) {
+      if (this.has(slot, guild)) slots.push(slot);
+    }
+    return slots;
+  }
+
+  private has(slot: number, guild: number): boolean {
+    const held = this.guildOf[slot];
+    return held === guild || (held === MANY && (this.several.get(slot) as Set<number>).has(guild));
+  }
+
+  private numberOf(guildId: Snowflake): number {
+    let guild = this.numbers.get(guildId);
+    if (guild === undefined) {
+      guild = this.numbers.size;
+      this.numbers.set(guildId, guild);
+    }
+    return guild;
+  }
+}

@@ -1,0 +1,202 @@
+import { BodyArena } from './body-arena.js';
+import { CLIENT_PLATFORMS } from './client-status.js';
+import type { ClientStatus, DiscordStatus, Profile, Snowflake } from './model.js';
+import { PresenceSnapshot } from './snapshot.js';
+import { grown, NO_SLOT, SnowflakeSlots } from './snowflake-slots.js';
+
+const STATUSES: readonly DiscordStatus[] = ['offline', 'online', 'idle', 'dnd'];
+/** Bits of one platform's status in a client status code: none, or one of STATUSES. */
+const PLATFORM_BITS = 3;
+const PLATFORM_MASK = (1 << PLATFORM_BITS) - 1;
+/**
+ * Snapshots kept made, by slot, so the readers of one user share one snapshot (and what they keep for
+ * it: a tag, frames) until it changes or another user's takes its place.
+ */
+const SNAPSHOT_CACHE_SIZE = 16 * 1024;
+
+/** A presence as rendered, to be held. */
+export interface HeldPresence {
+  body: string | Buffer;
+  userLength: number;
+  kvAt: number;
+  status: DiscordStatus;
+  clientStatus: ClientStatus;
+}
+
+/**
+ * What the registry holds per monitored user, in columns of typed arrays by slot and bodies in an
+ * arena: held for a million users, it is a few hundred objects on the JS heap rather than millions, which
+ * every full garbage collection would visit while the process serves reads. Rare things (a profile with a
+ * banner, a body of LARGE_BODY_BYTES or more) are in maps by slot.
+ *
+ * A snapshot is made from the columns when read, and kept in a small cache of recent ones.
+ */
+export class HeldPresences {
+  private readonly slots = new SnowflakeSlots();
+  private readonly arena = new BodyArena();
+  /** Large bodies: UTF-8 bytes, shared with their snapshots as they are. */
+  private readonly large = new Map<number, Buffer>();
+  private readonly profiles = new Map<number, Profile>();
+  private versions = new Float64Array(0);
+  private kvRevisions = new Float64Array(0);
+  private userLengths = new Int32Array(0);
+  private kvAts = new Int32Array(0);
+  private statuses = new Uint8Array(0);
+  private clientStatuses = new Uint16Array(0);
+  private readonly cachedSlots = new Int32Array(SNAPSHOT_CACHE_SIZE).fill(NO_SLOT);
+  private readonly cached: (PresenceSnapshot | undefined)[] = new Array(SNAPSHOT_CACHE_SIZE).fill(undefined);
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** Every slot in use is below this. */
+  get end(): number {
+    return this.slots.end;
+  }
+
+  slotOf(userId: Snowflake): number {
+    return this.slots.slotOf(userId);
+  }
+
+  inUse(slot: number): boolean {
+    return this.slots.inUse(slot);
+  }
+
+  idOf(slot: number): Snowflake {
+    return this.slots.idOf(slot);
+  }
+
+  /** A slot for a user not held, with `presence` as their first version. */
+  add(userId: Snowflake, presence: HeldPresence, snapshot: PresenceSnapshot): number {
+    const slot = this.slots.add(userId);
+    if (slot >= this.versions.length) this.reserve(this.slots.capacity);
+    this.kvRevisions[slot] = 0;
+    this.profiles.delete(slot);
+    this.store(slot, presence, 1, snapshot);
+    return slot;
+  }
+
+  /** Lets the user go; their slot may be another's from now on. */
+  remove(userId: Snowflake): void {
+    const slot = this.slots.remove(userId);
+    if (slot === NO_SLOT) return;
+    this.arena.free(slot);
+    this.large.delete(slot);
+    this.profiles.delete(slot);
+    this.forgetSnapshot(slot);
+  }
+
+  /** The slot's presence replaced by the next version, `snapshot`. */
+  update(slot: number, presence: HeldPresence, snapshot: PresenceSnapshot): void {
+    this.store(slot, presence, (this.versions[slot] as number) + 1, snapshot);
+  }
+
+  /** Keeps the platforms' statuses of a presence whose body stayed the same. */
+  keepClientStatus(slot: number, clientStatus: ClientStatus): void {
+    this.clientStatuses[slot] = clientStatusCode(clientStatus);
+  }
+
+  snapshot(slot: number): PresenceSnapshot {
+    const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
+    if (this.cachedSlots[at] === slot) return this.cached[at] as PresenceSnapshot;
+    const body = this.arena.holds(slot) ? this.arena.text(slot) : (this.large.get(slot) as Buffer);
+    const snapshot = new PresenceSnapshot(
+      null,
+      body,
+      this.versions[slot] as number,
+      STATUSES[this.statuses[slot] as number] as DiscordStatus,
+      this.kvAts[slot] as number,
+    );
+    this.cachedSlots[at] = slot;
+    this.cached[at] = snapshot;
+    return snapshot;
+  }
+
+  userLength(slot: number): number {
+    return this.userLengths[slot] as number;
+  }
+
+  status(slot: number): DiscordStatus {
+    return STATUSES[this.statuses[slot] as number] as DiscordStatus;
+  }
+
+  clientStatus(slot: number): ClientStatus {
+    const code = this.clientStatuses[slot] as number;
+    const clientStatus: ClientStatus = {};
+    CLIENT_PLATFORMS.forEach((platform, index) => {
+      const status = (code >> (index * PLATFORM_BITS)) & PLATFORM_MASK;
+      if (status !== 0) clientStatus[platform] = STATUSES[status - 1];
+    });
+    return clientStatus;
+  }
+
+  /** Whether the platforms' statuses are those held, without building them. */
+  sameClientStatus(slot: number, clientStatus: ClientStatus): boolean {
+    return this.clientStatuses[slot] === clientStatusCode(clientStatus);
+  }
+
+  kvRevision(slot: number): number {
+    return this.kvRevisions[slot] as number;
+  }
+
+  setKvRevision(slot: number, revision: number): void {
+    this.kvRevisions[slot] = revision;
+  }
+
+  profile(slot: number): Profile | null {
+    return this.profiles.get(slot) ?? null;
+  }
+
+  /** Most users set neither banner nor accent: such a profile renders as none, and is held as none. */
+  setProfile(slot: number, profile: Profile): void {
+    if (profile.banner === null && profile.accent_color === null) this.profiles.delete(slot);
+    else this.profiles.set(slot, profile);
+  }
+
+  private store(slot: number, presence: HeldPresence, version: number, snapshot: PresenceSnapshot): void {
+    const { body } = presence;
+    if (typeof body === 'string') {
+      this.arena.write(slot, body);
+      this.large.delete(slot);
+    } else {
+      this.arena.free(slot);
+      this.large.set(slot, body);
+    }
+    this.versions[slot] = version;
+    this.userLengths[slot] = presence.userLength;
+    this.kvAts[slot] = presence.kvAt;
+    this.statuses[slot] = STATUSES.indexOf(presence.status);
+    this.clientStatuses[slot] = clientStatusCode(presence.clientStatus);
+    const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
+    this.cachedSlots[at] = slot;
+    this.cached[at] = snapshot;
+  }
+
+  private forgetSnapshot(slot: number): void {
+    const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
+    if (this.cachedSlots[at] !== slot) return;
+    this.cachedSlots[at] = NO_SLOT;
+    this.cached[at] = undefined;
+  }
+
+  private reserve(capacity: number): void {
+    this.arena.reserve(capacity);
+    this.versions = grown(this.versions, capacity);
+    this.kvRevisions = grown(this.kvRevisions, capacity);
+    this.userLengths = grown(this.userLengths, capacity);
+    this.kvAts = grown(this.kvAts, capacity);
+    this.statuses = grown(this.statuses, capacity);
+    this.clientStatuses = grown(this.clientStatuses, capacity);
+  }
+}
+
+/** The platforms' statuses in one number: PLATFORM_BITS each, in CLIENT_PLATFORMS order. */
+function clientStatusCode(clientStatus: ClientStatus): number {
+  let code = 0;
+  CLIENT_PLATFORMS.forEach((platform, index) => {
+    const status = clientStatus[platform];
+    if (status !== undefined) code |= (STATUSES.indexOf(status) + 1) << (index * PLATFORM_BITS);
+  });
+  return code;
+}

@@ -1,0 +1,61 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BodyArena, CHUNK_BYTES } from '../../src/presence/body-arena.js';
+
+/** ASCII text of up to `max` characters, mostly short, some near a large body's size. */
+const text = (max: number) =>
+  fc.oneof(
+    fc.string({
+      unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)),
+      maxLength: 64,
+    }),
+    fc.integer({ min: 0, max: max }).map((length) => 'x'.repeat(length)),
+  );
+
+describe('texts held side by side outside the heap', () => {
+  it('reads back each slot’s last text, whatever was written, rewritten and let go before', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.option(text(40_000), { freq: 4 })), {
+          maxLength: 300,
+        }),
+        (operations) => {
+          const arena = new BodyArena();
+          arena.reserve(41);
+          const model = new Map<number, string>();
+          for (const [slot, written] of operations) {
+            if (written === null) {
+              arena.free(slot);
+              model.delete(slot);
+            } else {
+              arena.write(slot, written);
+              model.set(slot, written);
+            }
+          }
+          for (let slot = 0; slot <= 40; slot++) {
+            const held = model.get(slot);
+            expect(arena.holds(slot)).toBe(held !== undefined);
+            if (held !== undefined) {
+              expect(arena.text(slot)).toBe(held);
+            }
+          }
+          const live = [...model.values()].reduce((sum, held) => sum + held.length, 0);
+          // Holes never hold more than the texts: chunks at least half full, but the one written into.
+          expect(arena.bytes).toBeLessThanOrEqual(2 * live + 2 * CHUNK_BYTES);
+        },
+      ),
+    );
+  });
+
+  it('keeps its memory to about the texts held while every text is rewritten many times over', () => {
+    const arena = new BodyArena();
+    const users = 20_000;
+    arena.reserve(users);
+    const body = (slot: number, round: number) => `{"user":${slot},"round":${round}}`.padEnd(900, ' ');
+    for (let round = 0; round < 10; round++) {
+      for (let slot = 0; slot < users; slot++) arena.write(slot, body(slot, round));
+    }
+    for (let slot = 0; slot < users; slot += 997) expect(arena.text(slot)).toBe(body(slot, 9));
+    expect(arena.bytes).toBeLessThanOrEqual(2 * users * 900 + 2 * CHUNK_BYTES);
+  });
+});

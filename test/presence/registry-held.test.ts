@@ -1,0 +1,175 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { DiscordStatus, Kv, RawPresence } from '../../src/presence/model.js';
+import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
+import { customStatusActivity } from '../../src/simulator/activities.js';
+
+const GUILDS = ['100000000000000001', '100000000000000002', '100000000000000003'];
+const USERS = Array.from({ length: 24 }, (_, n) => String(80351110224678912n + BigInt(n) * 4194304n));
+
+function registry(): { registry: PresenceRegistry; changes: PresenceChange[] } {
+  const reg = new PresenceRegistry({
+    cdnUrl: 'https://cdn.discordapp.com',
+    youtubeMusic: { applicationIds: new Set(), names: new Set() },
+  });
+  const changes: PresenceChange[] = [];
+  reg.onChange((change) => changes.push(change));
+  return { registry: reg, changes };
+}
+
+function presence(status: DiscordStatus, text: string): RawPresence {
+  return {
+    status,
+    client_status: status === 'offline' ? {} : { desktop: status },
+    activities: text === '' ? [] : [customStatusActivity({ text })],
+  };
+}
+
+type Operation =
+  | { kind: 'seen'; guild: number; user: number; status: DiscordStatus; text: string }
+  | { kind: 'removed'; guild: number; user: number }
+  | { kind: 'guildRemoved'; guild: number }
+  | { kind: 'kv'; user: number; kv: Kv };
+
+const index = (max: number) => fc.integer({ min: 0, max: max - 1 });
+const operation: fc.Arbitrary<Operation> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('seen' as const),
+      guild: index(GUILDS.length),
+      user: index(USERS.length),
+      status: fc.constantFrom<DiscordStatus>('online', 'idle', 'dnd', 'offline'),
+      text: fc.constantFrom('', 'héllo 🎧', 'coding', 'a "quoted" \\ back'),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('removed' as const),
+      guild: index(GUILDS.length),
+      user: index(USERS.length),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('guildRemoved' as const), guild: index(GUILDS.length) }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('kv' as const),
+      user: index(USERS.length),
+      // Now and then past a large body's size, so a user's body moves between text and bytes.
+      kv: fc.oneof(
+        fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 30 }), { maxKeys: 4 }),
+        fc.constant({ big: 'é'.repeat(20_000) }),
+      ),
+    }),
+  },
+);
+
+describe('the registry holding many users off the heap', () => {
+  it('serves each monitored user their own latest presence and KV, and nobody else, through any churn', () => {
+    fc.assert(
+      fc.property(fc.array(operation, { maxLength: 120 }), (operations) => {
+        const { registry: reg, changes } = registry();
+        const guildsOf = new Map<string, Set<number>>();
+        const shown = new Map<string, { status: DiscordStatus; text: string; kv: Kv; revision: number }>();
+        for (const op of operations) {
+          if (op.kind === 'seen') {
+            const id = USERS[op.user] as string;
+            reg.memberSeen(
+              GUILDS[op.guild] as string,
+              { id, username: `user${op.user}` },
+              presence(op.status, op.text),
+            );
+            const guilds = guildsOf.get(id) ?? new Set();
+            guilds.add(op.guild);
+            guildsOf.set(id, guilds);
+            const held = shown.get(id) ?? { kv: {}, revision: 0 };
+            shown.set(id, { ...held, status: op.status, text: op.text });
+          } else if (op.kind === 'kv') {
+            const id = USERS[op.user] as string;
+            const held = shown.get(id);
+            if (!held) continue;
+            held.revision++;
+            held.kv = op.kv;
+            reg.kvLoaded(id, op.kv, held.revision);
+          } else {
+            const leaving = op.kind === 'removed' ? [USERS[op.user] as string] : [...guildsOf.keys()];
+            if (op.kind === 'removed') reg.memberRemoved(GUILDS[op.guild] as string, leaving[0] as string);
+            else reg.guildRemoved(GUILDS[op.guild] as string);
+            for (const id of leaving) {
+              const guilds = guildsOf.get(id);
+              guilds?.delete(op.guild);
+              if (guilds?.size === 0) {
+                guildsOf.delete(id);
+                shown.delete(id);
+              }
+            }
+          }
+        }
+        expect(reg.size).toBe(shown.size);
+        expect(new Set([...reg.snapshots()].map(([id]) => id))).toEqual(new Set(shown.keys()));
+        for (const id of USERS) {
+          const expected = shown.get(id);
+          const snapshot = reg.get(id);
+          expect(reg.isMonitored(id)).toBe(expected !== undefined);
+          if (!expected || !snapshot) {
+            expect(snapshot).toBeUndefined();
+            continue;
+          }
+          const { data } = JSON.parse(snapshot.body.toString()) as {
+            data: ReturnType<typeof snapshot.summary>;
+          };
+          expect(data).toEqual(snapshot.presence);
+          expect(snapshot.presence.discord_user.id).toBe(id);
+          expect(snapshot.status).toBe(expected.status);
+          expect(snapshot.presence.custom_status?.text ?? '').toBe(expected.text);
+          expect(snapshot.presence.kv).toEqual(expected.kv);
+          expect(reg.kvRevisionOf(id)).toBe(expected.revision);
+        }
+        GUILDS.forEach((guild, n) => {
+          const members = [...guildsOf.values()].filter((guilds) => guilds.has(n)).length;
+          expect(reg.memberCount(guild)).toBe(members);
+        });
+        // Every change carries the version after the one before it, per user.
+        const versions = new Map<string, number>();
+        for (const change of changes) {
+          if (change.kind === 'unmonitored') {
+            versions.delete(change.userId);
+            continue;
+          }
+          expect(change.current.version).toBe((versions.get(change.userId) ?? 0) + 1);
+          versions.set(change.userId, change.current.version);
+        }
+      }),
+    );
+  });
+
+  it('holds twenty thousand members of a listing, forgets half, and serves the rest and the newcomers', () => {
+    const { registry: reg } = registry();
+    const ids = Array.from({ length: 20_000 }, (_, n) => String(90000000000000000n + BigInt(n)));
+    ids.forEach((id, n) => {
+      reg.memberSeen(GUILDS[0] as string, { id, username: `member${n}` }, presence('online', `status ${n}`));
+    });
+    ids.forEach((id, n) => {
+      if (n % 2 === 1) reg.memberRemoved(GUILDS[0] as string, id);
+    });
+    const newcomers = Array.from({ length: 10_000 }, (_, n) => String(95000000000000000n + BigInt(n)));
+    newcomers.forEach((id, n) => {
+      reg.memberSeen(GUILDS[1] as string, { id, username: `newcomer${n}` }, presence('idle', `new ${n}`));
+    });
+    expect(reg.size).toBe(20_000);
+    ids.forEach((id, n) => {
+      const snapshot = reg.get(id);
+      if (n % 2 === 1) expect(snapshot).toBeUndefined();
+      else expect(snapshot?.presence.custom_status?.text).toBe(`status ${n}`);
+    });
+    newcomers.forEach((id, n) => {
+      expect(reg.get(id)?.presence.discord_user.username).toBe(`newcomer${n}`);
+    });
+    expect(reg.memberCount(GUILDS[0] as string)).toBe(10_000);
+  });
+});

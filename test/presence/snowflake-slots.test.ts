@@ -1,0 +1,71 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { NO_SLOT, SnowflakeSlots } from '../../src/presence/snowflake-slots.js';
+
+/** Ids of every shape a snowflake can take: short, leading zeros, 20 digits up to 2^64 - 1. */
+const snowflake = fc.oneof(
+  fc.stringMatching(/^[0-9]{1,20}$/).filter((id) => id.length < 20 || BigInt(id) < 2n ** 64n),
+  fc.constantFrom('0', '00', '1', '1000000000', '0000000001', '18446744073709551615', '80351110224678912'),
+);
+
+describe('snowflakes numbered by slots', () => {
+  it('finds each id held, gives back its id, and reuses a slot let go, for any sequence of adds and removes', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.boolean(), snowflake), { maxLength: 400 }),
+        fc.array(snowflake, { minLength: 1, maxLength: 60 }),
+        (operations, pool) => {
+          const slots = new SnowflakeSlots();
+          const model = new Map<string, number>();
+          for (const [adding, drawn] of operations) {
+            const id = adding ? drawn : (pool[drawn.length % pool.length] as string);
+            if (adding) {
+              const slot = slots.add(id);
+              if (model.has(id)) expect(slot).toBe(model.get(id));
+              else expect([...model.values()]).not.toContain(slot);
+              model.set(id, slot);
+            } else {
+              expect(slots.remove(id)).toBe(model.get(id) ?? NO_SLOT);
+              model.delete(id);
+            }
+          }
+          expect(slots.size).toBe(model.size);
+          for (const [id, slot] of model) {
+            expect(slots.slotOf(id)).toBe(slot);
+            expect(slots.idOf(slot)).toBe(id);
+          }
+          for (const id of pool) if (!model.has(id)) expect(slots.slotOf(id)).toBe(NO_SLOT);
+          // A slot let go is the next one handed out: slots stay as few as the ids held at most.
+          expect(slots.end).toBeLessThanOrEqual(operations.length);
+        },
+      ),
+    );
+  });
+
+  it('holds a hundred thousand ids, drops every other, and finds each of the rest', () => {
+    const slots = new SnowflakeSlots();
+    const ids = Array.from({ length: 100_000 }, (_, n) => String(80351110224678912n + BigInt(n) * 4194304n));
+    for (const id of ids) slots.add(id);
+    ids.forEach((id, n) => {
+      if (n % 2 === 0) slots.remove(id);
+    });
+    ids.forEach((id, n) => {
+      expect(slots.slotOf(id) === NO_SLOT).toBe(n % 2 === 0);
+    });
+    const end = slots.end;
+    ids.forEach((id, n) => {
+      if (n % 2 === 0) slots.add(id);
+    });
+    expect(slots.end).toBe(end);
+    expect(slots.size).toBe(ids.length);
+  });
+
+  it('numbers nothing that is not 1–20 digits', () => {
+    const slots = new SnowflakeSlots();
+    for (const id of ['', 'abc', '12a', '1'.repeat(21), '-1', ' 1']) {
+      expect(slots.add(id)).toBe(NO_SLOT);
+      expect(slots.slotOf(id)).toBe(NO_SLOT);
+    }
+    expect(slots.size).toBe(0);
+  });
+});
