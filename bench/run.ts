@@ -12,6 +12,7 @@ import { socketCapacity } from './scenarios/socket-capacity.js';
 import { sse } from './scenarios/sse.js';
 import { startup } from './scenarios/startup.js';
 import { storage } from './scenarios/storage.js';
+import { tickShape } from './scenarios/tick-shape.js';
 
 /**
  * `npm run bench` runs every scenario; `npm run bench -- fanout rest-read` runs those. Each scenario
@@ -33,6 +34,7 @@ const SCENARIOS: Record<string, () => Promise<Row[]>> = {
   card,
   hostile,
   storage,
+  'tick-shape': tickShape,
 };
 
 const names = Object.keys(SCENARIOS);

@@ -1,30 +1,31 @@
 /**
- * Keeps one of `process.nextTick`'s tick objects alive for the life of the process, so the hidden classes
- * (V8 maps) of tick objects are never collected.
+ * Keeps one `process.nextTick` tick object alive for the life of the process, so the hidden classes (V8
+ * maps) of tick objects are never collected.
  *
- * Node 20 builds each tick as an object literal with computed keys (`{[async_id_symbol]: …}`). V8 records the
- * map it first sees at such a key and, at the first different map, gives up on it for good: from then on
- * every tick (several per HTTP request, inside node:http and its streams) goes through a slow runtime call.
- * A different map appears when a full GC runs while no tick object is alive: the maps are collected and the
- * next tick makes new ones. Measured at start-up, that happened in about half of the service's processes and
- * in none of four bare `node:http` servers, which do less there. It cost ~250 ns per tick: measured with
- * `callgrind`, a presence read took ~70% more instructions (113k against 66k). Holding one tick object keeps
- * its maps, and so the first ones, alive. Async ids outgrowing small integers (2^31) was tried too and does
- * not bring the slow state back. `bench/RESULTS.md` (rest-read) has the effect on reads.
+ * Up to Node 24, nextTick builds each tick as an object literal with computed keys
+ * (https://github.com/nodejs/node/blob/v24.x/lib/internal/process/task_queues.js). V8 remembers the map it
+ * first saw at such a key and, once it sees another, makes a runtime call for every tick from then on
+ * (`Runtime_DefineKeyedOwnPropertyInLiteral`, https://github.com/v8/v8/blob/main/src/runtime/runtime-object.cc).
+ * A full GC while no tick object is alive collects the maps, and the next tick makes new ones. Node 26 builds
+ * ticks from a class. `npm run bench -- tick-shape` tells whether the running Node still needs this.
  *
- * The tick object is the resource a tick's callback runs in, `executionAsyncResource()`. Calling that makes
- * Node route every callback from its native side through a JS trampoline for the rest of the process:
- * measured with `callgrind`, 0.6% more instructions per `node:http` request. The other way to reach a tick
- * object, an async hook's `init`, costs far more: enabling any async hook installs V8's promise hooks, which
- * switches off V8's fast paths for promises for good (an `await` took 2.5 to 4 times as long afterwards).
- *
- * Importing this module does it. Import it first (the entry point's first import), before the process has
- * done enough work for a full GC.
+ * `executionAsyncResource()` reaches a tick object without an async hook, whose `init` would install V8's
+ * promise hooks and slow every `await` for the life of the process. Importing this module does it: import it
+ * first, before the process has done enough work for a full GC.
  */
 
 import { executionAsyncResource } from 'node:async_hooks';
 
+/** Whether the running Node builds ticks as object literals with computed keys. */
+export const TICKS_ARE_LITERALS = Number(process.versions.node.split('.')[0]) < 26;
+
 const held: object[] = [];
-process.nextTick(() => {
-  held.push(executionAsyncResource());
-});
+
+/** Holds the tick object of the next tick; the bench calls it on any Node, the module only where needed. */
+export function holdTickObject(): void {
+  process.nextTick(() => {
+    held.push(executionAsyncResource());
+  });
+}
+
+if (TICKS_ARE_LITERALS) holdTickObject();
