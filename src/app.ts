@@ -27,13 +27,14 @@ import { redactUrl } from './redact-url.js';
 import { SocketGateway, type SocketGatewayOptions } from './socket/gateway.js';
 import { SseHub, type SseHubOptions } from './sse/hub.js';
 import type { Store } from './store/ports.js';
-import { openPostgresStore } from './store/postgres/index.js';
+import { openPostgresStore, PostgresStore } from './store/postgres/index.js';
 import { openRedisStore } from './store/redis/index.js';
 import { openSqliteStore, SqliteStore } from './store/sqlite/index.js';
 import { readVersionInfo } from './version.js';
 import { WebhookDirectory } from './webhooks/directory.js';
 import { WebhookFeed } from './webhooks/feed.js';
 import { tapKvWrites } from './webhooks/kv-tap.js';
+import { PostgresWebhookQueue } from './webhooks/postgres-queue.js';
 import type { WebhookQueue } from './webhooks/queue.js';
 import { RedisNotices } from './webhooks/redis-notices.js';
 import { RedisWebhookQueue } from './webhooks/redis-queue.js';
@@ -382,9 +383,9 @@ interface WebhookDeps {
 }
 
 /**
- * The webhooks of any role: registrations in the store, events in the queue (the embedded store alone, a
- * queue shared in Redis in scale-out), a worker delivering. The directory of who has webhooks is read
- * before anything may be queued.
+ * The webhooks of any role: registrations in the store, events in the queue (in the store's database for
+ * one process, a queue shared in Redis in scale-out), a worker delivering. The directory of who has
+ * webhooks is read before anything may be queued.
  */
 async function startWebhooks(deps: WebhookDeps): Promise<WebhookSide> {
   const { config, options, store, background, bus, cluster, cleanups, metrics } = deps;
@@ -396,12 +397,8 @@ async function startWebhooks(deps: WebhookDeps): Promise<WebhookSide> {
   let queue: WebhookQueue;
   if (cluster) queue = new RedisWebhookQueue(cluster.redis, config.redisPrefix);
   else if (store instanceof SqliteStore) queue = new SqliteWebhookQueue(store.db);
-  else {
-    // PostgreSQL alone: events wait in this process only, in an embedded database of their own.
-    const waiting = openSqliteStore({ kind: 'sqlite-memory' });
-    cleanups.push(() => waiting.close());
-    queue = new SqliteWebhookQueue(waiting.db);
-  }
+  else if (store instanceof PostgresStore) queue = new PostgresWebhookQueue(store.pool);
+  else throw new Error('a store without Redis is SQLite or PostgreSQL');
   const directory = new WebhookDirectory(background.webhooks);
   await directory.load();
   const reread = (work: Promise<void>) =>

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startApp } from '../../src/app.js';
+import { type AppOptions, startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { DiscordSimulator } from '../../src/simulator/index.js';
@@ -8,12 +8,15 @@ import { PostgresStore } from '../../src/store/postgres/index.js';
 import { insertApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
+import { playingOnSpotify } from '../support/playing.js';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
+import { type Received, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
  * The service on PostgreSQL, end to end: alone, and beside Redis, which then keeps only what is live. A KV
- * write is read back, and is still there, with the key that wrote it, after the service restarts.
+ * write is read back, and is still there, with the key that wrote it, after the service restarts; alone,
+ * webhook events waiting for delivery wait in PostgreSQL across a restart.
  */
 
 const hasPostgres = await postgresAvailable('the service on PostgreSQL');
@@ -26,6 +29,7 @@ let simulator: DiscordSimulator | undefined;
 const harnesses: Harness[] = [];
 const prefixes: string[] = [];
 const redis = hasRedis ? new Redis(REDIS_TEST_URL) : null;
+let receiver: WebhookReceiver | undefined;
 
 beforeAll(async () => {
   if (hasPostgres) database = await createTestDatabase();
@@ -35,6 +39,8 @@ afterEach(async () => {
   await simulator?.stop();
   simulator = undefined;
   for (const prefix of prefixes.splice(0)) if (redis) await dropPrefix(redis, prefix);
+  await receiver?.close();
+  receiver = undefined;
 });
 afterAll(async () => {
   redis?.disconnect();
@@ -54,8 +60,12 @@ async function discord(): Promise<DiscordSimulator> {
 }
 
 /** The service on `env`, once it monitors USER. */
-async function start(env: Record<string, string>): Promise<Harness> {
-  const harness = await startHarness({ discord: simulator as DiscordSimulator, env });
+async function start(env: Record<string, string>, webhooks?: AppOptions['webhooks']): Promise<Harness> {
+  const harness = await startHarness({
+    discord: simulator as DiscordSimulator,
+    env,
+    ...(webhooks ? { webhooks } : {}),
+  });
   harnesses.push(harness);
   await eventually(() => expect(harness.app.registry.isMonitored(USER)).toBe(true));
   return harness;
@@ -121,6 +131,54 @@ describe.skipIf(!hasPostgres)('the service on PostgreSQL', () => {
       ]);
       expect(rows).toContainEqual({ status: 'online' });
     });
+  });
+});
+
+describe.skipIf(!hasPostgres)('webhook events on PostgreSQL alone', () => {
+  const RETRY_MS = 60_000;
+  const play = (song: string) =>
+    (simulator as DiscordSimulator).setPresence(USER, {
+      status: 'online',
+      activities: [playingOnSpotify(song)],
+    });
+  const songOf = (received: Received) => (received.body.data as { song: string } | null)?.song;
+
+  it('wait in the database across a restart, and are delivered after it in order', async () => {
+    const env = { DATABASE_URL: await (database as TestDatabase).schema(), WEBHOOKS_ALLOW_PRIVATE: 'true' };
+    const hook = await startWebhookReceiver((_, index) => (index === 0 ? 503 : 200));
+    receiver = hook;
+    await discord();
+    // The first delivery fails and is due again a minute later; the events behind it wait.
+    const first = await start(env, { worker: { backoff: () => RETRY_MS, pollMs: 20 } });
+    const key = await insertApiKey(first.app.store, USER);
+    const created = await fetch(`${first.base}/v1/users/@me/webhooks`, {
+      method: 'POST',
+      headers: { authorization: key, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${hook.url}/hook`, events: ['now_playing'] }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = ((await created.json()) as { data: { id: string } }).data;
+    const sent = ['one', 'two', 'three'];
+    for (const song of sent) play(song);
+    const refused = await hook.nth(0);
+    expect(songOf(refused)).toBe('one');
+    const queued = async () =>
+      (
+        await pool(first).query<{ delivery_id: string }>(
+          'SELECT delivery_id FROM webhook_queue WHERE webhook_id = $1 ORDER BY seq',
+          [id],
+        )
+      ).rows.map((row) => row.delivery_id);
+    await eventually(async () => expect(await queued()).toHaveLength(sent.length));
+    expect((await queued())[0]).toBe(refused.deliveryId);
+    await stop(first);
+    expect(hook.received).toHaveLength(1);
+
+    // Started again with its clock past the retry: the refused event goes first, then the others.
+    await start(env, { worker: { now: () => Date.now() + RETRY_MS, pollMs: 20 } });
+    await eventually(() => expect(hook.received.length).toBeGreaterThanOrEqual(1 + sent.length));
+    expect(hook.received.slice(1, 1 + sent.length).map(songOf)).toEqual(sent);
+    expect(hook.received[1]?.deliveryId).toBe(refused.deliveryId);
   });
 });
 

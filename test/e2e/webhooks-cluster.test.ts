@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spotifyActivity } from '../../src/simulator/activities.js';
 import { DiscordSimulator } from '../../src/simulator/index.js';
 import { openRedisStore } from '../../src/store/redis/index.js';
 import { LEASE_MS } from '../../src/webhooks/worker.js';
 import { insertApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';
 import { type NodeProcess, startNodeProcess } from '../support/node-process.js';
+import { playingOnSpotify } from '../support/playing.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 import { scaleOutEnv } from '../support/scale-out-env.js';
 import {
@@ -112,23 +112,8 @@ describe.skipIf(!hasRedis || process.platform !== 'linux')('webhooks in scale-ou
       acknowledged.set(received.deliveryId, (acknowledged.get(received.deliveryId) ?? 0) + 1);
       return 200;
     };
-    const play = (song: string) => {
-      const start = Date.now();
-      simulator.setPresence(NOVA, {
-        status: 'online',
-        activities: [
-          spotifyActivity({
-            song,
-            artists: ['A'],
-            album: 'B',
-            imageId: 'ab67',
-            trackId: song,
-            start,
-            end: start + 200_000,
-          }),
-        ],
-      });
-    };
+    const play = (song: string) =>
+      simulator.setPresence(NOVA, { status: 'online', activities: [playingOnSpotify(song)] });
 
     // The ingest node hears of the webhook through Redis: until it has, its changes queue nothing.
     let warmUps = 0;

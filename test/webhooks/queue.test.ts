@@ -1,7 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { WebhookEvent } from '../../src/webhooks/model.js';
+import { PostgresWebhookQueue } from '../../src/webhooks/postgres-queue.js';
 import {
   type Claim,
   MAX_QUEUED_EVENTS,
@@ -10,20 +12,26 @@ import {
 } from '../../src/webhooks/queue.js';
 import { RedisWebhookQueue } from '../../src/webhooks/redis-queue.js';
 import { SqliteWebhookQueue } from '../../src/webhooks/sqlite-queue.js';
+import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 
 /**
- * The webhook queue's rules, for both adapters: one head per webhook in flight at a time, in order, a
+ * The webhook queue's rules, for every adapter: one head per webhook in flight at a time, in order, a
  * backlog of presence and kv events collapsing to the newest, retries and leases that run out.
  */
 
 const hasRedis = await redisAvailable('Redis webhook queue');
 const redis = hasRedis ? new Redis(REDIS_TEST_URL) : null;
+const hasPostgres = await postgresAvailable('PostgreSQL webhook queue');
+const database: TestDatabase | null = hasPostgres ? await createTestDatabase() : null;
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
-afterAll(() => redis?.disconnect());
+afterAll(async () => {
+  redis?.disconnect();
+  await database?.drop();
+});
 
 const T0 = 1_000_000;
 const LEASE = 1_000;
@@ -67,6 +75,18 @@ function queueContract(name: string, open: () => Promise<WebhookQueue>, skip = f
       await queue.settle(next[0] as Claim, true, T0);
       await queue.settle(first[1] as Claim, true, T0);
       expect(await drain(queue, T0)).toEqual(['a3']);
+    });
+
+    it('hands each head to one of several claimers at once', async () => {
+      const queue = await open();
+      const webhooks = Array.from({ length: 20 }, (_, i) => `W${String(i).padStart(2, '0')}`);
+      for (const webhookId of webhooks) await queue.enqueue(webhookId, event(`${webhookId}-1`), T0);
+      const rounds = await Promise.all(Array.from({ length: 4 }, () => queue.claim(T0, 10, LEASE)));
+      const claimed = rounds.flat().map((claim) => claim.webhookId);
+      expect(new Set(claimed).size).toBe(claimed.length);
+      for (const claim of rounds.flat()) await queue.settle(claim, true, T0);
+      const rest = await drain(queue, T0);
+      expect([...claimed, ...rest.map((id) => id.slice(0, 3))].sort()).toEqual(webhooks);
     });
 
     it('collapses a backlog of presence and kv events to the newest, never the head, keeping now_playing', async () => {
@@ -176,4 +196,14 @@ queueContract(
     return new RedisWebhookQueue(redis as Redis, prefix);
   },
   !hasRedis,
+);
+
+queueContract(
+  'PostgreSQL',
+  async () => {
+    const store = await openPostgresStore(await (database as TestDatabase).schema());
+    cleanups.push(() => store.close());
+    return new PostgresWebhookQueue(store.pool);
+  },
+  !hasPostgres,
 );

@@ -93,6 +93,25 @@ export const MIGRATIONS: readonly string[] = [
      written_at BIGINT NOT NULL
    );
    CREATE INDEX history_batches_by_time ON history_batches (written_at)`,
+  // The webhook queue of a process on PostgreSQL alone: each webhook's events in order, and its head's state.
+  `CREATE TABLE webhook_queue (
+     seq         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     webhook_id  TEXT NOT NULL,
+     delivery_id TEXT NOT NULL,
+     type        TEXT NOT NULL,
+     body        TEXT NOT NULL
+   );
+   CREATE INDEX webhook_queue_by_webhook ON webhook_queue (webhook_id, seq);
+   CREATE TABLE webhook_heads (
+     webhook_id       TEXT PRIMARY KEY,
+     due_at           BIGINT,
+     head_seq         BIGINT,
+     attempts         INTEGER NOT NULL DEFAULT 0,
+     first_attempt_at BIGINT,
+     lease            TEXT,
+     failures         INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX webhook_heads_due ON webhook_heads (due_at, webhook_id) WHERE due_at IS NOT NULL`,
 ];
 
 /**

@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import { query, type Session, transaction } from '../store/postgres/queries.js';
+import type { WebhookEvent } from './model.js';
+import {
+  type Claim,
+  COLLAPSING_EVENTS,
+  type EnqueueOutcome,
+  MAX_QUEUED_EVENTS,
+  type QueuedEvent,
+  type WebhookQueue,
+} from './queue.js';
+
+/**
+ * Locks the webhook's head row, made if it is the first event: every change to one webhook's queue takes
+ * it first, so the statements after it read what the others committed. A webhook with nothing due is due
+ * at once; one leased or waiting for a retry keeps its time.
+ */
+const LOCK_FOR_EVENT = {
+  name: 'webhook-queue.lock-for-event',
+  text: `INSERT INTO webhook_heads AS h (webhook_id, due_at) VALUES ($1, $2)
+         ON CONFLICT (webhook_id) DO UPDATE SET due_at = coalesce(h.due_at, excluded.due_at)`,
+};
+/**
+ * Removes what the new event replaces behind the head (the oldest row, which may be in flight): those of
+ * its type when it collapses ($3), then the oldest past the bound ($4), and appends it.
+ */
+const ENQUEUE = {
+  name: 'webhook-queue.enqueue',
+  text: `WITH waiting AS (
+           SELECT seq, type, seq = min(seq) OVER () AS head FROM webhook_queue WHERE webhook_id = $1
+         ), collapsed AS (
+           SELECT seq FROM waiting WHERE NOT head AND $3 AND type = $5
+         ), behind AS (
+           SELECT seq, row_number() OVER (ORDER BY seq DESC) AS newer FROM waiting
+           WHERE NOT head AND seq NOT IN (SELECT seq FROM collapsed)
+         ), dropped AS (
+           SELECT seq FROM behind WHERE newer > $4 - 2
+         ), removed AS (
+           DELETE FROM webhook_queue WHERE seq IN (SELECT seq FROM collapsed UNION ALL SELECT seq FROM dropped)
+         ), added AS (
+           INSERT INTO webhook_queue (webhook_id, delivery_id, type, body) VALUES ($1, $2, $5, $6)
+         )
+         SELECT (SELECT count(*) FROM collapsed)::integer AS collapsed,
+           (SELECT count(*) FROM dropped)::integer AS dropped`,
+};
+/** The webhooks due, locked; one another node or call holds is left to it. */
+const LOCK_DUE = {
+  name: 'webhook-queue.lock-due',
+  text: `SELECT webhook_id FROM webhook_heads WHERE due_at <= $1 ORDER BY due_at, webhook_id LIMIT $2
+         FOR UPDATE SKIP LOCKED`,
+};
+/**
+ * Leases each locked webhook's head until $3, with lease $2 and the webhook's place; a head not seen
+ * before starts its attempts from none. A webhook whose queue is empty is due no more.
+ */
+const LEASE = {
+  name: 'webhook-queue.lease',
+  text: `WITH heads AS (
+           SELECT u.webhook_id, u.n, q.seq, q.delivery_id, q.type, q.body
+           FROM unnest($1::text[]) WITH ORDINALITY AS u (webhook_id, n)
+           LEFT JOIN LATERAL (
+             SELECT seq, delivery_id, type, body FROM webhook_queue WHERE webhook_id = u.webhook_id
+             ORDER BY seq LIMIT 1) AS q ON true
+         )
+         UPDATE webhook_heads h SET
+           attempts = CASE WHEN h.head_seq = x.seq THEN h.attempts ELSE 0 END,
+           first_attempt_at = CASE WHEN h.head_seq = x.seq THEN h.first_attempt_at END,
+           head_seq = x.seq,
+           lease = CASE WHEN x.seq IS NOT NULL THEN $2 || x.n END,
+           due_at = CASE WHEN x.seq IS NOT NULL THEN $3::bigint END
+         FROM heads x WHERE h.webhook_id = x.webhook_id
+         RETURNING x.n, h.webhook_id, x.delivery_id, x.type, x.body, h.attempts, h.first_attempt_at, h.lease`,
+};
+/** The head's state, locked, if the lease ($2) is still held. */
+const HELD = {
+  name: 'webhook-queue.held',
+  text: 'SELECT head_seq, failures FROM webhook_heads WHERE webhook_id = $1 AND lease = $2 FOR UPDATE',
+};
+/** The head ($2) leaves the queue; the next event, if any, is due at $4. */
+const SETTLE = {
+  name: 'webhook-queue.settle',
+  text: `WITH removed AS (DELETE FROM webhook_queue WHERE seq = $2)
+         UPDATE webhook_heads SET head_seq = NULL, attempts = 0, first_attempt_at = NULL, lease = NULL,
+           failures = $3,
+           due_at = CASE WHEN EXISTS (SELECT 1 FROM webhook_queue WHERE webhook_id = $1 AND seq <> $2)
+             THEN $4::bigint END
+         WHERE webhook_id = $1`,
+};
+const RETRY = {
+  name: 'webhook-queue.retry',
+  text: `UPDATE webhook_heads SET attempts = $3, first_attempt_at = $4, due_at = $5, lease = NULL
+         WHERE webhook_id = $1 AND lease = $2`,
+};
+const DROP = {
+  name: 'webhook-queue.drop',
+  text: `WITH events AS (DELETE FROM webhook_queue WHERE webhook_id = $1)
+         DELETE FROM webhook_heads WHERE webhook_id = $1`,
+};
+
+interface LeasedRow {
+  n: number;
+  webhook_id: string;
+  delivery_id: string | null;
+  type: WebhookEvent | null;
+  body: string | null;
+  attempts: number;
+  first_attempt_at: number | null;
+  lease: string | null;
+}
+
+/**
+ * The queue of a process on PostgreSQL alone, in the store's database (see its migrations): events wait
+ * across a restart, and a lease the process held when it stopped runs out like any other. Each change to
+ * a webhook's queue locks its head row first, so that processes sharing the database would keep each
+ * webhook's events in order too.
+ */
+export class PostgresWebhookQueue implements WebhookQueue {
+  constructor(private readonly pool: Pool) {}
+
+  async enqueue(webhookId: string, event: QueuedEvent, now: number): Promise<EnqueueOutcome> {
+    return transaction(this.pool, async (session) => {
+      await session.query({ ...LOCK_FOR_EVENT, values: [webhookId, now] });
+      const { rows } = await session.query<EnqueueOutcome>({
+        ...ENQUEUE,
+        values: [
+          webhookId,
+          event.id,
+          COLLAPSING_EVENTS.has(event.type),
+          MAX_QUEUED_EVENTS,
+          event.type,
+          event.body,
+        ],
+      });
+      return rows[0] as EnqueueOutcome;
+    });
+  }
+
+  async claim(now: number, limit: number, leaseMs: number): Promise<Claim[]> {
+    return transaction(this.pool, async (session) => {
+      const { rows: due } = await session.query<{ webhook_id: string }>({
+        ...LOCK_DUE,
+        values: [now, limit],
+      });
+      if (due.length === 0) return [];
+      return leased(session, due, now + leaseMs);
+    });
+  }
+
+  async settle(claim: Claim, delivered: boolean, now: number): Promise<number | null> {
+    return transaction(this.pool, async (session) => {
+      const { rows } = await session.query<{ head_seq: number; failures: number }>({
+        ...HELD,
+        values: [claim.webhookId, claim.lease],
+      });
+      const held = rows[0];
+      if (!held) return null;
+      const failures = delivered ? 0 : held.failures + 1;
+      await session.query({ ...SETTLE, values: [claim.webhookId, held.head_seq, failures, now] });
+      return failures;
+    });
+  }
+
+  async retryLater(claim: Claim, attempts: number, firstAttemptAt: number, dueAt: number): Promise<boolean> {
+    const { rowCount } = await query(this.pool, {
+      ...RETRY,
+      values: [claim.webhookId, claim.lease, attempts, firstAttemptAt, dueAt],
+    });
+    return rowCount === 1;
+  }
+
+  async drop(webhookId: string): Promise<void> {
+    await query(this.pool, { ...DROP, values: [webhookId] });
+  }
+}
+
+/** Leases the heads of the webhooks locked, in the order they were due. */
+async function leased(session: Session, due: { webhook_id: string }[], until: number): Promise<Claim[]> {
+  const { rows } = await session.query<LeasedRow>({
+    ...LEASE,
+    values: [due.map((row) => row.webhook_id), `${randomUUID()}:`, until],
+  });
+  const claims: { n: number; claim: Claim }[] = [];
+  for (const row of rows) {
+    if (row.delivery_id === null || row.lease === null) continue;
+    claims.push({
+      n: row.n,
+      claim: {
+        webhookId: row.webhook_id,
+        event: { id: row.delivery_id, type: row.type as WebhookEvent, body: row.body as string },
+        attempts: row.attempts,
+        firstAttemptAt: row.first_attempt_at,
+        lease: row.lease,
+      },
+    });
+  }
+  return claims.sort((a, b) => a.n - b.n).map(({ claim }) => claim);
+}
