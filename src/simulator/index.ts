@@ -16,6 +16,7 @@ import {
 } from 'discord-api-types/v10';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Profile, RawPresence } from '../presence/model.js';
+import { BotMessages } from './bot-messages.js';
 import { cdnRoutes } from './cdn.js';
 import { SimulatorFaults } from './faults.js';
 import {
@@ -25,7 +26,8 @@ import {
   SimulatedGateway,
   type SimulatorLogger,
 } from './gateway.js';
-import { type RateLimitOptions, restRoutes, routeOf, sendError } from './rest.js';
+import { RequestLog, type RequestRecord } from './request-log.js';
+import { type RateLimitOptions, restRoutes, sendError } from './rest.js';
 import {
   defaultUser,
   discordTimestamp,
@@ -122,22 +124,6 @@ export interface UserMessage {
   content: string;
 }
 
-/** One request the simulator answered; path and route are relative to apiUrl (REST) or cdnUrl (CDN). */
-export interface RequestRecord {
-  kind: 'rest' | 'cdn' | 'other';
-  method: string;
-  path: string;
-  route: string | null;
-  status: number;
-}
-
-interface MessageWaiter {
-  predicate(message: APIMessage): boolean;
-  resolve(message: APIMessage): void;
-  reject(error: Error): void;
-  timer: NodeJS.Timeout;
-}
-
 /**
  * A simulated Discord on loopback: gateway v10 (JSON) and REST v10 on one HTTP server, plus a tiny CDN.
  * The real @discordjs/ws and @discordjs/rest talk to it unchanged. Drivers change the world (guilds,
@@ -155,11 +141,8 @@ export class DiscordSimulator {
   private http: FastifyInstance | null = null;
   private origin: string | null = null;
   private readonly messages = new Map<string, APIMessage>();
-  private readonly botMessages: APIMessage[] = [];
-  private readonly claimedMessages = new Set<string>();
-  private messageWaiters: MessageWaiter[] = [];
-  private readonly requestLog: RequestRecord[] = [];
-  private readonly requestCounts = new Map<string, number>();
+  private readonly botMessages = new BotMessages(MAX_KEPT_MESSAGES);
+  private readonly requestLog = new RequestLog();
   /** Breaks connections and refuses the bot the ways Discord does. */
   readonly faults: SimulatorFaults;
 
@@ -200,9 +183,7 @@ export class DiscordSimulator {
     const app = Fastify({ logger: false, forceCloseConnections: true });
     this.http = app;
 
-    app.addHook('onResponse', async (request, reply) =>
-      this.record(request.method, request.url, request, reply),
-    );
+    app.addHook('onResponse', async (request, reply) => this.requestLog.record(request, reply.statusCode));
     app.setNotFoundHandler((_request, reply) =>
       sendError(reply, 404, { message: '404: Not Found', code: 0 }),
     );
@@ -240,10 +221,7 @@ export class DiscordSimulator {
     if (!app) return;
     this.http = null;
     this.gateway.shutdown();
-    for (const waiter of this.messageWaiters.splice(0)) {
-      clearTimeout(waiter.timer);
-      waiter.reject(new Error('simulated Discord: stopped'));
-    }
+    this.botMessages.stop();
     await app.close();
   }
 
@@ -444,7 +422,7 @@ export class DiscordSimulator {
 
   /** Messages the bot posted through REST, oldest first; only one channel's if given. */
   sentMessages(channelId?: string): APIMessage[] {
-    return this.botMessages.filter((message) => channelId === undefined || message.channel_id === channelId);
+    return this.botMessages.sent(channelId);
   }
 
   /**
@@ -455,31 +433,7 @@ export class DiscordSimulator {
     predicate: (message: APIMessage) => boolean,
     timeoutMs = DEFAULT_WAIT_MS,
   ): Promise<APIMessage> {
-    const existing = this.botMessages.find(
-      (message) => !this.claimedMessages.has(message.id) && predicate(message),
-    );
-    if (existing) {
-      this.claimedMessages.add(existing.id);
-      return Promise.resolve(existing);
-    }
-    return new Promise((resolve, reject) => {
-      const waiter: MessageWaiter = {
-        predicate,
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.messageWaiters = this.messageWaiters.filter((other) => other !== waiter);
-          const posted = this.botMessages.map((message) => JSON.stringify(message.content)).slice(-5);
-          reject(
-            new Error(
-              `simulated Discord: no message from the bot matched within ${timeoutMs} ms ` +
-                `(${this.botMessages.length} posted${posted.length ? `; latest: ${posted.join(', ')}` : ''})`,
-            ),
-          );
-        }, timeoutMs),
-      };
-      this.messageWaiters.push(waiter);
-    });
+    return this.botMessages.waitFor(predicate, timeoutMs);
   }
 
   // ---- observation ---------------------------------------------------------------------------------
@@ -511,7 +465,7 @@ export class DiscordSimulator {
 
   /** Every HTTP request answered, oldest first. */
   get requests(): readonly RequestRecord[] {
-    return this.requestLog;
+    return this.requestLog.requests;
   }
 
   /**
@@ -519,7 +473,7 @@ export class DiscordSimulator {
    * (`GET /users/:id`), relative to apiUrl or cdnUrl (`GET /avatars/:id/:file`).
    */
   requestCount(match: string): number {
-    return this.requestCounts.get(match) ?? 0;
+    return this.requestLog.count(match);
   }
 
   // ---- internals ------------------------------------------------------------------------------------
@@ -561,17 +515,7 @@ export class DiscordSimulator {
 
   private postBotMessage(channel: SimChannel, body: RESTPostAPIChannelMessageJSONBody): APIMessage {
     const message = this.createMessage(channel, this.state.botUser, body);
-    this.botMessages.push(message);
-    if (this.botMessages.length > MAX_KEPT_MESSAGES) this.botMessages.shift();
-    for (const waiter of this.messageWaiters) {
-      if (this.claimedMessages.has(message.id)) break;
-      if (waiter.predicate(message)) {
-        this.claimedMessages.add(message.id);
-        clearTimeout(waiter.timer);
-        this.messageWaiters = this.messageWaiters.filter((other) => other !== waiter);
-        waiter.resolve(message);
-      }
-    }
+    this.botMessages.add(message);
     return message;
   }
 
@@ -674,31 +618,6 @@ export class DiscordSimulator {
     if (!member) return undefined;
     const { user: _user, ...rest } = this.state.memberPayload(member);
     return { ...rest, joined_at: rest.joined_at ?? discordTimestamp(member.joinedAt) };
-  }
-
-  private record(
-    method: string,
-    url: string,
-    request: Parameters<typeof routeOf>[0],
-    reply: { statusCode: number },
-  ): void {
-    const path = url.split('?')[0] ?? url;
-    let kind: RequestRecord['kind'] = 'other';
-    let relative = path;
-    let route: string | null = null;
-    if (path.startsWith('/api/v10/') || path === '/api/v10') {
-      kind = 'rest';
-      relative = path.slice('/api/v10'.length) || '/';
-      route = routeOf(request, '/api/v10');
-    } else if (path.startsWith('/cdn/')) {
-      kind = 'cdn';
-      relative = path.slice('/cdn'.length);
-      route = routeOf(request, '/cdn');
-    }
-    this.requestLog.push({ kind, method, path: relative, route, status: reply.statusCode });
-    if (this.requestLog.length > 50_000) this.requestLog.splice(0, 10_000);
-    const keys = new Set([`${method} ${relative}`, ...(route === null ? [] : [`${method} ${route}`])]);
-    for (const key of keys) this.requestCounts.set(key, (this.requestCounts.get(key) ?? 0) + 1);
   }
 }
 
