@@ -7,7 +7,6 @@ import { ReplicaSync } from './cluster/replica-sync.js';
 import type { Config } from './config.js';
 import { type Demo, startDemo } from './demo/index.js';
 import type { DiscordGateway } from './discord/gateway.js';
-import type { Messenger } from './discord/messenger.js';
 import { type DiscordEndpoints, type DiscordSide, startDiscordSide } from './discord/side.js';
 import { RecentStatuses } from './history/recent-status.js';
 import type { HistoryRecorder } from './history/recorder.js';
@@ -27,22 +26,12 @@ import { redactUrl } from './redact-url.js';
 import { SocketGateway, type SocketGatewayOptions } from './socket/gateway.js';
 import { SseHub, type SseHubOptions } from './sse/hub.js';
 import type { Store } from './store/ports.js';
-import { openPostgresStore, PostgresStore } from './store/postgres/index.js';
+import { openPostgresStore } from './store/postgres/index.js';
 import { openRedisStore } from './store/redis/index.js';
-import { openSqliteStore, SqliteStore } from './store/sqlite/index.js';
+import { openSqliteStore } from './store/sqlite/index.js';
 import { readVersionInfo } from './version.js';
-import { WebhookDirectory } from './webhooks/directory.js';
-import { WebhookFeed } from './webhooks/feed.js';
 import { tapKvWrites } from './webhooks/kv-tap.js';
-import { PostgresWebhookQueue } from './webhooks/postgres-queue.js';
-import type { WebhookQueue } from './webhooks/queue.js';
-import { RedisNotices } from './webhooks/redis-notices.js';
-import { RedisWebhookQueue } from './webhooks/redis-queue.js';
-import { WebhookSender } from './webhooks/sender.js';
-import { WebhookService } from './webhooks/service.js';
-import { SqliteWebhookQueue } from './webhooks/sqlite-queue.js';
-import { type Resolve, systemResolve, type TargetPolicy } from './webhooks/target.js';
-import { DeliveryWorker, type DeliveryWorkerOptions } from './webhooks/worker.js';
+import { startWebhooks, type WebhookOptions, type WebhookSide } from './webhooks/side.js';
 
 export interface App {
   readonly config: Config;
@@ -82,11 +71,7 @@ export interface AppOptions {
   /** Tests answer the refusals of abusive clients at once (ABUSE_REFUSAL_DELAY_MS). */
   abuseRefusalDelayMs?: number;
   /** Tests resolve host names, shorten the delivery timeout and drive the worker's time. */
-  webhooks?: {
-    resolve?: Resolve;
-    timeoutMs?: number;
-    worker?: Pick<DeliveryWorkerOptions, 'now' | 'backoff' | 'pollMs' | 'leaseMs'>;
-  };
+  webhooks?: WebhookOptions;
 }
 
 /** How long a KV write on an API node waits for its presence to show the change before answering. */
@@ -134,7 +119,8 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
 
     const webhooks = await startWebhooks({
       config,
-      options,
+      logger,
+      options: options.webhooks,
       store,
       background,
       bus,
@@ -359,106 +345,6 @@ async function openStores(config: Config, cluster: ClusterLink | null, logger: L
   }
   const store = openSqliteStore(database);
   return { store, background: store, backend: 'sqlite' };
-}
-
-/** Webhooks on this node: the service the routes and the bot use, the worker delivering, the feed. */
-export interface WebhookSide {
-  readonly service: WebhookService;
-  readonly worker: DeliveryWorker;
-  readonly feed: WebhookFeed;
-  /** Feeds the Discord side's changes to the webhooks, and lets notices go out through its bot. */
-  attach(side: DiscordSide): void;
-}
-
-interface WebhookDeps {
-  config: Config;
-  options: AppOptions;
-  /** The request store (routes) and the waiting one (deliveries, which may wait out a Redis outage). */
-  store: Store;
-  background: Store;
-  bus: Bus;
-  cluster: ClusterLink | null;
-  cleanups: Array<() => Promise<void> | void>;
-  metrics: Metrics;
-}
-
-/**
- * The webhooks of any role: registrations in the store, events in the queue (in the store's database for
- * one process, a queue shared in Redis in scale-out), a worker delivering. The directory of who has
- * webhooks is read before anything may be queued.
- */
-async function startWebhooks(deps: WebhookDeps): Promise<WebhookSide> {
-  const { config, options, store, background, bus, cluster, cleanups, metrics } = deps;
-  const { logger } = options;
-  const policy: TargetPolicy = {
-    allowPrivate: config.webhooksAllowPrivate,
-    resolve: options.webhooks?.resolve ?? systemResolve,
-  };
-  let queue: WebhookQueue;
-  if (cluster) queue = new RedisWebhookQueue(cluster.redis, config.redisPrefix);
-  else if (store instanceof SqliteStore) queue = new SqliteWebhookQueue(store.db);
-  else if (store instanceof PostgresStore) queue = new PostgresWebhookQueue(store.pool);
-  else throw new Error('a store without Redis is SQLite or PostgreSQL');
-  const directory = new WebhookDirectory(background.webhooks);
-  await directory.load();
-  const reread = (work: Promise<void>) =>
-    work.catch((error: unknown) => logger.warn({ err: error }, 'could not read webhooks again'));
-  bus.subscribe('webhooks.changed', ({ userId }) => void reread(directory.refresh(userId)));
-  // Changes announced while this node could not hear the bus.
-  cluster?.bus.onResubscribed(() => void reread(directory.load()));
-
-  // In scale-out the node that disables a webhook may have no bot: its notice waits in Redis for one.
-  const notices = cluster ? new RedisNotices(cluster.redis, config.redisPrefix) : null;
-  let messenger: Messenger | null = null;
-  const service = new WebhookService({
-    store: store.webhooks,
-    queue,
-    directory,
-    bus,
-    policy,
-    maxPerUser: config.webhooksPerUser,
-    notify: async (userId, content) => {
-      if (notices) await notices.send(userId, content);
-      else await messenger?.dm(userId, content);
-    },
-    commandPrefix: config.commandPrefix,
-    logger,
-  });
-  const sender = new WebhookSender({
-    policy,
-    userAgent: `Presently-Webhooks/${readVersionInfo().version}`,
-    ...(options.webhooks?.timeoutMs === undefined ? {} : { timeoutMs: options.webhooks.timeoutMs }),
-  });
-  cleanups.push(() => sender.close());
-  const worker = new DeliveryWorker({
-    queue,
-    store: background.webhooks,
-    sender,
-    webhooks: service,
-    logger,
-    metrics,
-    ...options.webhooks?.worker,
-  });
-  const feed = new WebhookFeed({
-    directory,
-    queue,
-    kv: background.kv,
-    logger,
-    metrics,
-    queued: () => void worker.poll(),
-  });
-  return {
-    service,
-    worker,
-    feed,
-    attach(side) {
-      if (side.publisher) side.publisher.onPublished(feed.observe);
-      else side.registry.onChange(feed.observe);
-      messenger = side.messenger;
-      if (notices)
-        cleanups.push(notices.relay((userId, content) => side.messenger.dm(userId, content), logger));
-    },
-  };
 }
 
 /** Names this node's Redis connections, so CLIENT LIST tells the nodes apart. */
