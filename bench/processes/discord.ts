@@ -30,7 +30,8 @@ import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/w
  * with that, all chunks at once, when the request arrives) and the listing's size in bytes. On
  * `{type: 'updates', perSecond, users}` the first `users` bench users' custom statuses change in turn,
  * `perSecond` changes a second in all, as PRESENCE_UPDATEs through the gateway; each status is a fan-out
- * marker with its send time, so a subscriber can time it from the Discord frame on (0 stops them).
+ * marker with its send time, so a subscriber can time it from the Discord frame on (0 stops them). On
+ * `{type: 'update', seq}` user 0's custom status changes once, to the marker of `seq` (fanout).
  */
 const MEMBERS = Number(process.env.MEMBERS ?? 250_000);
 /**
@@ -103,6 +104,13 @@ onMessage<Message & { perSecond: number; users: number }>('updates', ({ perSecon
     const customText = markerText(++updateSeq, nowMicros());
     simulator.setPresence(benchUserId(n), realisticPresence(n, { start, customText }));
   }, 1000 / perSecond);
+});
+
+onMessage<Message & { seq: number }>('update', ({ seq }) => {
+  simulator.setPresence(
+    benchUserId(0),
+    realisticPresence(0, { start, customText: markerText(seq, nowMicros()) }),
+  );
 });
 
 serveBenchProcess(() => {
