@@ -1,6 +1,7 @@
 import type { StatusEntry } from '../presence/history.js';
 import type { Snowflake } from '../presence/model.js';
 import type { StoredWebhook } from '../webhooks/model.js';
+import type { QueuedEvent } from '../webhooks/queue.js';
 import type { StoredProfile } from './ports.js';
 
 /**
@@ -23,8 +24,11 @@ export interface UserData {
   stats: { lastSeen: number | null; playsDay: string | null; plays: number } | null;
   /** When the user last erased their history. */
   forgottenAt: number | null;
-  /** The user's webhooks, oldest first, each with its recent deliveries' records (JSON text, oldest first). */
-  webhooks: { webhook: StoredWebhook; deliveries: string[] }[];
+  /**
+   * The user's webhooks, oldest first, each with its recent deliveries' records (JSON text, oldest first)
+   * and the events waiting for delivery in a store that queues them itself (SQLite), in order.
+   */
+  webhooks: { webhook: StoredWebhook; deliveries: string[]; waiting: QueuedEvent[] }[];
 }
 
 export function emptyUser(userId: Snowflake): UserData {
@@ -68,6 +72,7 @@ export interface TransferCounts {
   forgetMarkers: number;
   webhooks: number;
   webhookDeliveries: number;
+  webhookEvents: number;
   /** Users who erased their history in the target after an earlier copy: their history there is kept. */
   erasedSince: number;
 }
@@ -86,6 +91,7 @@ export function noCounts(): TransferCounts {
     forgetMarkers: 0,
     webhooks: 0,
     webhookDeliveries: 0,
+    webhookEvents: 0,
     erasedSince: 0,
   };
 }

@@ -9,8 +9,11 @@ import type { DiscordStatus, Snowflake } from '../../src/presence/model.js';
 import type { HistoryWrite, Store } from '../../src/store/ports.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { openRedisStore } from '../../src/store/redis/index.js';
-import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import type { DeliveryRecord } from '../../src/webhooks/model.js';
+import { PostgresWebhookQueue } from '../../src/webhooks/postgres-queue.js';
+import type { Claim } from '../../src/webhooks/queue.js';
+import { SqliteWebhookQueue } from '../../src/webhooks/sqlite-queue.js';
 import { KV_LIMITS } from '../support/kv.js';
 import { runToExit } from '../support/node-process.js';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.js';
@@ -19,9 +22,10 @@ import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../sup
 /**
  * `npm run migrate-store`: a SQLite store and a Redis store, each filled through its own write paths
  * (KV rewritten and deleted, keys replaced and revoked, profiles, histories longer than the limit, repeated
- * and title-only plays, erasures, webhooks with deliveries and one disabled), copied into PostgreSQL by the command, then read back through the
- * PostgreSQL store: every read gives what the source's gives. Run again, the copy changes nothing; a
- * history erased in PostgreSQL since stays erased.
+ * and title-only plays, erasures, webhooks with deliveries and one disabled), copied into PostgreSQL by the
+ * command, then read back through the PostgreSQL store: every read gives what the source's gives. Run
+ * again, the copy changes nothing; a history erased in PostgreSQL since stays erased. Webhook events
+ * waiting in a SQLite store wait in PostgreSQL's queue after the copy, in order.
  */
 
 const hasPostgres = await postgresAvailable('migrate-store into PostgreSQL');
@@ -197,8 +201,30 @@ function countsIn(output: string): Record<string, number> {
   return counts;
 }
 
-/** What a copy of everything `readAll` read must report. */
-function expectedCounts(read: Awaited<ReturnType<typeof readAll>>): Record<string, number> {
+/** Events waiting in the SQLite store's queue: two webhooks', the head of one refused and due later. */
+async function queueEvents(store: SqliteStore): Promise<number> {
+  const queue = new SqliteWebhookQueue(store.db);
+  const events = [
+    ['wh_1_1', 'now_playing'],
+    ['wh_1_1', 'now_playing'],
+    ['wh_6_0', 'presence'],
+    ['wh_6_0', 'kv'],
+    ['wh_1_1', 'now_playing'],
+  ] as const;
+  for (const [n, [webhookId, type]] of events.entries()) {
+    await queue.enqueue(
+      webhookId,
+      { id: `ev_${n}`, type, body: JSON.stringify({ n, text: '✓ \u0000' }) },
+      T0,
+    );
+  }
+  const [refused] = (await queue.claim(T0, 1, 15_000)) as [Claim];
+  await queue.retryLater(refused, 1, T0, T0 + 3_600_000);
+  return events.length;
+}
+
+/** What a copy of everything `readAll` read must report, with the webhook events waiting. */
+function expectedCounts(read: Awaited<ReturnType<typeof readAll>>, waiting: number): Record<string, number> {
   const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
   return {
     users: USERS.length,
@@ -212,8 +238,11 @@ function expectedCounts(read: Awaited<ReturnType<typeof readAll>>): Record<strin
     erasures: ERASED.length,
     webhooks: read.webhook.filter((found) => found !== undefined).length,
     'webhook deliveries': sum(read.deliveries.map((records) => records.length)),
+    'webhook events waiting': waiting,
   };
 }
+
+const QUEUED = 'SELECT webhook_id, delivery_id, type, body FROM webhook_queue ORDER BY webhook_id, seq';
 
 const migrate = (from: string, to: string, ...more: string[]) =>
   runToExit(['scripts/migrate-store.ts', '--from', from, '--to', to, ...more], 60_000);
@@ -288,23 +317,29 @@ describe.skipIf(!hasPostgres)('migrate-store into PostgreSQL', () => {
     const source = openSqliteStore({ kind: 'sqlite', path });
     // Open while copied, its lists still untrimmed past the limit: the copy reads a snapshot of the file.
     const issued = await populate(source);
+    const waiting = await queueEvents(source);
     const expected = await readAll(source, issued);
     expect(expected.history.some((history) => history.status.length === HISTORY_LIMIT)).toBe(true);
     const { url, store } = await target();
 
+    const copiedAt = Date.now();
     const first = await migrate(`sqlite:${path}`, url);
     expect(first.code, first.output).toBe(0);
-    expect(countsIn(first.output)).toEqual(expectedCounts(expected));
+    expect(countsIn(first.output)).toEqual(expectedCounts(expected, waiting));
     const copied = await store();
     expect(await readAll(copied, issued)).toEqual(expected);
     await totalsAgree(copied);
+    const queued = source.db.prepare(QUEUED).all();
+    expect(queued).toHaveLength(waiting);
+    expect((await copied.pool.query(QUEUED)).rows).toEqual(queued);
 
     const tables = async () =>
       (
         await copied.pool.query(
           `SELECT (SELECT count(*) FROM kv) AS kv, (SELECT count(*) FROM status_history) AS status,
                   (SELECT count(*) FROM track_history) AS tracks, (SELECT count(*) FROM play_counts) AS plays,
-                  (SELECT count(*) FROM api_keys) AS keys, (SELECT count(*) FROM history_forgotten) AS erased`,
+                  (SELECT count(*) FROM api_keys) AS keys, (SELECT count(*) FROM history_forgotten) AS erased,
+                  (SELECT count(*) FROM webhook_queue) AS queued`,
         )
       ).rows[0];
     const rowsBefore = await tables();
@@ -313,7 +348,14 @@ describe.skipIf(!hasPostgres)('migrate-store into PostgreSQL', () => {
     expect(countsIn(again.output)).toEqual(countsIn(first.output));
     expect(await tables()).toEqual(rowsBefore);
     expect(await readAll(copied, issued)).toEqual(expected);
+    expect((await copied.pool.query(QUEUED)).rows).toEqual(queued);
     await erasuresHold(copied);
+    // Each webhook's first event is due once the service starts on the copy, its retries started over.
+    const heads = await new PostgresWebhookQueue(copied.pool).claim(copiedAt + 60_000, 10, 15_000);
+    expect(heads.map(({ webhookId, event, attempts }) => [webhookId, event.id, attempts])).toEqual([
+      ['wh_1_1', 'ev_0', 0],
+      ['wh_6_0', 'ev_2', 0],
+    ]);
     await source.close();
   });
 
@@ -328,7 +370,7 @@ describe.skipIf(!hasPostgres)('migrate-store into PostgreSQL', () => {
 
       const copy = await migrate(REDIS_TEST_URL, url, '--prefix', prefix);
       expect(copy.code, copy.output).toBe(0);
-      expect(countsIn(copy.output)).toEqual(expectedCounts(expected));
+      expect(countsIn(copy.output)).toEqual(expectedCounts(expected, 0));
       const copied = await store();
       expect(await readAll(copied, issued)).toEqual(expected);
       await totalsAgree(copied);

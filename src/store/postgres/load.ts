@@ -21,6 +21,12 @@ const CLEAR = {
            deliveries_gone AS (
              DELETE FROM webhook_deliveries WHERE webhook_id = ANY ($4::text[])
                OR webhook_id IN (SELECT id FROM webhooks WHERE user_id = ANY ($1::text[]))),
+           queue_gone AS (
+             DELETE FROM webhook_queue WHERE webhook_id = ANY ($4::text[])
+               OR webhook_id IN (SELECT id FROM webhooks WHERE user_id = ANY ($1::text[]))),
+           heads_gone AS (
+             DELETE FROM webhook_heads WHERE webhook_id = ANY ($4::text[])
+               OR webhook_id IN (SELECT id FROM webhooks WHERE user_id = ANY ($1::text[]))),
            revisions AS (DELETE FROM kv_revisions WHERE user_id = ANY ($1::text[])),
            profiles AS (DELETE FROM profiles WHERE user_id = ANY ($1::text[])),
            status AS (DELETE FROM status_history WHERE user_id = ANY ($2::text[])),
@@ -30,7 +36,10 @@ const CLEAR = {
          DELETE FROM api_keys WHERE user_id = ANY ($1::text[]) OR key_hash = ANY ($3::bytea[])
          RETURNING key_hash, created_at`,
 };
-/** Every table's rows of a batch, each column one array; entries in their order, oldest first. */
+/**
+ * Every table's rows of a batch, each column one array; entries in their order, oldest first. Webhook
+ * events waiting are due at the copy ($47): their retries start over.
+ */
 const WRITE = {
   text: `WITH kv_in AS (
            INSERT INTO kv (user_id, key, value) SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[])
@@ -65,6 +74,12 @@ const WRITE = {
            INSERT INTO webhook_deliveries (webhook_id, delivery_id, record)
            SELECT webhook_id, delivery_id, record FROM unnest($40::text[], $41::text[], $42::text[])
              WITH ORDINALITY AS d (webhook_id, delivery_id, record, n) ORDER BY n
+         ), queue_in AS (
+           INSERT INTO webhook_queue (webhook_id, delivery_id, type, body)
+           SELECT webhook_id, delivery_id, type, body FROM unnest($43::text[], $44::text[], $45::text[], $46::text[])
+             WITH ORDINALITY AS q (webhook_id, delivery_id, type, body, n) ORDER BY n
+         ), heads_in AS (
+           INSERT INTO webhook_heads (webhook_id, due_at) SELECT DISTINCT webhook_id, $47::bigint FROM unnest($43::text[]) AS q (webhook_id)
          )
          INSERT INTO history_forgotten AS f (user_id, forgotten_at) SELECT * FROM unnest($30::text[], $31::bigint[])
          ON CONFLICT (user_id) DO UPDATE SET forgotten_at = greatest(f.forgotten_at, excluded.forgotten_at)`,
@@ -171,6 +186,12 @@ class CopyRows {
     reasons: [] as (string | null)[],
   };
   private readonly deliveries = { webhooks: [] as string[], ids: [] as string[], records: [] as string[] };
+  private readonly waiting = {
+    webhooks: [] as string[],
+    ids: [] as string[],
+    types: [] as string[],
+    bodies: [] as string[],
+  };
 
   constructor(
     private readonly now: number,
@@ -218,7 +239,7 @@ class CopyRows {
       this.erasures.at.push(user.forgottenAt);
       this.counts.forgetMarkers++;
     }
-    for (const { webhook, deliveries } of user.webhooks) {
+    for (const { webhook, deliveries, waiting } of user.webhooks) {
       this.webhooks.ids.push(webhook.id);
       this.webhooks.users.push(userId);
       this.webhooks.urls.push(webhook.url);
@@ -232,8 +253,15 @@ class CopyRows {
         this.deliveries.ids.push((JSON.parse(record) as { id: string }).id);
         this.deliveries.records.push(record);
       }
+      for (const event of waiting) {
+        this.waiting.webhooks.push(webhook.id);
+        this.waiting.ids.push(event.id);
+        this.waiting.types.push(event.type);
+        this.waiting.bodies.push(event.body);
+      }
       this.counts.webhooks++;
       this.counts.webhookDeliveries += deliveries.length;
+      this.counts.webhookEvents += waiting.length;
     }
     if (withHistory) this.addHistory(user);
   }
@@ -274,6 +302,7 @@ class CopyRows {
   values(): unknown[] {
     const { kv, revisions, apiKeys, profiles, status, tracks, plays, stats, erasures, webhooks, deliveries } =
       this;
+    const { waiting } = this;
     return [
       ...[kv.users, kv.keys, kv.values],
       ...[revisions.users, revisions.revisions, revisions.bytes, revisions.keys],
@@ -287,6 +316,7 @@ class CopyRows {
       ...[webhooks.ids, webhooks.users, webhooks.urls, webhooks.events, webhooks.secrets, webhooks.createdAt],
       ...[webhooks.disabledAt, webhooks.reasons],
       ...[deliveries.webhooks, deliveries.ids, deliveries.records],
+      ...[waiting.webhooks, waiting.ids, waiting.types, waiting.bodies, this.now],
     ];
   }
 }

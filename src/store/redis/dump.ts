@@ -152,7 +152,8 @@ function userData(userId: Snowflake, reply: UserReply): UserData {
   user.plays = plays(pairs(ranking), new Map(pairs(played)));
   for (const [fields, deliveries] of webhooks) {
     const webhook = webhookOf(Object.fromEntries(pairs(fields)));
-    if (webhook) user.webhooks.push({ webhook, deliveries: deliveries.reverse() });
+    // Events waiting stay in Redis's queue, where nodes on Redis and PostgreSQL deliver them from.
+    if (webhook) user.webhooks.push({ webhook, deliveries: deliveries.reverse(), waiting: [] });
   }
   if (stats.length > 0) {
     const fields = new Map(pairs(stats));

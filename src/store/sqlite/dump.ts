@@ -1,6 +1,7 @@
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { HISTORY_LIMIT } from '../../presence/history.js';
 import type { DiscordStatus, Snowflake } from '../../presence/model.js';
+import type { QueuedEvent } from '../../webhooks/queue.js';
 import { emptyUser, type StoreDump, type UserData } from '../transfer.js';
 import { WEBHOOK_COLUMNS, type WebhookRow, webhookOf } from '../webhook-row.js';
 import { MIGRATIONS } from './migrations.js';
@@ -90,6 +91,15 @@ function batchReader(db: Database): (userIds: Snowflake[]) => UserData[] {
     `SELECT w.user_id, d.webhook_id, d.record FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
      WHERE w.${IN_BATCH} ORDER BY d.webhook_id, d.seq`,
   );
+  const waiting = statement<{
+    webhook_id: string;
+    delivery_id: string;
+    type: QueuedEvent['type'];
+    body: string;
+  }>(
+    `SELECT w.user_id, q.webhook_id, q.delivery_id, q.type, q.body FROM webhook_queue q
+     JOIN webhooks w ON w.id = q.webhook_id WHERE w.${IN_BATCH} ORDER BY q.webhook_id, q.seq`,
+  );
 
   return (userIds) => {
     const ids = JSON.stringify(userIds);
@@ -122,13 +132,16 @@ function batchReader(db: Database): (userIds: Snowflake[]) => UserData[] {
       of(row).stats = { lastSeen: row.last_seen, playsDay: row.plays_day, plays: row.plays };
     }
     for (const row of forgotten(ids)) of(row).forgottenAt = row.forgotten_at;
-    const recorded = new Map<string, string[]>();
+    const hooks = new Map<string, UserData['webhooks'][number]>();
     for (const row of webhooks(ids)) {
-      const hook = { webhook: webhookOf(row), deliveries: [] };
-      recorded.set(row.id, hook.deliveries);
+      const hook = { webhook: webhookOf(row), deliveries: [], waiting: [] };
+      hooks.set(row.id, hook);
       of(row).webhooks.push(hook);
     }
-    for (const row of deliveries(ids)) recorded.get(row.webhook_id)?.push(row.record);
+    for (const row of deliveries(ids)) hooks.get(row.webhook_id)?.deliveries.push(row.record);
+    for (const row of waiting(ids)) {
+      hooks.get(row.webhook_id)?.waiting.push({ id: row.delivery_id, type: row.type, body: row.body });
+    }
     return [...data.values()];
   };
 }
