@@ -207,6 +207,16 @@ export function assembleBody({ userJson, fieldsJson, kvJson }: PresenceParts): P
   // Escaping only ever lengthens text: what is long before it is large, and need not be measured.
   const unescaped = USER_HEAD.length + userJson.length + fields.length + kvJson.length;
   if (typeof kvJson === 'string' && unescaped < LARGE_BODY_BYTES) {
+    const text = `${USER_HEAD}${userJson},${fields}${KV_KEY}${kvJson}${BODY_TAIL}`;
+    // Most presences are ASCII as they are: its UTF-8 as long as it finds that in one pass, and measuring
+    // flattens the text, so no escaping and no second look at each part.
+    if (text.length < LARGE_BODY_BYTES && Buffer.byteLength(text) === text.length) {
+      return {
+        body: text,
+        userLength: userJson.length,
+        kvAt: text.length - BODY_TAIL.length - kvJson.length,
+      };
+    }
     const userLength = asciiLength(userJson);
     const kvLength = asciiLength(kvJson);
     const length =
