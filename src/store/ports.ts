@@ -70,6 +70,12 @@ export interface HistoryWrite {
   lastSeen: number | null;
 }
 
+/**
+ * How long a store on a server remembers the id of a history batch it wrote: a batch is tried again within
+ * it, however long an outage lasts short of that.
+ */
+export const HISTORY_BATCH_IDS_KEPT_MS = 86_400_000;
+
 export interface LatestHistory {
   status: StatusEntry | null;
   track: TrackEntry | null;
@@ -88,7 +94,7 @@ export interface HistoryStore {
    * after the erasure is written (see forgotten.ts), decided in the same transaction.
    *
    * `batchId` names the batch, the same each time it is tried again. A store on a server, whose commit a
-   * crash can keep while its answer is lost, writes nothing for an id it has written within the last day;
+   * crash can keep while its answer is lost, writes nothing for an id written in HISTORY_BATCH_IDS_KEPT_MS;
    * the embedded store, whose commit is known when the call returns, has no use for it.
    */
   appendHistory(

@@ -1,8 +1,7 @@
 import { Pool } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_LIMIT, type TrackEntry } from '../../src/presence/history.js';
-import type { HistoryWrite, Store } from '../../src/store/ports.js';
-import { HISTORY_BATCH_IDS_KEPT_MS } from '../../src/store/postgres/history.js';
+import { HISTORY_BATCH_IDS_KEPT_MS, type HistoryWrite, type Store } from '../../src/store/ports.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { MIGRATIONS, migrate } from '../../src/store/postgres/migrations.js';
 import { KV_LIMITS } from '../support/kv.js';

@@ -10,7 +10,13 @@ import {
 } from '../../presence/history.js';
 import type { DiscordStatus, NowPlaying, Snowflake } from '../../presence/model.js';
 import { afterForget } from '../forgotten.js';
-import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../ports.js';
+import {
+  type ForgetResult,
+  HISTORY_BATCH_IDS_KEPT_MS,
+  type HistoryStore,
+  type HistoryWrite,
+  type LatestHistory,
+} from '../ports.js';
 import { type ListsOf, WaitingLists, type WaitingListsOptions, withoutTs } from '../waiting-lists.js';
 import { ADVISORY_LOCKS } from './locks.js';
 import {
@@ -23,8 +29,6 @@ import {
 
 type Limits = { history: number; trackedTracks: number };
 
-/** How long a batch's id is remembered: a batch is tried again within it, however long an outage lasts. */
-export const HISTORY_BATCH_IDS_KEPT_MS = 86_400_000;
 /** How often a process forgets the ids past it. */
 const BATCH_IDS_PRUNED_EVERY_MS = 3_600_000;
 

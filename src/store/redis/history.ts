@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
   playKeyOf,
@@ -8,18 +9,39 @@ import {
   utcDay,
 } from '../../presence/history.js';
 import type { DiscordStatus, Snowflake } from '../../presence/model.js';
-import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../ports.js';
+import {
+  type ForgetResult,
+  HISTORY_BATCH_IDS_KEPT_MS,
+  type HistoryStore,
+  type HistoryWrite,
+  type LatestHistory,
+} from '../ports.js';
 import { execAll } from './exec.js';
 import type { RedisKeys } from './keys.js';
 import { PLAY_FUNCTIONS, playedValue, TOP_TRACKS, topTracksFrom } from './plays.js';
 
 /**
+ * First in a batch's MULTI: marks the batch (KEYS[1]) for ARGV[1] ms, and sets KEYS[2], which the MULTI's
+ * last command deletes, only if no earlier run of it did: a try whose answer was lost, sent again by the
+ * recorder or by the client on reconnecting, writes nothing.
+ */
+const MARK_BATCH = `
+if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then
+  redis.call('SET', KEYS[2], '1')
+else
+  redis.call('DEL', KEYS[2])
+end
+`;
+
+/**
  * One user's share of a batch. KEYS: status list, track list, play ranking, played tracks, stats hash,
- * moment of the last erasure. ARGV: list limit, tracked-tracks cap, then per write 8 fields: status JSON,
- * its ts, track JSON, its ts, track day, play key, played value, last seen (each '' when absent). What is
- * stamped at or before the last erasure is dropped (see forgotten.ts).
+ * moment of the last erasure, the batch's go-ahead (MARK_BATCH's KEYS[2]). ARGV: list limit, tracked-tracks
+ * cap, then per write 8 fields: status JSON, its ts, track JSON, its ts, track day, play key, played value,
+ * last seen (each '' when absent). What is stamped at or before the last erasure is dropped (see
+ * forgotten.ts).
  */
 const APPEND = `${PLAY_FUNCTIONS}
+if redis.call('EXISTS', KEYS[7]) == 0 then return end
 local limit, cap = tonumber(ARGV[1]), tonumber(ARGV[2])
 local erased = tonumber(redis.call('GET', KEYS[6]) or '')
 local function kept(ts) return ts ~= '' and (not erased or tonumber(ts) > erased) end
@@ -47,7 +69,7 @@ capPlays(KEYS[3], KEYS[4], cap)
 `;
 
 /**
- * KEYS: as APPEND. ARGV: the moment of this erasure, kept unless a later one is. Returns the entries
+ * KEYS: the first six of APPEND's. ARGV: the moment of this erasure, kept unless a later one is. Returns the entries
  * erased: status, tracks, play counts.
  */
 const FORGET = `
@@ -59,6 +81,7 @@ return erased
 `;
 
 interface HistoryScripts {
+  historyMarkBatch(...args: (string | number)[]): Promise<unknown>;
   historyAppend(...args: (string | number)[]): Promise<unknown>;
   historyForget(...args: string[]): Promise<[number, number, number]>;
   historyTopTracks(...args: (string | number)[]): Promise<string[]>;
@@ -78,15 +101,18 @@ export class RedisHistoryStore implements HistoryStore {
     /** Settles when the data under the prefix has this build's layout. */
     private readonly migrated: Promise<void>,
   ) {
-    redis.defineCommand('historyAppend', { numberOfKeys: 6, lua: APPEND });
+    redis.defineCommand('historyMarkBatch', { numberOfKeys: 2, lua: MARK_BATCH });
+    redis.defineCommand('historyAppend', { numberOfKeys: 7, lua: APPEND });
     redis.defineCommand('historyForget', { numberOfKeys: 6, lua: FORGET });
     redis.defineCommand('historyTopTracks', { numberOfKeys: 2, lua: TOP_TRACKS });
     this.redis = redis as Redis & HistoryScripts;
   }
 
+  /** One MULTI, which writes nothing if a run of it with this id got as far as Redis before. */
   async appendHistory(
     batch: readonly HistoryWrite[],
     limits: { history: number; trackedTracks: number },
+    batchId: string = randomUUID(),
   ): Promise<void> {
     if (batch.length === 0) return;
     await this.migrated;
@@ -99,16 +125,21 @@ export class RedisHistoryStore implements HistoryStore {
       }
       args.push(...appendFields(write));
     }
+    const writing = this.keys.historyBatchWriting();
     const multi = this.redis.multi();
+    const scripts = multi as unknown as HistoryScripts;
+    scripts.historyMarkBatch(this.keys.historyBatch(batchId), writing, HISTORY_BATCH_IDS_KEPT_MS);
     for (const [userId, args] of byUser) {
-      (multi as unknown as HistoryScripts).historyAppend(
+      scripts.historyAppend(
         ...this.keys.history(userId),
         this.keys.historyForgotten(userId),
+        writing,
         limits.history,
         limits.trackedTracks,
         ...args,
       );
     }
+    multi.del(writing);
     await execAll(multi);
   }
 

@@ -62,6 +62,16 @@ export class RedisKeys {
     return `${this.prefix}webhook-users`;
   }
 
+  /** A history batch written lately (see HISTORY_BATCH_IDS_KEPT_MS): the same batch again writes nothing. */
+  historyBatch(batchId: string): string {
+    return `${this.prefix}history-batch:{${batchId}}`;
+  }
+
+  /** Set only within the MULTI of a batch being written, for its scripts: see history.ts. */
+  historyBatchWriting(): string {
+    return `${this.prefix}history-batch-writing`;
+  }
+
   /** Status history, track history, play ranking (sorted set), played tracks (hash) and stats of one user. */
   history(userId: Snowflake): [string, string, string, string, string] {
     const tag = `{${userId}}`;
