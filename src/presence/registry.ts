@@ -194,6 +194,8 @@ export class PresenceRegistry implements PresenceSource {
   memberRemoved(guildId: Snowflake, userId: Snowflake): void {
     const slot = this.held.slotOf(userId);
     if (slot === NO_SLOT || !this.memberships.leave(slot, guildId)) return;
+    // Those seen by a re-listing are then exactly its members still there (see `endGuildSync`).
+    this.syncing.get(guildId)?.delete(userId);
     if (!this.memberships.inAny(slot)) this.unmonitor(userId, slot);
   }
 
@@ -217,6 +219,8 @@ export class PresenceRegistry implements PresenceSource {
     const seen = this.syncing.get(guildId);
     if (!seen) return;
     this.syncing.delete(guildId);
+    // Everyone still a member was seen: nobody left, and no slot need be looked at.
+    if (seen.size === this.memberships.count(guildId)) return;
     for (const slot of this.memberships.slotsIn(guildId, this.held.end)) {
       const userId = this.held.idOf(slot);
       if (!seen.has(userId)) this.memberRemoved(guildId, userId);

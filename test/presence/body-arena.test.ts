@@ -18,6 +18,7 @@ describe('texts held side by side outside the heap', () => {
       fc.property(
         fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.option(text(40_000), { freq: 4 })), {
           maxLength: 300,
+          size: 'max',
         }),
         (operations) => {
           const arena = new BodyArena();

@@ -29,7 +29,8 @@ type Operation =
   | { kind: 'seen'; guild: number; user: number; status: DiscordStatus; text: string }
   | { kind: 'removed'; guild: number; user: number }
   | { kind: 'guildRemoved'; guild: number }
-  | { kind: 'kv'; user: number; kv: Kv };
+  | { kind: 'kv'; user: number; kv: Kv }
+  | { kind: 'beginSync' | 'endSync'; guild: number };
 
 const index = (max: number) => fc.integer({ min: 0, max: max - 1 });
 const operation: fc.Arbitrary<Operation> = fc.oneof(
@@ -58,6 +59,13 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.record({
+      kind: fc.constantFrom('beginSync' as const, 'endSync' as const),
+      guild: index(GUILDS.length),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
       kind: fc.constant('kv' as const),
       user: index(USERS.length),
       // Now and then past a large body's size, so a user's body moves between text and bytes.
@@ -72,10 +80,19 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
 describe('the registry holding many users off the heap', () => {
   it('serves each monitored user their own latest presence and KV, and nobody else, through any churn', () => {
     fc.assert(
-      fc.property(fc.array(operation, { maxLength: 120 }), (operations) => {
+      fc.property(fc.array(operation, { maxLength: 120, size: 'max' }), (operations) => {
         const { registry: reg, changes } = registry();
         const guildsOf = new Map<string, Set<number>>();
         const shown = new Map<string, { status: DiscordStatus; text: string; kv: Kv; revision: number }>();
+        const syncing = new Map<number, Set<string>>();
+        const leave = (id: string, guild: number) => {
+          const guilds = guildsOf.get(id);
+          guilds?.delete(guild);
+          if (guilds?.size === 0) {
+            guildsOf.delete(id);
+            shown.delete(id);
+          }
+        };
         for (const op of operations) {
           if (op.kind === 'seen') {
             const id = USERS[op.user] as string;
@@ -84,6 +101,7 @@ describe('the registry holding many users off the heap', () => {
               { id, username: `user${op.user}` },
               presence(op.status, op.text),
             );
+            syncing.get(op.guild)?.add(id);
             const guilds = guildsOf.get(id) ?? new Set();
             guilds.add(op.guild);
             guildsOf.set(id, guilds);
@@ -96,18 +114,22 @@ describe('the registry holding many users off the heap', () => {
             held.revision++;
             held.kv = op.kv;
             reg.kvLoaded(id, op.kv, held.revision);
+          } else if (op.kind === 'beginSync') {
+            reg.beginGuildSync(GUILDS[op.guild] as string);
+            syncing.set(op.guild, new Set());
+          } else if (op.kind === 'endSync') {
+            reg.endGuildSync(GUILDS[op.guild] as string);
+            const seen = syncing.get(op.guild);
+            syncing.delete(op.guild);
+            if (!seen) continue;
+            for (const [id, guilds] of [...guildsOf])
+              if (guilds.has(op.guild) && !seen.has(id)) leave(id, op.guild);
           } else {
+            if (op.kind === 'guildRemoved') syncing.delete(op.guild);
             const leaving = op.kind === 'removed' ? [USERS[op.user] as string] : [...guildsOf.keys()];
             if (op.kind === 'removed') reg.memberRemoved(GUILDS[op.guild] as string, leaving[0] as string);
             else reg.guildRemoved(GUILDS[op.guild] as string);
-            for (const id of leaving) {
-              const guilds = guildsOf.get(id);
-              guilds?.delete(op.guild);
-              if (guilds?.size === 0) {
-                guildsOf.delete(id);
-                shown.delete(id);
-              }
-            }
+            for (const id of leaving) leave(id, op.guild);
           }
         }
         expect(reg.size).toBe(shown.size);
@@ -146,6 +168,20 @@ describe('the registry holding many users off the heap', () => {
         }
       }),
     );
+  });
+
+  it('after a re-listing, forgets a member not listed again though one listed has left since', () => {
+    const { registry: reg } = registry();
+    const [guild] = GUILDS as [string];
+    const [stayed, listed] = USERS as [string, string];
+    reg.memberSeen(guild, { id: stayed, username: 'stayed' }, presence('online', ''));
+    reg.beginGuildSync(guild);
+    reg.memberSeen(guild, { id: listed, username: 'listed' }, presence('online', ''));
+    reg.memberRemoved(guild, listed);
+    reg.endGuildSync(guild);
+    expect(reg.isMonitored(stayed)).toBe(false);
+    expect(reg.size).toBe(0);
+    expect(reg.memberCount(guild)).toBe(0);
   });
 
   it('holds twenty thousand members of a listing, forgets half, and serves the rest and the newcomers', () => {

@@ -12,8 +12,8 @@ describe('snowflakes numbered by slots', () => {
   it('finds each id held, gives back its id, and reuses a slot let go, for any sequence of adds and removes', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.boolean(), snowflake), { maxLength: 400 }),
-        fc.array(snowflake, { minLength: 1, maxLength: 60 }),
+        fc.array(fc.tuple(fc.boolean(), snowflake), { maxLength: 400, size: 'max' }),
+        fc.array(snowflake, { minLength: 1, maxLength: 60, size: 'max' }),
         (operations, pool) => {
           const slots = new SnowflakeSlots();
           const model = new Map<string, number>();
