@@ -116,9 +116,28 @@ interface LeasedRow {
  * webhook's events in order too.
  */
 export class PostgresWebhookQueue implements WebhookQueue {
+  /**
+   * Each webhook's last enqueue under way. The feed queues without waiting, and each enqueue is a
+   * transaction on any of the pool's connections: run side by side, a later event could take the
+   * webhook's lock first and be queued ahead of an earlier one.
+   */
+  private readonly enqueuing = new Map<string, Promise<unknown>>();
+
   constructor(private readonly pool: Pool) {}
 
-  async enqueue(webhookId: string, event: QueuedEvent, now: number): Promise<EnqueueOutcome> {
+  /** After the webhook's enqueues called before it. */
+  enqueue(webhookId: string, event: QueuedEvent, now: number): Promise<EnqueueOutcome> {
+    const write = () => this.enqueueNow(webhookId, event, now);
+    const run = (this.enqueuing.get(webhookId) ?? Promise.resolve()).then(write, write);
+    const settled = run.catch(() => undefined);
+    this.enqueuing.set(webhookId, settled);
+    void settled.then(() => {
+      if (this.enqueuing.get(webhookId) === settled) this.enqueuing.delete(webhookId);
+    });
+    return run;
+  }
+
+  private enqueueNow(webhookId: string, event: QueuedEvent, now: number): Promise<EnqueueOutcome> {
     return transaction(this.pool, async (session) => {
       await session.query({ ...LOCK_FOR_EVENT, values: [webhookId, now] });
       const { rows } = await session.query<EnqueueOutcome>({

@@ -77,6 +77,13 @@ function queueContract(name: string, open: () => Promise<WebhookQueue>, skip = f
       expect(await drain(queue, T0)).toEqual(['a3']);
     });
 
+    it('keeps the order of events queued at once, as the feed queues them', async () => {
+      const queue = await open();
+      const ids = Array.from({ length: 30 }, (_, i) => `a${String(i).padStart(2, '0')}`);
+      await Promise.all(ids.map((id) => queue.enqueue('A', event(id), T0)));
+      expect(await drain(queue, T0)).toEqual(ids);
+    });
+
     it('hands each head to one of several claimers at once', async () => {
       const queue = await open();
       const webhooks = Array.from({ length: 20 }, (_, i) => `W${String(i).padStart(2, '0')}`);
