@@ -23,6 +23,11 @@ interface Held extends RecentStatus {
  */
 export class RecentStatuses {
   private readonly users = new Map<Snowflake, Held>();
+  /**
+   * Lets the entries go once they are old even when nothing asks: a member listing puts every member
+   * here at once, and a reader of presences alone never would.
+   */
+  private sweep: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -46,6 +51,11 @@ export class RecentStatuses {
     this.hold(userId, entries, wentOffline ? at : (held?.lastSeen ?? null));
   };
 
+  /** Users remembered. */
+  get size(): number {
+    return this.users.size;
+  }
+
   get(userId: Snowflake): RecentStatus | undefined {
     this.prune();
     return this.users.get(userId);
@@ -65,6 +75,17 @@ export class RecentStatuses {
     this.users.delete(userId);
     this.users.set(userId, { entries, lastSeen, touched: this.now() });
     this.prune();
+    if (this.sweep === null) this.sweepIn(this.keepMs);
+  }
+
+  private sweepIn(ms: number): void {
+    this.sweep = setTimeout(() => {
+      this.sweep = null;
+      this.prune();
+      const [oldest] = this.users.values();
+      if (oldest) this.sweepIn(Math.max(oldest.touched + this.keepMs - this.now(), 0) + 1);
+    }, ms);
+    this.sweep.unref();
   }
 
   private prune(): void {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RECENT_STATUS_MS, RecentStatuses } from '../../src/history/recent-status.js';
 import { type StatusEntry, statsFrom, statusHistoryWith } from '../../src/presence/history.js';
 import type { DiscordStatus } from '../../src/presence/model.js';
@@ -23,6 +23,10 @@ const STORED_STATS = {
 };
 
 describe('RecentStatuses', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('remembers status changes and when the user went offline, with the moment of the change', () => {
     let now = 1_000;
     const recent = new RecentStatuses(() => now);
@@ -40,6 +44,26 @@ describe('RecentStatuses', () => {
     );
     now += RECENT_STATUS_MS + 1;
     expect(recent.get(USER)).toBeUndefined();
+  });
+
+  it('lets everyone go once the time has passed, though nobody asks', () => {
+    vi.useFakeTimers();
+    const recent = new RecentStatuses();
+    recent.observe({ kind: 'monitored', userId: USER, current: snapshot('dnd'), at: Date.now() });
+    vi.advanceTimersByTime(RECENT_STATUS_MS / 2);
+    recent.observe({
+      kind: 'monitored',
+      userId: '80351110224678913',
+      current: snapshot('idle'),
+      at: Date.now(),
+    });
+    vi.advanceTimersByTime(RECENT_STATUS_MS / 2);
+    expect(recent.size).toBe(2);
+    vi.advanceTimersByTime(1);
+    expect(recent.size).toBe(1);
+    vi.advanceTimersByTime(RECENT_STATUS_MS / 2);
+    expect(recent.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('a user who leaves while online was last seen then; ?forget drops what came before it', () => {
