@@ -3,7 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_LIMIT, type TrackEntry } from '../../src/presence/history.js';
 import { HISTORY_BATCH_IDS_KEPT_MS, type HistoryWrite, type Store } from '../../src/store/ports.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
+import { ADVISORY_LOCKS } from '../../src/store/postgres/locks.js';
 import { MIGRATIONS, migrate } from '../../src/store/postgres/migrations.js';
+import { eventually } from '../support/eventually.js';
 import { KV_LIMITS } from '../support/kv.js';
 import {
   createTestDatabase,
@@ -94,11 +96,25 @@ describe.skipIf(!hasPostgres)('PostgreSQL store', () => {
 
     it('lets nodes starting together migrate one at a time: each step runs once', async () => {
       const url = await db().schema();
-      // A step slow enough that the nodes meet in it, and that would fail if run twice.
-      const steps = ['CREATE TABLE slow (n integer); SELECT pg_sleep(0.3)', 'INSERT INTO slow VALUES (1)'];
+      // Each step would fail if run twice. The lock is held until all three nodes wait for it, so they meet.
+      const steps = ['CREATE TABLE slow (n integer)', 'INSERT INTO slow VALUES (1)'];
+      const holder = new Pool({ connectionString: url, max: 1 });
       const nodes = Array.from({ length: 3 }, () => new Pool({ connectionString: url }));
-      pools.push(...nodes);
-      expect(await Promise.all(nodes.map((pool) => migrate(pool, steps)))).toEqual([2, 2, 2]);
+      pools.push(holder, ...nodes);
+      const held = await holder.connect();
+      await held.query('SELECT pg_advisory_lock($1, $2)', [...ADVISORY_LOCKS.migrations]);
+      const migrating = Promise.all(nodes.map((pool) => migrate(pool, steps)));
+      await eventually(async () => {
+        const { rows } = await held.query<{ waiting: number }>(
+          `SELECT count(*)::int AS waiting FROM pg_locks
+            WHERE locktype = 'advisory' AND NOT granted AND classid = $1::oid AND objid = $2::oid`,
+          [...ADVISORY_LOCKS.migrations],
+        );
+        expect(rows[0]?.waiting).toBe(3);
+      });
+      await held.query('SELECT pg_advisory_unlock($1, $2)', [...ADVISORY_LOCKS.migrations]);
+      held.release();
+      expect(await migrating).toEqual([2, 2, 2]);
       expect((await (nodes[0] as Pool).query('SELECT n FROM slow')).rows).toEqual([{ n: 1 }]);
       expect(await versions(nodes[0] as Pool)).toEqual([1, 2]);
     });
