@@ -3,7 +3,9 @@ import { dirname } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import type { Store } from '../ports.js';
 import { SqliteApiKeyStore } from './api-keys.js';
+import { setUpConnection } from './connection.js';
 import { SqliteHistoryStore } from './history.js';
+import { SqliteHistoryThread } from './history-thread.js';
 import { SqliteKvStore } from './kv.js';
 import { migrate } from './migrations.js';
 import { SqliteProfileStore } from './profiles.js';
@@ -20,25 +22,27 @@ export function openSqliteStore(location: SqliteLocation): SqliteStore {
   } else {
     mkdirSync(dirname(location.path), { recursive: true });
     db = new BetterSqlite3(location.path);
-    db.pragma('journal_mode = WAL');
   }
-  // FULL: an acknowledged write must survive a crash of the machine, not only of the process.
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
+  setUpConnection(db, location.kind === 'sqlite');
   migrate(db);
-  return new SqliteStore(db);
+  return new SqliteStore(db, location.kind === 'sqlite' ? location.path : null);
 }
 
 export class SqliteStore implements Store {
   readonly profiles: SqliteProfileStore;
   readonly kv: SqliteKvStore;
   readonly apiKeys: SqliteApiKeyStore;
-  readonly history: SqliteHistoryStore;
+  /** A file's history batches are written by a thread of their own; a database in memory has no file to share. */
+  readonly history: SqliteHistoryStore | SqliteHistoryThread;
   readonly webhooks: SqliteWebhookStore;
 
-  constructor(readonly db: Database) {
-    this.history = new SqliteHistoryStore(db);
+  constructor(
+    readonly db: Database,
+    /** The file, for a connection of the history thread's own; null: batches are written on `db`. */
+    path: string | null = null,
+  ) {
+    const history = new SqliteHistoryStore(db);
+    this.history = path === null ? history : new SqliteHistoryThread(path, history);
     this.profiles = new SqliteProfileStore(db);
     this.kv = new SqliteKvStore(db);
     this.apiKeys = new SqliteApiKeyStore(db);
@@ -56,7 +60,8 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (!this.db.open) return;
-    this.history.trimWaitingLists();
+    if (this.history instanceof SqliteHistoryThread) await this.history.close();
+    else this.history.trimWaitingLists();
     this.db.close();
   }
 }

@@ -1,0 +1,120 @@
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Snowflake } from '../../presence/model.js';
+import type { HistoryStore, HistoryWrite } from '../ports.js';
+import type { SqliteHistoryStore } from './history.js';
+import type { HistoryReply, HistoryRequest } from './history-worker.js';
+
+interface Waiting {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+/**
+ * The history of a SQLite file, its batches written by a thread of their own (history-worker.ts) on a
+ * connection of its own, while reads and erasures go to the store's connection: the ingest's event loop
+ * only hands each batch over, as one JSON text. `appendHistory` resolves once the thread has committed
+ * the batch, so what is acknowledged is as durable as before. An erasure and a batch are each one
+ * transaction of the file, whichever connection runs it, so a batch still drops what an erasure that
+ * committed before it covers.
+ */
+export class SqliteHistoryThread implements HistoryStore {
+  private readonly worker: Worker;
+  private readonly waiting = new Map<number, Waiting>();
+  private nextId = 0;
+  private failure: Error | null = null;
+  private closed: Promise<void> | null = null;
+
+  constructor(
+    path: string,
+    private readonly reads: SqliteHistoryStore,
+  ) {
+    this.worker = startWorker(path);
+    // Only batches waiting for their commit keep the process alive.
+    this.worker.unref();
+    this.worker.on('message', (reply: HistoryReply) => {
+      if ('kind' in reply) return;
+      const waiting = this.waiting.get(reply.id);
+      this.waiting.delete(reply.id);
+      if (this.waiting.size === 0) this.worker.unref();
+      if (reply.error === undefined) waiting?.resolve();
+      else waiting?.reject(new Error(`history batch not written: ${reply.error}`));
+    });
+    this.worker.on('error', (error) => this.fail(error));
+    this.worker.on('exit', (code) => this.fail(new Error(`the history thread exited (${code})`)));
+  }
+
+  appendHistory(
+    batch: readonly HistoryWrite[],
+    limits: { history: number; trackedTracks: number },
+  ): Promise<void> {
+    if (batch.length === 0) return Promise.resolve();
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      if (this.waiting.size === 0) this.worker.ref();
+      this.waiting.set(id, { resolve, reject });
+      const request: HistoryRequest = { kind: 'append', id, batch: JSON.stringify(batch), limits };
+      this.worker.postMessage(request);
+    });
+  }
+
+  history(userId: Snowflake, limit: number): ReturnType<HistoryStore['history']> {
+    return this.reads.history(userId, limit);
+  }
+
+  latest(userIds: readonly Snowflake[]): ReturnType<HistoryStore['latest']> {
+    return this.reads.latest(userIds);
+  }
+
+  stats(userId: Snowflake): ReturnType<HistoryStore['stats']> {
+    return this.reads.stats(userId);
+  }
+
+  topTracks(userId: Snowflake, minPlays: number, limit: number): ReturnType<HistoryStore['topTracks']> {
+    return this.reads.topTracks(userId, minPlays, limit);
+  }
+
+  forget(userId: Snowflake, at: number): ReturnType<HistoryStore['forget']> {
+    return this.reads.forget(userId, at);
+  }
+
+  /** Trims the lists that wait, after the batches sent, and ends the thread. */
+  close(): Promise<void> {
+    this.closed ??= new Promise<void>((resolve) => {
+      if (this.failure) {
+        resolve();
+        return;
+      }
+      this.worker.ref();
+      this.worker.on('message', (reply: HistoryReply) => {
+        if ('kind' in reply) void this.worker.terminate().then(() => resolve());
+      });
+      const request: HistoryRequest = { kind: 'close' };
+      this.worker.postMessage(request);
+    });
+    return this.closed;
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    for (const waiting of this.waiting.values()) waiting.reject(error);
+    this.waiting.clear();
+  }
+}
+
+/**
+ * The thread, from the built JavaScript; run from the TypeScript source (tests, the bench), its modules
+ * are compiled by tsx, which a worker's own `--import` does not reach on Node 20.
+ */
+function startWorker(path: string): Worker {
+  const workerData = { path };
+  if (!import.meta.url.endsWith('.ts')) {
+    return new Worker(new URL('./history-worker.js', import.meta.url), { workerData });
+  }
+  const source = fileURLToPath(new URL('./history-worker.ts', import.meta.url));
+  return new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(source)});`, {
+    eval: true,
+    workerData,
+  });
+}

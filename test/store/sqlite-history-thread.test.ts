@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { HistoryWrite } from '../../src/store/ports.js';
+import { SqliteHistoryThread } from '../../src/store/sqlite/history-thread.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
+import { KV_LIMITS } from '../support/kv.js';
+
+const LIMITS = { history: 100, trackedTracks: 100 };
+const USER = '94490510688792576';
+
+const dirs: string[] = [];
+const stores: SqliteStore[] = [];
+
+function openFileStore(): { store: SqliteStore; path: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'presently-history-thread-'));
+  dirs.push(dir);
+  const path = join(dir, 'presently.db');
+  const store = openSqliteStore({ kind: 'sqlite', path });
+  stores.push(store);
+  return { store, path };
+}
+
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const statusAt = (ts: number, userId = USER): HistoryWrite => ({
+  userId,
+  status: { status: ts % 2 === 0 ? 'online' : 'idle', ts },
+  track: null,
+  countsPlay: false,
+  lastSeen: null,
+});
+
+/** The status rows of the file, read on a connection of the test's own. */
+function statusRows(path: string): number {
+  const db = new BetterSqlite3(path, { readonly: true });
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM status_history').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+describe('history of a SQLite file, written by a thread of its own', () => {
+  it('has each batch committed in the file when appendHistory resolves, and read back by the store', async () => {
+    const { store, path } = openFileStore();
+    expect(store.history).toBeInstanceOf(SqliteHistoryThread);
+    await store.history.appendHistory([statusAt(1), statusAt(2)], LIMITS);
+    expect(statusRows(path)).toBe(2);
+    await store.history.appendHistory([statusAt(3)], LIMITS);
+    expect(statusRows(path)).toBe(3);
+    expect((await store.history.history(USER, 10)).status.map((entry) => entry.ts)).toEqual([3, 2, 1]);
+  });
+
+  it('writes batches in the order they were handed over', async () => {
+    const { store } = openFileStore();
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.history.appendHistory([statusAt(i + 1)], LIMITS)),
+    );
+    const { status } = await store.history.history(USER, 100);
+    expect(status.map((entry) => entry.ts)).toEqual(Array.from({ length: 20 }, (_, i) => 20 - i));
+  });
+
+  it('drops, in a later batch, what an erasure on the store’s connection covers', async () => {
+    const { store } = openFileStore();
+    await store.history.appendHistory([statusAt(10)], LIMITS);
+    await store.history.forget(USER, 20);
+    await store.history.appendHistory([statusAt(15), statusAt(25)], LIMITS);
+    expect((await store.history.history(USER, 10)).status.map((entry) => entry.ts)).toEqual([25]);
+  });
+
+  it('lets KV writes on the store’s connection go through while batches commit beside them', async () => {
+    const { store } = openFileStore();
+    const batches = Array.from({ length: 200 }, (_, b) =>
+      store.history.appendHistory(
+        Array.from({ length: 50 }, (_, i) => statusAt(b * 50 + i + 1, String(10n ** 17n + BigInt(i)))),
+        LIMITS,
+      ),
+    );
+    const writes: Promise<unknown>[] = [];
+    for (let i = 0; i < 200; i++) {
+      writes.push(
+        store.kv.writeKv(USER, { set: new Map([[`k${i % 5}`, `"v${i}"`]]), delete: [] }, KV_LIMITS),
+      );
+      // Each write in a turn of its own, so the thread commits batches among them.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all([...batches, ...writes]);
+    expect((await store.kv.getKv(USER)).revision).toBe(200);
+  });
+
+  it('trims the lists that wait when the store closes', async () => {
+    const { store, path } = openFileStore();
+    await store.history.appendHistory(
+      Array.from({ length: 105 }, (_, i) => statusAt(i + 1)),
+      { history: 100, trackedTracks: 100 },
+    );
+    await store.close();
+    expect(statusRows(path)).toBe(100);
+  });
+});
