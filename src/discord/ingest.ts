@@ -7,10 +7,11 @@ import {
   type GatewayRequestGuildMembersData,
 } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
+import type { ListingWait } from '../ops/readiness.js';
 import type { RawPresence, Snowflake } from '../presence/model.js';
 import { OFFLINE_PRESENCE, rawPresenceFrom } from '../presence/raw.js';
 import type { PresenceRegistry } from '../presence/registry.js';
-import { type ListingWait, MemberRequests } from './member-requests.js';
+import { MemberRequests } from './member-requests.js';
 
 type PresenceLike = { user?: { id?: string } } & Parameters<typeof rawPresenceFrom>[0];
 

@@ -4,6 +4,7 @@ import {
   type GatewayRequestGuildMembersData,
 } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
+import type { ListingWait } from '../ops/readiness.js';
 import type { Snowflake } from '../presence/model.js';
 
 /**
@@ -23,13 +24,6 @@ interface Sent {
   data: Request;
   /** Set while the request waits out Discord's rate limit: since when, and until when. */
   retry?: { timer: NodeJS.Timeout; since: number; at: number };
-}
-
-/** A whole guild's listing waiting on Discord's rate limit. */
-export interface ListingWait {
-  guildId: Snowflake;
-  /** Until it is sent again. */
-  retryInMs: number;
 }
 
 export interface MemberRequestsOptions {

@@ -1,7 +1,14 @@
-import type { ListingWait } from '../discord/member-requests.js';
+import type { Snowflake } from '../presence/model.js';
 
 /** How long the store may take to answer a readiness ping before it counts as unreachable. */
 export const STORE_PING_TIMEOUT_MS = 1_000;
+
+/** A whole guild's listing waiting on Discord's rate limit. */
+export interface ListingWait {
+  guildId: Snowflake;
+  /** Until it is sent again. */
+  retryInMs: number;
+}
 
 /** Guilds named in the gateway check's problem; the rest are counted. */
 export const MAX_NAMED_WAITING_GUILDS = 5;

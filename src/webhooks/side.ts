@@ -3,8 +3,8 @@ import type { Bus } from '../bus/ports.js';
 import type { ClusterLink } from '../cluster/connect.js';
 import type { SharedPresencePublisher } from '../cluster/publisher.js';
 import type { Config } from '../config.js';
-import type { Messenger } from '../discord/messenger.js';
 import type { Metrics } from '../ops/metrics.js';
+import type { Snowflake } from '../presence/model.js';
 import type { PresenceRegistry } from '../presence/registry.js';
 import type { Store } from '../store/ports.js';
 import { PostgresStore } from '../store/postgres/index.js';
@@ -31,6 +31,11 @@ export interface WebhookSide {
   attach(side: WebhookChanges): void;
 }
 
+/** The bot's direct messages, as the webhooks use them. */
+export interface DirectMessages {
+  dm(userId: Snowflake, content: string): Promise<unknown>;
+}
+
 /** What the webhooks take of a node's Discord side. */
 export interface WebhookChanges {
   /** Scale-out: what this node published, once per real change across the ingest nodes. */
@@ -38,7 +43,7 @@ export interface WebhookChanges {
   /** Alone: the registry's own changes. */
   readonly registry: PresenceRegistry;
   /** The bot's voice, for the notice of a disabled webhook. */
-  readonly messenger: Messenger;
+  readonly messenger: DirectMessages;
 }
 
 /** Tests resolve host names, shorten the delivery timeout and drive the worker's time. */
@@ -87,7 +92,7 @@ export async function startWebhooks(deps: WebhookDeps): Promise<WebhookSide> {
 
   // In scale-out the node that disables a webhook may have no bot: its notice waits in Redis for one.
   const notices = cluster ? new RedisNotices(cluster.redis, config.redisPrefix) : null;
-  let messenger: Messenger | null = null;
+  let messenger: DirectMessages | null = null;
   const service = new WebhookService({
     store: store.webhooks,
     queue,

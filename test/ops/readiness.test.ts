@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ListingWait } from '../../src/discord/member-requests.js';
+import type { ListingWait } from '../../src/ops/readiness.js';
 import { checkReadiness, gatewayCheck, MAX_NAMED_WAITING_GUILDS } from '../../src/ops/readiness.js';
 
 const guild = (n: number) => String(500000000000000000n + BigInt(n));
