@@ -92,6 +92,16 @@ const RETRY = {
   text: `UPDATE webhook_heads SET attempts = $3, first_attempt_at = $4, due_at = $5, lease = NULL
          WHERE webhook_id = $1 AND lease = $2`,
 };
+/**
+ * Locks the webhook's head row as an enqueue does, waiting for one under way (even one making the row):
+ * deleting in one statement, the drop would miss the event that enqueue appends, left with no head row
+ * to be claimed or dropped by.
+ */
+const LOCK_FOR_DROP = {
+  name: 'webhook-queue.lock-for-drop',
+  text: `INSERT INTO webhook_heads AS h (webhook_id) VALUES ($1)
+         ON CONFLICT (webhook_id) DO UPDATE SET lease = h.lease`,
+};
 const DROP = {
   name: 'webhook-queue.drop',
   text: `WITH events AS (DELETE FROM webhook_queue WHERE webhook_id = $1)
@@ -188,8 +198,12 @@ export class PostgresWebhookQueue implements WebhookQueue {
     return rowCount === 1;
   }
 
+  /** After the head row is locked, so the events the statement deletes are all that were committed. */
   async drop(webhookId: string): Promise<void> {
-    await query(this.pool, { ...DROP, values: [webhookId] });
+    await transaction(this.pool, async (session) => {
+      await session.query({ ...LOCK_FOR_DROP, values: [webhookId] });
+      await session.query({ ...DROP, values: [webhookId] });
+    });
   }
 }
 
