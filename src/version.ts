@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { parseChangelog } from './changelog.js';
-import type { VersionInfo } from './http/routes/version.js';
+import { type ChangelogEntry, parseChangelog } from './changelog.js';
+
+/** What `/v1/version` answers. */
+export interface VersionInfo {
+  version: string;
+  changelog: ChangelogEntry[];
+}
 
 /** package.json's version and the CHANGELOG, read once at start-up from the package root. */
 export function readVersionInfo(): VersionInfo {

@@ -14,6 +14,7 @@ import type { Metrics } from '../ops/metrics.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { HistoryStore } from '../store/ports.js';
+import type { VersionInfo } from '../version.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { capConnections } from './connection-cap.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
@@ -40,7 +41,7 @@ import { homeRoutes } from './routes/home.js';
 import { kvRoutes } from './routes/kv.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { userRoutes } from './routes/users.js';
-import { type VersionInfo, versionRoutes } from './routes/version.js';
+import { versionRoutes } from './routes/version.js';
 import { webhookReadRoutes, webhookWriteRoutes } from './routes/webhooks.js';
 import {
   DEFAULT_HTTP_TIMEOUTS,

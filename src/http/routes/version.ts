@@ -1,12 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { ChangelogEntry } from '../../changelog.js';
+import type { VersionInfo } from '../../version.js';
 import { TAGS } from '../openapi.js';
 import { errorResponses, successResponse } from '../schemas/envelope.js';
-
-export interface VersionInfo {
-  version: string;
-  changelog: ChangelogEntry[];
-}
 
 const versionSchema = {
   type: 'object',
