@@ -94,6 +94,18 @@ describe('history of a SQLite file, written by a thread of its own', () => {
     expect((await store.kv.getKv(USER)).revision).toBe(200);
   });
 
+  it('rejects a batch the file refuses, whole, and writes the next', async () => {
+    const { store, path } = openFileStore();
+    const refused = {
+      ...statusAt(2),
+      status: { status: 'online', ts: 'not a time' },
+    } as unknown as HistoryWrite;
+    await expect(store.history.appendHistory([statusAt(1), refused], LIMITS)).rejects.toThrow(/not written/);
+    expect(statusRows(path)).toBe(0);
+    await store.history.appendHistory([statusAt(3)], LIMITS);
+    expect(statusRows(path)).toBe(1);
+  });
+
   it('trims the lists that wait when the store closes', async () => {
     const { store, path } = openFileStore();
     await store.history.appendHistory(
