@@ -10,25 +10,13 @@ import type { PresenceSnapshot } from '../presence/snapshot.js';
 /** Bytes of the digest a tag keeps: 128 bits, written as 22 base64url characters. */
 const TAG_BYTES = 16;
 
-/**
- * Each snapshot's tag, made by the first read that needs it: a snapshot never changes, and a changed
- * presence is a new snapshot, so a tag is hashed once per change rather than once per read.
- */
-const tags = new WeakMap<PresenceSnapshot, string>();
-
 function tagOf(bytes: string | Buffer): string {
-  // An ASCII body hashes as the bytes it is sent as: its UTF-8 is its Latin-1.
   return `"${hash('sha1', bytes, 'buffer').toString('base64url', 0, TAG_BYTES)}"`;
 }
 
-/** The tag of `GET /v1/users/:id` answered with this snapshot's body. */
+/** The tag of `GET /v1/users/:id` answered with this snapshot's body: its digest, made once per change. */
 export function snapshotEtag(snapshot: PresenceSnapshot): string {
-  let tag = tags.get(snapshot);
-  if (tag === undefined) {
-    tag = tagOf(snapshot.body);
-    tags.set(snapshot, tag);
-  }
-  return tag;
+  return `"${snapshot.digest().toString('base64url')}"`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { BodyArena } from './body-arena.js';
 import { CLIENT_PLATFORMS } from './client-status.js';
 import type { ClientStatus, DiscordStatus, Profile, Snowflake } from './model.js';
-import { PresenceSnapshot } from './snapshot.js';
+import { DIGEST_BYTES, PresenceSnapshot } from './snapshot.js';
 import { grown, NO_SLOT, SnowflakeSlots } from './snowflake-slots.js';
 
 const STATUSES: readonly DiscordStatus[] = ['offline', 'online', 'idle', 'dnd'];
@@ -9,8 +9,9 @@ const STATUSES: readonly DiscordStatus[] = ['offline', 'online', 'idle', 'dnd'];
 const PLATFORM_BITS = 3;
 const PLATFORM_MASK = (1 << PLATFORM_BITS) - 1;
 /**
- * Snapshots kept made, by slot, so the readers of one user share one snapshot (and what they keep for
- * it: a tag, frames) until it changes or another user's takes its place.
+ * The snapshots of the latest changes, by slot: the readers of a change (fan-out, then the reads that
+ * follow it) share one snapshot and what they keep for it. A snapshot made for a read is not kept: kept,
+ * each would outlive the young generation, to be copied by every collection while it stays.
  */
 const SNAPSHOT_CACHE_SIZE = 16 * 1024;
 
@@ -29,7 +30,7 @@ export interface HeldPresence {
  * every full garbage collection would visit while the process serves reads. Rare things (a profile with a
  * banner, a body of LARGE_BODY_BYTES or more) are in maps by slot.
  *
- * A snapshot is made from the columns when read, and kept in a small cache of recent ones.
+ * A snapshot is made from the columns when read, unless it is one of the latest changes'.
  */
 export class HeldPresences {
   private readonly slots = new SnowflakeSlots();
@@ -43,6 +44,14 @@ export class HeldPresences {
   private kvAts = new Int32Array(0);
   private statuses = new Uint8Array(0);
   private clientStatuses = new Uint16Array(0);
+  /**
+   * Each body's digest once a reader made it (`digested`), so a tag is hashed once per change however
+   * often the snapshot is made again. `stamps` grows with every change: a digest made of an older body
+   * is not kept.
+   */
+  private digests = new Uint8Array(0);
+  private digested = new Uint8Array(0);
+  private stamps = new Uint32Array(0);
   private readonly cachedSlots = new Int32Array(SNAPSHOT_CACHE_SIZE).fill(NO_SLOT);
   private readonly cached: (PresenceSnapshot | undefined)[] = new Array(SNAPSHOT_CACHE_SIZE).fill(undefined);
 
@@ -84,6 +93,7 @@ export class HeldPresences {
     this.arena.free(slot);
     this.large.delete(slot);
     this.profiles.delete(slot);
+    this.changed(slot);
     this.forgetSnapshot(slot);
   }
 
@@ -101,15 +111,19 @@ export class HeldPresences {
     const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
     if (this.cachedSlots[at] === slot) return this.cached[at] as PresenceSnapshot;
     const body = this.arena.holds(slot) ? this.arena.text(slot) : (this.large.get(slot) as Buffer);
+    const from = slot * DIGEST_BYTES;
+    const digest =
+      this.digested[slot] === 1 ? Buffer.from(this.digests.subarray(from, from + DIGEST_BYTES)) : null;
+    const stamp = this.stamps[slot] as number;
     const snapshot = new PresenceSnapshot(
       null,
       body,
       this.versions[slot] as number,
       STATUSES[this.statuses[slot] as number] as DiscordStatus,
       this.kvAts[slot] as number,
+      digest,
+      digest === null ? (made) => this.keepDigest(slot, stamp, made) : undefined,
     );
-    this.cachedSlots[at] = slot;
-    this.cached[at] = snapshot;
     return snapshot;
   }
 
@@ -168,9 +182,22 @@ export class HeldPresences {
     this.kvAts[slot] = presence.kvAt;
     this.statuses[slot] = STATUSES.indexOf(presence.status);
     this.clientStatuses[slot] = clientStatusCode(presence.clientStatus);
+    this.changed(slot);
     const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
     this.cachedSlots[at] = slot;
     this.cached[at] = snapshot;
+  }
+
+  /** The slot's body is another from now on: its digest is not known yet. */
+  private changed(slot: number): void {
+    this.stamps[slot] = (this.stamps[slot] as number) + 1;
+    this.digested[slot] = 0;
+  }
+
+  private keepDigest(slot: number, stamp: number, digest: Buffer): void {
+    if (this.stamps[slot] !== stamp) return;
+    this.digests.set(digest, slot * DIGEST_BYTES);
+    this.digested[slot] = 1;
   }
 
   private forgetSnapshot(slot: number): void {
@@ -188,6 +215,9 @@ export class HeldPresences {
     this.kvAts = grown(this.kvAts, capacity);
     this.statuses = grown(this.statuses, capacity);
     this.clientStatuses = grown(this.clientStatuses, capacity);
+    this.digests = grown(this.digests, capacity * DIGEST_BYTES);
+    this.digested = grown(this.digested, capacity);
+    this.stamps = grown(this.stamps, capacity);
   }
 }
 

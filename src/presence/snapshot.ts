@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { DiscordStatus, Presence, PresenceSummary } from './model.js';
 
 /** The REST envelope around a presence's JSON: `{"success":true,"data":…}`. */
@@ -17,6 +18,9 @@ const BODY_TAIL_BYTES = Buffer.from(BODY_TAIL);
  */
 export const LARGE_BODY_BYTES = 32 * 1024;
 
+/** Bytes of a body's digest: 128 bits of its SHA-1. */
+export const DIGEST_BYTES = 16;
+
 /**
  * A presence serialized once, when it changed. REST answers with `body` as is, the socket builds its
  * frames around the JSON inside it, so no reader serializes a presence again.
@@ -34,6 +38,8 @@ export const LARGE_BODY_BYTES = 32 * 1024;
  */
 export class PresenceSnapshot {
   #summary: PresenceSummary | null;
+  #digest: Buffer | null;
+  readonly #digested: ((digest: Buffer) => void) | undefined;
 
   constructor(
     summary: PresenceSummary | null,
@@ -44,8 +50,25 @@ export class PresenceSnapshot {
     readonly status: DiscordStatus,
     /** Where the KV's JSON starts in `body`, in bytes. */
     readonly kvAt: number,
+    /** The body's digest when known already; else `digested` is told it once it is made. */
+    digest: Buffer | null = null,
+    digested?: (digest: Buffer) => void,
   ) {
     this.#summary = summary;
+    this.#digest = digest;
+    this.#digested = digested;
+  }
+
+  /**
+   * DIGEST_BYTES of the body's SHA-1, made once: two snapshots share it exactly when they share their
+   * bytes (an ASCII body hashes as the bytes it is sent as: its UTF-8 is its Latin-1).
+   */
+  digest(): Buffer {
+    if (this.#digest === null) {
+      this.#digest = hash('sha1', this.body, 'buffer').subarray(0, DIGEST_BYTES);
+      this.#digested?.(this.#digest);
+    }
+    return this.#digest;
   }
 
   /** The presence object as JSON text. A copy for large bodies: hot paths take `jsonData()`. */

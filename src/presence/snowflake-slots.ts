@@ -154,7 +154,7 @@ export class SnowflakeSlots {
   }
 }
 
-type TypedArray = Int32Array | Uint8Array | Uint16Array | Float64Array;
+type TypedArray = Int32Array | Uint8Array | Uint16Array | Uint32Array | Float64Array;
 
 /** `array` copied into a longer one of the same kind; the rest zero. */
 export function grown<T extends TypedArray>(array: T, length: number): T {

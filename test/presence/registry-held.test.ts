@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DiscordStatus, Kv, RawPresence } from '../../src/presence/model.js';
@@ -207,5 +208,28 @@ describe('the registry holding many users off the heap', () => {
       expect(reg.get(id)?.presence.discord_user.username).toBe(`newcomer${n}`);
     });
     expect(reg.memberCount(GUILDS[0] as string)).toBe(10_000);
+  });
+
+  it('gives each snapshot the digest of its own body, kept for the next read and dropped on a change', () => {
+    const { registry: reg } = registry();
+    const digestOf = (body: string | Buffer) => createHash('sha1').update(body).digest().subarray(0, 16);
+    // More users than snapshots kept: most reads make their snapshot from what is held.
+    const ids = Array.from({ length: 40_000 }, (_, n) => String(90000000000000000n + BigInt(n)));
+    const see = (status: DiscordStatus, text: string) =>
+      ids.forEach((id, n) => {
+        reg.memberSeen(GUILDS[0] as string, { id, username: `member${n}` }, presence(status, `${text} ${n}`));
+      });
+    see('online', 'first');
+    for (const id of ids) reg.get(id)?.digest();
+    for (const id of ids) {
+      const snapshot = reg.get(id);
+      expect(snapshot?.digest()).toEqual(snapshot && digestOf(snapshot.body));
+    }
+    see('idle', 'second');
+    for (const id of ids) {
+      const snapshot = reg.get(id);
+      expect(snapshot?.body.toString()).toContain('second');
+      expect(snapshot?.digest()).toEqual(snapshot && digestOf(snapshot.body));
+    }
   });
 });
