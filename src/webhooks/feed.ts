@@ -47,23 +47,42 @@ export class WebhookFeed {
     const { userId } = change;
     if (this.options.directory.subscribed(userId, 'kv').length === 0) return;
     const at = this.now();
-    this.options.kv.getKv(userId).then(
-      (state) => this.enqueue(userId, 'kv', eventBody('kv', userId, at, JSON.stringify(state.kv))),
-      (error: unknown) =>
-        this.options.logger.warn({ err: error, userId }, 'could not read the KV for its webhooks'),
+    this.track(
+      this.options.kv.getKv(userId).then(
+        (state) => this.enqueue(userId, 'kv', eventBody('kv', userId, at, JSON.stringify(state.kv))),
+        (error: unknown) =>
+          this.options.logger.warn({ err: error, userId }, 'could not read the KV for its webhooks'),
+      ),
     );
   };
+
+  /**
+   * Resolves once every event seen so far is queued (or has failed to be): shutdown waits for it before the
+   * store closes, so a change seen in the last moments is not lost on the way to the queue.
+   */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  private track(work: Promise<unknown>): void {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
 
   private enqueue(userId: Snowflake, type: WebhookEvent, body: string): void {
     const { directory, queue, metrics, logger } = this.options;
     for (const webhookId of directory.subscribed(userId, type)) {
-      queue.enqueue(webhookId, { id: randomUUID(), type, body }, this.now()).then(
-        ({ collapsed, dropped }) => {
-          metrics?.webhookDeliveries('collapsed', collapsed);
-          metrics?.webhookDeliveries('dropped', dropped);
-          this.options.queued?.();
-        },
-        (error: unknown) => logger.warn({ err: error, webhookId, type }, 'could not queue a webhook event'),
+      this.track(
+        queue.enqueue(webhookId, { id: randomUUID(), type, body }, this.now()).then(
+          ({ collapsed, dropped }) => {
+            metrics?.webhookDeliveries('collapsed', collapsed);
+            metrics?.webhookDeliveries('dropped', dropped);
+            this.options.queued?.();
+          },
+          (error: unknown) => logger.warn({ err: error, webhookId, type }, 'could not queue a webhook event'),
+        ),
       );
     }
   }

@@ -132,16 +132,27 @@ export class PostgresWebhookQueue implements WebhookQueue {
    * webhook's lock first and be queued ahead of an earlier one.
    */
   private readonly enqueuing = new Map<string, Promise<unknown>>();
+  /**
+   * Each webhook's enqueues not yet settled. While PostgreSQL is slow or away they wait in memory, so they
+   * are held to the queue's own bound: past it an event is dropped at once, as a full backlog drops one.
+   */
+  private readonly waiting = new Map<string, number>();
 
   constructor(private readonly pool: Pool) {}
 
   /** After the webhook's enqueues called before it. */
   enqueue(webhookId: string, event: QueuedEvent, now: number): Promise<EnqueueOutcome> {
+    const waiting = this.waiting.get(webhookId) ?? 0;
+    if (waiting >= MAX_QUEUED_EVENTS) return Promise.resolve({ collapsed: 0, dropped: 1 });
+    this.waiting.set(webhookId, waiting + 1);
     const write = () => this.enqueueNow(webhookId, event, now);
     const run = (this.enqueuing.get(webhookId) ?? Promise.resolve()).then(write, write);
     const settled = run.catch(() => undefined);
     this.enqueuing.set(webhookId, settled);
     void settled.then(() => {
+      const left = (this.waiting.get(webhookId) ?? 1) - 1;
+      if (left === 0) this.waiting.delete(webhookId);
+      else this.waiting.set(webhookId, left);
       if (this.enqueuing.get(webhookId) === settled) this.enqueuing.delete(webhookId);
     });
     return run;

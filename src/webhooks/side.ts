@@ -130,6 +130,8 @@ export async function startWebhooks(deps: WebhookDeps): Promise<WebhookSide> {
     metrics,
     queued: () => void worker.poll(),
   });
+  // Runs after Discord and the HTTP server have stopped (cleanups run last first), before the store closes.
+  cleanups.push(() => feed.drain());
   return {
     service,
     worker,

@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { PostgresWebhookQueue } from '../../src/webhooks/postgres-queue.js';
+import { MAX_QUEUED_EVENTS } from '../../src/webhooks/queue.js';
 import { eventually } from '../support/eventually.js';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.js';
 
@@ -57,6 +58,8 @@ async function enqueueUncommitted(other: Client, id: string): Promise<void> {
 /** Resolves once a statement of this database waits for a row lock another transaction holds. */
 async function someoneWaits(other: Client): Promise<void> {
   await eventually(async () => {
+    // Inside a transaction the activity view is read once and kept, unless its snapshot is cleared.
+    await other.query('SELECT pg_stat_clear_snapshot()');
     const { rows } = await other.query<{ n: string }>(
       `SELECT count(*) AS n FROM pg_stat_activity
        WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
@@ -77,5 +80,28 @@ describe.skipIf(!hasPostgres)('the PostgreSQL webhook queue, interleaved', () =>
     // An event left without a head row is claimed by no one and dropped by no one: it stays for good.
     const { rows: heads } = await other.query("SELECT 1 FROM webhook_heads WHERE webhook_id = 'A'");
     expect({ events: await count(), heads: heads.length }).toEqual({ events: 0, heads: 0 });
+  });
+
+  it("holds at most the queue's bound of events waiting in memory for a webhook whose head row is held", async () => {
+    const { queue, other, count } = await open();
+    await enqueueUncommitted(other, 'held');
+    let settled = 0;
+    const waiting = Array.from({ length: MAX_QUEUED_EVENTS }, (_, n) =>
+      queue.enqueue('A', { id: `e${n}`, type: 'now_playing', body: '{}' }, T0).finally(() => settled++),
+    );
+    await someoneWaits(other);
+    // One past the bound is dropped at once, while those before it still wait for the lock.
+    expect(await queue.enqueue('A', { id: 'past', type: 'now_playing', body: '{}' }, T0)).toEqual({
+      collapsed: 0,
+      dropped: 1,
+    });
+    expect(settled).toBe(0);
+    await other.query('COMMIT');
+    await Promise.all(waiting);
+    const { rows } = await other.query<{ delivery_id: string }>(
+      "SELECT delivery_id FROM webhook_queue WHERE webhook_id = 'A' AND delivery_id = 'past'",
+    );
+    expect(rows).toEqual([]);
+    expect(await count()).toBe(MAX_QUEUED_EVENTS);
   });
 });
