@@ -5,7 +5,7 @@
 import type { ChangelogEntry } from '../changelog.js';
 import type { Stats, StatusEntry, TopTrack, TrackEntry } from '../presence/history.js';
 import type { Presence } from '../presence/model.js';
-import type { WebhookView } from '../webhooks/model.js';
+import type { WebhookView } from '../presence/webhook.js';
 
 export type {
   CustomStatus,
@@ -25,7 +25,7 @@ export type {
   DeliveryRecord,
   DeliveryStatus,
   WebhookEvent,
-} from '../webhooks/model.js';
+} from '../presence/webhook.js';
 export type { ChangelogEntry, Stats, StatusEntry, TopTrack, TrackEntry, WebhookView };
 
 /** `GET /v1/users/@me/webhooks`: your webhooks, oldest first, and how many you may have. */

@@ -1,6 +1,6 @@
 import type { StatusEntry, StoredStats, TopTrack, TrackEntry } from '../presence/history.js';
 import type { KvChange, KvLimits, KvState, Profile, Snowflake } from '../presence/model.js';
-import type { DeliveryRecord, StoredWebhook } from '../webhooks/model.js';
+import type { DeliveryRecord, StoredWebhook } from '../presence/webhook.js';
 
 /** A profile as the store keeps it: what `GET /users/:id` said, and when. */
 export interface StoredProfile {

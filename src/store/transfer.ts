@@ -1,6 +1,6 @@
 import type { StatusEntry } from '../presence/history.js';
 import type { Snowflake } from '../presence/model.js';
-import type { StoredWebhook } from '../webhooks/model.js';
+import type { StoredWebhook } from '../presence/webhook.js';
 import type { QueuedEvent } from '../webhooks/queue.js';
 import type { StoredProfile } from './ports.js';
 

@@ -1,6 +1,6 @@
 import type { Snowflake } from '../presence/model.js';
+import type { StoredWebhook, WebhookEvent } from '../presence/webhook.js';
 import type { WebhookStore } from '../store/ports.js';
-import type { StoredWebhook, WebhookEvent } from './model.js';
 
 interface Subscription {
   id: string;

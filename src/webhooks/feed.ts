@@ -4,10 +4,10 @@ import type { BusMessages } from '../bus/ports.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange } from '../presence/registry.js';
+import type { WebhookEvent } from '../presence/webhook.js';
 import type { KvStore } from '../store/ports.js';
 import type { WebhookDirectory } from './directory.js';
 import { eventBody, eventsOfChange } from './events.js';
-import type { WebhookEvent } from './model.js';
 import type { WebhookQueue } from './queue.js';
 
 export interface WebhookFeedOptions {

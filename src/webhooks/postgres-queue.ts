@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
+import type { WebhookEvent } from '../presence/webhook.js';
 import { query, type Session, transaction } from '../store/postgres/queries.js';
-import type { WebhookEvent } from './model.js';
 import {
   type Claim,
   COLLAPSING_EVENTS,

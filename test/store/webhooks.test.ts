@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryRecord, StoredWebhook } from '../../src/presence/webhook.js';
 import type { WebhookStore } from '../../src/store/ports.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { openRedisStore } from '../../src/store/redis/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
-import type { DeliveryRecord, StoredWebhook } from '../../src/webhooks/model.js';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { WebhookEvent } from '../../src/presence/webhook.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
-import type { WebhookEvent } from '../../src/webhooks/model.js';
 import { PostgresWebhookQueue } from '../../src/webhooks/postgres-queue.js';
 import {
   type Claim,

@@ -1,4 +1,4 @@
-import type { WebhookView } from '../../webhooks/model.js';
+import type { WebhookView } from '../../presence/webhook.js';
 import type { Command } from './command.js';
 
 /** URLs longer than this are cut in the listing, so five of them fit in a message. */

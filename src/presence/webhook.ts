@@ -1,4 +1,4 @@
-import type { Snowflake } from '../presence/model.js';
+import type { Snowflake } from './model.js';
 
 /** What a webhook can be told of. */
 export const WEBHOOK_EVENTS = ['presence', 'now_playing', 'kv'] as const;
