@@ -1,8 +1,8 @@
 import type { StatusEntry } from '../presence/history.js';
 import type { Snowflake } from '../presence/model.js';
 import type { StoredWebhook } from '../presence/webhook.js';
-import type { QueuedEvent } from '../webhooks/queue.js';
 import type { StoredProfile } from './ports.js';
+import type { QueuedEvent } from './webhook-queue.js';
 
 /**
  * One user's durable data, read whole from a store to be copied into another (`npm run migrate-store`):

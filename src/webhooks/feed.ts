@@ -6,9 +6,9 @@ import type { Snowflake } from '../presence/model.js';
 import type { PresenceChange } from '../presence/registry.js';
 import type { WebhookEvent } from '../presence/webhook.js';
 import type { KvStore } from '../store/ports.js';
+import type { WebhookQueue } from '../store/webhook-queue.js';
 import type { WebhookDirectory } from './directory.js';
 import { eventBody, eventsOfChange } from './events.js';
-import type { WebhookQueue } from './queue.js';
 
 export interface WebhookFeedOptions {
   directory: WebhookDirectory;

@@ -1,9 +1,9 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { WebhookStore } from '../../src/store/ports.js';
+import type { EnqueueOutcome, QueuedEvent, WebhookQueue } from '../../src/store/webhook-queue.js';
 import { WebhookDirectory } from '../../src/webhooks/directory.js';
 import { WebhookFeed } from '../../src/webhooks/feed.js';
-import type { EnqueueOutcome, QueuedEvent, WebhookQueue } from '../../src/webhooks/queue.js';
 
 /** The feed between changes and a queue that answers only when told: what shutdown waits for. */
 

@@ -2,9 +2,9 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalBus } from '../../src/bus/local.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { SqliteWebhookQueue } from '../../src/store/sqlite/webhook-queue.js';
 import { WebhookDirectory } from '../../src/webhooks/directory.js';
 import { WebhookService } from '../../src/webhooks/service.js';
-import { SqliteWebhookQueue } from '../../src/webhooks/sqlite-queue.js';
 import type { Resolve } from '../../src/webhooks/target.js';
 
 /** Adding a webhook: the body's shape, the URL's rules, every address its host resolves to, the limit. */

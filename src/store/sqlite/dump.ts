@@ -1,8 +1,8 @@
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { HISTORY_LIMIT } from '../../presence/history.js';
 import type { DiscordStatus, Snowflake } from '../../presence/model.js';
-import type { QueuedEvent } from '../../webhooks/queue.js';
 import { emptyUser, type StoreDump, type UserData } from '../transfer.js';
+import type { QueuedEvent } from '../webhook-queue.js';
 import { WEBHOOK_COLUMNS, type WebhookRow, webhookOf } from '../webhook-row.js';
 import { MIGRATIONS } from './migrations.js';
 

@@ -82,7 +82,7 @@ export const MIGRATIONS: readonly string[] = [
      user_id      TEXT PRIMARY KEY,
      forgotten_at INTEGER NOT NULL
    ) STRICT`,
-  // Webhooks, their recent deliveries, and the events waiting for them (src/webhooks/sqlite-queue.ts):
+  // Webhooks, their recent deliveries, and the events waiting for them (src/store/sqlite/webhook-queue.ts):
   // a queue row per event, and per webhook the state of the event at its head.
   `CREATE TABLE webhooks (
      id              TEXT PRIMARY KEY,

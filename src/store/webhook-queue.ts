@@ -37,8 +37,10 @@ export const COLLAPSING_EVENTS: ReadonlySet<WebhookEvent> = new Set(['presence',
 export const MAX_QUEUED_EVENTS = 100;
 
 /**
- * Each webhook's events in order, and which webhooks have one due. The SQLite adapter serves one process;
- * the Redis adapter is shared by every node, each event handed to one worker at a time across them.
+ * Each webhook's events in order, and which webhooks have one due: the port webhooks/ delivers from, its
+ * adapters in sqlite/, postgres/ and redis/ (webhook-queue.ts). The SQLite and PostgreSQL adapters serve
+ * one process; the Redis adapter is shared by every node, each event handed to one worker at a time across
+ * them.
  */
 export interface WebhookQueue {
   /**

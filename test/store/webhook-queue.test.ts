@@ -2,16 +2,16 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../src/presence/webhook.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
+import { PostgresWebhookQueue } from '../../src/store/postgres/webhook-queue.js';
+import { RedisWebhookQueue } from '../../src/store/redis/webhook-queue.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
-import { PostgresWebhookQueue } from '../../src/webhooks/postgres-queue.js';
+import { SqliteWebhookQueue } from '../../src/store/sqlite/webhook-queue.js';
 import {
   type Claim,
   MAX_QUEUED_EVENTS,
   type QueuedEvent,
   type WebhookQueue,
-} from '../../src/webhooks/queue.js';
-import { RedisWebhookQueue } from '../../src/webhooks/redis-queue.js';
-import { SqliteWebhookQueue } from '../../src/webhooks/sqlite-queue.js';
+} from '../../src/store/webhook-queue.js';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.js';
 import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../support/redis.js';
 

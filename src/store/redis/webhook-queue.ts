@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { WebhookEvent } from '../presence/webhook.js';
+import type { WebhookEvent } from '../../presence/webhook.js';
 import {
   type Claim,
   COLLAPSING_EVENTS,
@@ -8,7 +8,7 @@ import {
   MAX_QUEUED_EVENTS,
   type QueuedEvent,
   type WebhookQueue,
-} from './queue.js';
+} from '../webhook-queue.js';
 
 /**
  * A queue item is `type:delivery id`, so collapsing reads the list and not the bodies. KEYS: queue,

@@ -1,8 +1,8 @@
 import { Client } from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
-import { PostgresWebhookQueue } from '../../src/webhooks/postgres-queue.js';
-import { MAX_QUEUED_EVENTS } from '../../src/webhooks/queue.js';
+import { PostgresWebhookQueue } from '../../src/store/postgres/webhook-queue.js';
+import { MAX_QUEUED_EVENTS } from '../../src/store/webhook-queue.js';
 import { eventually } from '../support/eventually.js';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.js';
 

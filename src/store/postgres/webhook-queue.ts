@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import type { WebhookEvent } from '../presence/webhook.js';
-import { query, type Session, transaction } from '../store/postgres/queries.js';
+import type { WebhookEvent } from '../../presence/webhook.js';
 import {
   type Claim,
   COLLAPSING_EVENTS,
@@ -9,7 +8,8 @@ import {
   MAX_QUEUED_EVENTS,
   type QueuedEvent,
   type WebhookQueue,
-} from './queue.js';
+} from '../webhook-queue.js';
+import { query, type Session, transaction } from './queries.js';
 
 /**
  * Locks the webhook's head row, made if it is the first event: every change to one webhook's queue takes

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
-import type { WebhookEvent } from '../presence/webhook.js';
+import type { WebhookEvent } from '../../presence/webhook.js';
 import {
   type Claim,
   COLLAPSING_EVENTS,
@@ -8,7 +8,7 @@ import {
   MAX_QUEUED_EVENTS,
   type QueuedEvent,
   type WebhookQueue,
-} from './queue.js';
+} from '../webhook-queue.js';
 
 interface HeadRow {
   head_seq: number | null;
