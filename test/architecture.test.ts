@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The layering docs/architecture.md describes, checked on every relative import of src/: the core
- * (presence/) depends on nothing of ours, and the edges depend on the core one way.
+ * (presence/) depends on nothing of ours, the edges depend on the core one way, and no folders depend on
+ * each other round a cycle.
  */
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
@@ -31,6 +32,61 @@ function imports(): [string, string][] {
 
 /** The folder (or root file) a path of src/ belongs to. */
 const folderOf = (path: string): string => (path.includes('/') ? (path.split('/')[0] as string) : '(root)');
+
+/**
+ * The composition root: these files of src/ wire every folder together (config.ts reads each part's
+ * configuration by that part's own rules), so they may import any folder and be imported by any.
+ */
+const COMPOSITION_ROOT = ['app', 'main', 'config'];
+const inCompositionRoot = (path: string): boolean =>
+  !path.includes('/') && COMPOSITION_ROOT.includes(path.replace(/\.[jt]s$/, ''));
+
+/**
+ * Which folders import which, the composition root left out and the other root files (log.ts,
+ * redact-url.ts, ...) counted as one '(root)': for each edge, the imports that make it.
+ */
+function folderGraph(all: readonly [string, string][]): Map<string, Map<string, string[]>> {
+  const graph = new Map<string, Map<string, string[]>>();
+  for (const [from, to] of all) {
+    if (inCompositionRoot(from) || inCompositionRoot(to)) continue;
+    const [source, target] = [folderOf(from), folderOf(to)];
+    if (source === target) continue;
+    const edges = graph.get(source) ?? new Map<string, string[]>();
+    graph.set(source, edges);
+    edges.set(target, [...(edges.get(target) ?? []), `${from} → ${to}`]);
+  }
+  return graph;
+}
+
+/**
+ * Every cycle between folders, each once as the shortest path from its first folder (in name order) back to
+ * itself, with one import for each step: 'a → b → a (a/x.ts → b/y.js; b/z.ts → a/w.js)'.
+ */
+function folderCycles(graph: Map<string, Map<string, string[]>>): string[] {
+  const cycles = new Set<string>();
+  for (const start of [...graph.keys()].sort()) {
+    // Breadth first from start's neighbours back to start, through folders after it in name order only,
+    // so each cycle is found from its smallest folder alone.
+    const cameFrom = new Map<string, string>();
+    const queue = [start];
+    while (queue.length > 0) {
+      const folder = queue.shift() as string;
+      for (const next of [...(graph.get(folder)?.keys() ?? [])].sort()) {
+        if (next === start) {
+          const path = [start];
+          for (let at = folder; at !== start; at = cameFrom.get(at) as string) path.splice(1, 0, at);
+          path.push(start);
+          const steps = path.slice(1).map((to, i) => graph.get(path[i] as string)?.get(to)?.[0]);
+          cycles.add(`${path.join(' → ')} (${steps.join('; ')})`);
+        } else if (next > start && !cameFrom.has(next)) {
+          cameFrom.set(next, folder);
+          queue.push(next);
+        }
+      }
+    }
+  }
+  return [...cycles];
+}
 
 /** What a folder must not import: the folders it must not depend on. */
 const FORBIDDEN: Record<string, readonly string[]> = {
@@ -81,5 +137,13 @@ describe('layering', () => {
 
   it('store/ does not read the configuration (config.ts depends on the store, not the other way)', () => {
     expect(all.filter(([from, to]) => folderOf(from) === 'store' && to === 'config.js')).toEqual([]);
+  });
+
+  it('no folders import each other, directly or round a longer cycle (the composition root aside)', () => {
+    expect(folderCycles(folderGraph(all))).toEqual([]);
+  });
+
+  it('the root files outside the composition root (log.ts, version.ts, ...) import no folder', () => {
+    expect([...(folderGraph(all).get('(root)')?.values() ?? [])].flat()).toEqual([]);
   });
 });
