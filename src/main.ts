@@ -3,11 +3,17 @@ import { type App, startApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { installProcessGuards } from './ops/process-guards.js';
+import { unsupportedRuntime } from './ops/runtime.js';
 
 /** How long shutdown may take before the process exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
 async function main(): Promise<void> {
+  const unsupported = unsupportedRuntime(process.versions.node);
+  if (unsupported !== undefined) {
+    process.stderr.write(`presently: ${unsupported}\n`);
+    process.exit(2);
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(process.env);
