@@ -3,9 +3,16 @@ import { GuildMemberships } from './guild-memberships.js';
 import { type HeldPresence, HeldPresences } from './held-presences.js';
 import { applyDelta, applyDeltaToBytes, type KvDelta } from './kv-delta.js';
 import type { DiscordUser, Kv, PresenceSummary, Profile, RawPresence, Snowflake } from './model.js';
-import { type NormalizeOptions, presenceFields } from './presence.js';
+import { type NormalizeOptions, type PresenceFields, presenceFields } from './presence.js';
 import { OFFLINE_PRESENCE, statusFrom } from './raw.js';
-import { assembleBody, LARGE_BODY_BYTES, PresenceSnapshot, sameBody, userJsonIn } from './snapshot.js';
+import {
+  assembleBody,
+  fieldsJsonIn,
+  LARGE_BODY_BYTES,
+  PresenceSnapshot,
+  sameBody,
+  userJsonIn,
+} from './snapshot.js';
 import { isSnowflake } from './snowflake.js';
 import { NO_SLOT } from './snowflake-slots.js';
 import { mergeUser } from './user.js';
@@ -253,14 +260,16 @@ export class PresenceRegistry implements PresenceSource {
   private isHeld(slot: number, previous: PresenceSnapshot, raw: RawPresence): boolean {
     if (statusFrom(raw.status) !== this.held.status(slot)) return false;
     if (!this.held.sameClientStatus(slot, raw.client_status)) return false;
-    return isGuildCopy(this.heldRaw(slot, previous.summary()), raw);
+    return isGuildCopy(this.heldRaw(slot, previous), raw);
   }
 
-  private heldRaw(slot: number, summary: PresenceSummary): RawPresence {
+  /** Of the presence's JSON only the fields between user and KV are parsed: the activities are there. */
+  private heldRaw(slot: number, previous: PresenceSnapshot): RawPresence {
+    const fieldsJson = fieldsJsonIn(previous.body, this.held.userLength(slot), previous.kvAt);
     return {
       status: this.held.status(slot),
       client_status: this.held.clientStatus(slot),
-      activities: summary.activities,
+      activities: (JSON.parse(fieldsJson) as PresenceFields).activities,
     };
   }
 
@@ -292,10 +301,9 @@ export class PresenceRegistry implements PresenceSource {
     kvJson?: string | Buffer,
   ): void {
     const userJson = merged?.changed ? null : userJsonIn(previous.body, this.held.userLength(slot));
-    const summary = merged && raw ? null : previous.summary();
-    const user = merged?.user ?? (summary?.discord_user as DiscordUser);
+    const user = merged?.user ?? (JSON.parse(userJson as string) as DiscordUser);
     const sources = {
-      raw: raw ?? this.heldRaw(slot, summary as PresenceSummary),
+      raw: raw ?? this.heldRaw(slot, previous),
       profile: this.held.profile(slot),
       kvJson: kvJson ?? previous.kvJson(),
     };

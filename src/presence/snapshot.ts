@@ -269,6 +269,17 @@ export function userJsonIn(body: string | Buffer, userLength: number): string {
 }
 
 /**
+ * Every field of the presence in `body` between the user and the KV, as an object's JSON: what change
+ * detection reads back without parsing the user or the KV.
+ */
+export function fieldsJsonIn(body: string | Buffer, userLength: number, kvAt: number): string {
+  const start = USER_HEAD.length + userLength + 1;
+  const end = kvAt - KV_KEY.length;
+  const fields = typeof body === 'string' ? body.slice(start, end) : body.toString('utf8', start, end);
+  return `{${fields}}`;
+}
+
+/**
  * A snapshot of a presence's JSON as another node serialized it. `kvAt` is where the KV's JSON starts in
  * `json`, in UTF-8 bytes. Small ASCII JSON is held as text, anything else as bytes.
  */

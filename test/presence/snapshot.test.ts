@@ -5,6 +5,7 @@ import {
   asciiJson,
   assembleBody,
   envelopeOf,
+  fieldsJsonIn,
   kvAtOf,
   LARGE_BODY_BYTES,
   PresenceSnapshot,
@@ -69,6 +70,7 @@ describe('a snapshot holds its envelope once, as ASCII', () => {
         const { body, userLength, kvAt } = assembleBody(parts);
         expect(body).toBe(whole);
         expect(JSON.parse(userJsonIn(body, userLength))).toEqual(user);
+        expect(JSON.parse(fieldsJsonIn(body, userLength, kvAt))).toEqual(fields);
         const snapshot = new PresenceSnapshot(null, body, 1, 'online', kvAt);
         expect(JSON.parse(snapshot.kvJson() as string)).toEqual(kv);
         // What comes back out goes back in as it is.
@@ -127,6 +129,7 @@ describe('a large presence is held as UTF-8 bytes, its KV apart', () => {
     // Four bytes an emoji, not the twelve of two escapes.
     expect(body.length).toBeLessThan(JSON.stringify(bigKv).length * 2 + 1000);
     expect(JSON.parse(userJsonIn(body, userLength))).toEqual(user);
+    expect(JSON.parse(fieldsJsonIn(body, userLength, kvAt))).toEqual(fields);
 
     const snapshot = new PresenceSnapshot(null, body, 3, 'dnd', kvAt);
     expect(snapshot.summary()).toEqual({ discord_user: user, ...fields });
