@@ -147,6 +147,22 @@ describe('embedded SQLite store', () => {
     await store.close();
   });
 
+  it("reads users' KVs while another connection to the file is writing", async () => {
+    const path = join(tempDir(), 'presently.db');
+    const store = openSqliteStore({ kind: 'sqlite', path });
+    await store.kv.writeKv('1', { set: new Map([['theme', 'dark']]), delete: [] }, KV_LIMITS);
+    const writer = new BetterSqlite3(path);
+    writer.exec('BEGIN IMMEDIATE');
+    try {
+      const found = await store.kv.getKvs(['1', '2']);
+      expect(found).toEqual(new Map([['1', { kv: { theme: 'dark' }, revision: 1 }]]));
+    } finally {
+      writer.exec('ROLLBACK');
+      writer.close();
+      await store.close();
+    }
+  });
+
   it('refuses a database from a newer build rather than corrupt it', () => {
     const db = new BetterSqlite3(':memory:');
     db.pragma(`user_version = ${MIGRATIONS.length + 1}`);

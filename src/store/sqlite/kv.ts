@@ -51,11 +51,13 @@ export class SqliteKvStore implements KvStore {
       `INSERT INTO kv_revisions (user_id, revision, bytes) VALUES (?, 1, ?)
        ON CONFLICT (user_id) DO UPDATE SET revision = revision + 1, bytes = excluded.bytes RETURNING revision`,
     );
-    // One transaction: the keys and the revisions are read from the same state.
-    this.readMany = db.transaction((ids: string) => ({
-      rows: this.selectMany.all(ids),
-      revisions: this.selectRevisions.all(ids),
-    }));
+    // One transaction: the keys and the revisions are read from the same state. Deferred: it only reads,
+    // so it need not wait for the history thread's writes. Every write of a key bumps its user's revision,
+    // so users without a revision have no keys, as most have not when they are first seen.
+    this.readMany = db.transaction((ids: string) => {
+      const revisions = this.selectRevisions.all(ids);
+      return { revisions, rows: revisions.length === 0 ? [] : this.selectMany.all(ids) };
+    }).deferred;
     // One transaction: the limits are checked against what is stored at the moment of the write, and the
     // total moves with the keys.
     this.write = db.transaction((userId: Snowflake, change: KvChange, limits: KvLimits) => {
