@@ -192,6 +192,11 @@ function asciiLength(text: string): number {
   return length;
 }
 
+/** `text` escaped as `asciiJoin` does, or itself when it is ASCII already. */
+function asciiPart(text: string): string {
+  return HAS_BEYOND_ASCII.test(text) ? asciiJoin([text]) : text;
+}
+
 /** JSON text with every character beyond ASCII escaped: the same JSON value, in ASCII. */
 export function asciiJson(json: string): string {
   return asciiJoin([json]);
@@ -240,13 +245,15 @@ export function assembleBody({ userJson, fieldsJson, kvJson }: PresenceParts): P
         kvAt: text.length - BODY_TAIL.length - kvJson.length,
       };
     }
-    const userLength = asciiLength(userJson);
-    const kvLength = asciiLength(kvJson);
-    const length =
-      USER_HEAD.length + userLength + 1 + asciiLength(fields) + KV_KEY.length + kvLength + BODY_TAIL.length;
-    if (length < LARGE_BODY_BYTES) {
-      const body = asciiJoin([USER_HEAD, userJson, ',', fields, KV_KEY, kvJson, BODY_TAIL]);
-      return { body, userLength, kvAt: body.length - BODY_TAIL.length - kvLength };
+    // Usually one part is beyond ASCII (a user and a KV taken out of a held body are ASCII already): only
+    // that one is escaped, and each is looked at once.
+    const user = asciiPart(userJson);
+    const kv = asciiPart(kvJson);
+    const body = `${USER_HEAD}${user},${asciiPart(fields)}${KV_KEY}${kv}${BODY_TAIL}`;
+    if (body.length < LARGE_BODY_BYTES) {
+      // Measuring flattens it: what is held is one string.
+      Buffer.byteLength(body);
+      return { body, userLength: user.length, kvAt: body.length - BODY_TAIL.length - kv.length };
     }
   }
   const head = Buffer.from(`${USER_HEAD}${userJson},${fields}${KV_KEY}`);
