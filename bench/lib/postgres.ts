@@ -1,8 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { Client } from 'pg';
-
-const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+import { processCpuMicros } from './proc-cpu.js';
 
 /**
  * The CPU of the server processes serving the service's connections (`application_name` presently) to the
@@ -25,13 +22,10 @@ export class PostgresBackends {
       `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'presently'`,
     );
     for (const { pid } of rows) {
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => {
+      const micros = await processCpuMicros(pid).catch(() => {
         throw new Error('the storage scenario reads PostgreSQL’s CPU in /proc: its server must run here');
       });
-      // utime and stime, the 14th and 15th fields; the 2nd (the command) may hold spaces.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(fields[11]) + Number(fields[12]);
-      this.micros.set(pid, (ticks / TICKS_PER_SECOND) * 1e6);
+      this.micros.set(pid, micros);
     }
     let total = 0;
     for (const value of this.micros.values()) total += value;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { DiscordSimulator } from '../../src/simulator/index.js';
 import { type NodeProcess, startNodeProcess } from '../../test/support/node-process.js';
+import { processCpuMicros } from '../lib/proc-cpu.js';
 import type { Row } from '../lib/results.js';
 import { BENCH_GUILD, benchUserId, realisticPresence } from '../lib/workload.js';
 import { wrk } from '../lib/wrk.js';
@@ -54,9 +55,16 @@ export async function apiNodes(): Promise<Row[]> {
     }
     const path = `/v1/users/${userId}`;
     await wrk(`${first.url}${path}`, { ...LOAD, seconds: 3 });
+    const apiCpu = async () =>
+      (await processCpuMicros(first.child.pid as number)) +
+      (await processCpuMicros(second.child.pid as number));
+    let cpuBefore = await apiCpu();
     const one = await wrk(`${first.url}${path}`, LOAD);
+    const oneCpu = (await apiCpu()) - cpuBefore;
     const half = { connections: LOAD.connections / 2, threads: 1, seconds: LOAD.seconds };
+    cpuBefore = await apiCpu();
     const [a, b] = await Promise.all([wrk(`${first.url}${path}`, half), wrk(`${second.url}${path}`, half)]);
+    const twoCpu = (await apiCpu()) - cpuBefore;
     const two = a.requestsPerSecond + b.requestsPerSecond;
     return [
       {
@@ -69,6 +77,15 @@ export async function apiNodes(): Promise<Row[]> {
         notes:
           'all processes (wrk, ingest node, API nodes, Redis) share this machine’s cores, so the second node ' +
           'adds only the CPU the first left idle; on separate machines each node brings its own',
+      },
+      {
+        scenario: 'api-nodes',
+        figure: 'API nodes’ CPU per request, two API nodes',
+        value: twoCpu / (a.requests + b.requests),
+        unit: 'µs',
+        baseline: { label: 'one API node, same load', value: oneCpu / one.requests },
+        target: null,
+        notes: 'both API processes’ CPU over the run (/proc), divided by the requests answered',
       },
     ];
   } finally {

@@ -110,6 +110,15 @@ export async function card(): Promise<Row[]> {
       },
       {
         scenario: 'card',
+        figure: 'server CPU per card, one card for every client',
+        value: svg.popular.cpuMicros / svg.popular.requests,
+        unit: 'µs',
+        baseline: { label: 'bare node:http, same SVG bytes', value: floor.cpuMicros / floor.requests },
+        target: null,
+        notes: `a different card on every request: ${perCard(svg.distinct)} µs (SVG), ${perCard(png.distinct)} µs (PNG)`,
+      },
+      {
+        scenario: 'card',
         figure: 'cards/s, a different card on every request (each one rendered), warm image caches',
         value: svg.distinct.requestsPerSecond,
         unit: '/s',

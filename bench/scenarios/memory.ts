@@ -303,6 +303,18 @@ export async function memory(): Promise<Row[]> {
     },
     {
       scenario: 'memory',
+      figure: `server CPU per GET /v1/users/:id at ${formatNumber(USERS)} users`,
+      value: median(all((run) => run.all, 'cpuPerRequest')),
+      unit: 'µs',
+      baseline: {
+        label: `the same service holding ${formatNumber(FEW)} users`,
+        value: median(all((run) => run.small, 'cpuPerRequest')),
+      },
+      target: null,
+      notes: `bare node:http holding the bodies in a Map: ${cpu((run) => run.bareAll)} vs ${cpu((run) => run.bareFew)}; off the JS heap: ${cpu((run) => run.arenaAll)} vs ${cpu((run) => run.arenaFew)}`,
+    },
+    {
+      scenario: 'memory',
       figure: `bare node:http holding ${formatNumber(USERS)} bodies in a Map, ids spread over all, wrk ${LOAD.connections} connections`,
       value: bareRate,
       unit: 'req/s',
