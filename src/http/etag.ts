@@ -16,7 +16,12 @@ function tagOf(bytes: string | Buffer): string {
 
 /** The tag of `GET /v1/users/:id` answered with this snapshot's body: its digest, made once per change. */
 export function snapshotEtag(snapshot: PresenceSnapshot): string {
-  return `"${snapshot.digest().toString('base64url')}"`;
+  return digestEtag(snapshot.digest().toString('base64url'));
+}
+
+/** The tag of a body whose digest (`PresenceSnapshot.digest`) is this base64url text. */
+export function digestEtag(digest: string): string {
+  return `"${digest}"`;
 }
 
 /**

@@ -2,9 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ClientAddressOf, clientKey } from '../net/client-address.js';
 import { SECURITY_HEADERS } from '../net/security-headers.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { PresenceView } from '../presence/registry.js';
-import type { PresenceSnapshot } from '../presence/snapshot.js';
-import { noneMatch, snapshotEtag } from './etag.js';
+import type { HeldBody, PresenceView } from '../presence/registry.js';
+import { digestEtag, noneMatch } from './etag.js';
 import type { ReadBudget } from './read-budget.js';
 
 export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -60,8 +59,8 @@ function writeBudget(headers: (string | number)[], max: number, remaining: numbe
 }
 
 /**
- * `GET /v1/users/:id` of a monitored user, answered straight from node:http with the snapshot's bytes (or a
- * 304 when `If-None-Match` names their tag).
+ * `GET /v1/users/:id` of a monitored user, answered straight from node:http with the body as the registry
+ * holds it (or a 304 when `If-None-Match` names their tag).
  *
  * This is the request presence sites poll, and it needs nothing of a framework: the answer was serialized
  * when the presence changed. Fastify's request lifecycle (routing, hooks, reply, promise handling) costs
@@ -94,11 +93,10 @@ export class FastReads {
   serve(request: IncomingMessage, response: ServerResponse): boolean {
     if (this.closing || request.method !== 'GET') return false;
     const id = idOf(request.url ?? '');
-    const snapshot = id === null ? undefined : this.lookup(id);
-    if (snapshot === undefined) return false;
+    const held = id === null ? undefined : this.lookup(id);
+    if (held === undefined) return false;
     const budget = this.budget;
-    if (budget === null)
-      return this.answer(snapshot, request, response, ANSWER_HEADERS, NOT_MODIFIED_HEADERS);
+    if (budget === null) return this.answer(held, request, response, ANSWER_HEADERS, NOT_MODIFIED_HEADERS);
     const used = budget.charge(clientKey(this.clientAddress(request)), 1);
     // Over budget: Fastify answers the 429 as it answers every error (charging the read again, to no effect
     // on a budget already spent).
@@ -107,19 +105,19 @@ export class FastReads {
     const reset = budget.secondsLeft();
     writeBudget(LIMITED_ANSWER_HEADERS, budget.max, remaining, reset);
     writeBudget(LIMITED_NOT_MODIFIED_HEADERS, budget.max, remaining, reset);
-    return this.answer(snapshot, request, response, LIMITED_ANSWER_HEADERS, LIMITED_NOT_MODIFIED_HEADERS);
+    return this.answer(held, request, response, LIMITED_ANSWER_HEADERS, LIMITED_NOT_MODIFIED_HEADERS);
   }
 
   /** `answer` and `notModified`: ANSWER_HEADERS and NOT_MODIFIED_HEADERS, or their LIMITED forms. */
   private answer(
-    snapshot: PresenceSnapshot,
+    held: HeldBody,
     request: IncomingMessage,
     response: ServerResponse,
     answer: (string | number)[],
     notModified: (string | number)[],
   ): true {
     // What hooks in server.ts set on Fastify's answers (security headers, CORS); a test compares the two.
-    const etag = snapshotEtag(snapshot);
+    const etag = digestEtag(held.digest);
     if (noneMatch(request.headers['if-none-match'], etag)) {
       notModified[ETAG_AT] = etag;
       response.writeHead(304, notModified);
@@ -127,22 +125,22 @@ export class FastReads {
       this.metrics?.fastRead();
       return true;
     }
-    const { body } = snapshot;
+    const { body } = held;
     answer[ETAG_AT] = etag;
     answer[LENGTH_AT] = body.length;
     response.writeHead(200, answer);
-    // An ASCII body as Latin-1 is copied out as it is, with no UTF-8 encoding; a large one is bytes already,
-    // written from the one buffer every reader shares.
+    // An ASCII body as Latin-1 is copied out as it is, with no UTF-8 encoding, and goes out in one write
+    // with the head; a large one is bytes already, written from the one buffer every reader shares.
     if (typeof body === 'string') response.end(body, 'latin1');
     else response.end(body);
     this.metrics?.fastRead();
     return true;
   }
 
-  /** The snapshot, or undefined when there is none or the view fails: Fastify answers those, errors included. */
-  private lookup(id: string): PresenceSnapshot | undefined {
+  /** The body, or undefined when there is none or the view fails: Fastify answers those, errors included. */
+  private lookup(id: string): HeldBody | undefined {
     try {
-      return this.view.get(id);
+      return this.view.body(id);
     } catch {
       return undefined;
     }

@@ -30,7 +30,8 @@ export interface HeldPresence {
  * every full garbage collection would visit while the process serves reads. Rare things (a profile with a
  * banner, a body of LARGE_BODY_BYTES or more) are in maps by slot.
  *
- * A snapshot is made from the columns when read, unless it is one of the latest changes'.
+ * A snapshot is made from the columns when read, unless it is one of the latest changes'; a REST read
+ * takes the body and its digest as they are held, with no snapshot (`body`, `digestText`).
  */
 export class HeldPresences {
   private readonly slots = new SnowflakeSlots();
@@ -45,13 +46,11 @@ export class HeldPresences {
   private statuses = new Uint8Array(0);
   private clientStatuses = new Uint16Array(0);
   /**
-   * Each body's digest once a reader made it (`digested`), so a tag is hashed once per change however
-   * often the snapshot is made again. `stamps` grows with every change: a digest made of an older body
-   * is not kept.
+   * Each body's digest, made when the body is stored: a read, however many there are of a change, never
+   * hashes. `digestBytes` is the same memory, read as a Buffer.
    */
   private digests = new Uint8Array(0);
-  private digested = new Uint8Array(0);
-  private stamps = new Uint32Array(0);
+  private digestBytes = Buffer.alloc(0);
   private readonly cachedSlots = new Int32Array(SNAPSHOT_CACHE_SIZE).fill(NO_SLOT);
   private readonly cached: (PresenceSnapshot | undefined)[] = new Array(SNAPSHOT_CACHE_SIZE).fill(undefined);
 
@@ -93,7 +92,6 @@ export class HeldPresences {
     this.arena.free(slot);
     this.large.delete(slot);
     this.profiles.delete(slot);
-    this.changed(slot);
     this.forgetSnapshot(slot);
   }
 
@@ -110,21 +108,27 @@ export class HeldPresences {
   snapshot(slot: number): PresenceSnapshot {
     const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
     if (this.cachedSlots[at] === slot) return this.cached[at] as PresenceSnapshot;
-    const body = this.arena.holds(slot) ? this.arena.text(slot) : (this.large.get(slot) as Buffer);
+    const body = this.body(slot);
     const from = slot * DIGEST_BYTES;
-    const digest =
-      this.digested[slot] === 1 ? Buffer.from(this.digests.subarray(from, from + DIGEST_BYTES)) : null;
-    const stamp = this.stamps[slot] as number;
-    const snapshot = new PresenceSnapshot(
+    return new PresenceSnapshot(
       null,
       body,
       this.versions[slot] as number,
       STATUSES[this.statuses[slot] as number] as DiscordStatus,
       this.kvAts[slot] as number,
-      digest,
-      digest === null ? (made) => this.keepDigest(slot, stamp, made) : undefined,
+      Buffer.from(this.digests.subarray(from, from + DIGEST_BYTES)),
     );
-    return snapshot;
+  }
+
+  /** The slot's body: its ASCII text out of the arena, or the large body's bytes. */
+  body(slot: number): string | Buffer {
+    return this.arena.holds(slot) ? this.arena.text(slot) : (this.large.get(slot) as Buffer);
+  }
+
+  /** The slot's digest (`PresenceSnapshot.digest`) as base64url text. */
+  digestText(slot: number): string {
+    const from = slot * DIGEST_BYTES;
+    return this.digestBytes.toString('base64url', from, from + DIGEST_BYTES);
   }
 
   userLength(slot: number): number {
@@ -182,22 +186,10 @@ export class HeldPresences {
     this.kvAts[slot] = presence.kvAt;
     this.statuses[slot] = STATUSES.indexOf(presence.status);
     this.clientStatuses[slot] = clientStatusCode(presence.clientStatus);
-    this.changed(slot);
+    this.digests.set(snapshot.digest(), slot * DIGEST_BYTES);
     const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
     this.cachedSlots[at] = slot;
     this.cached[at] = snapshot;
-  }
-
-  /** The slot's body is another from now on: its digest is not known yet. */
-  private changed(slot: number): void {
-    this.stamps[slot] = (this.stamps[slot] as number) + 1;
-    this.digested[slot] = 0;
-  }
-
-  private keepDigest(slot: number, stamp: number, digest: Buffer): void {
-    if (this.stamps[slot] !== stamp) return;
-    this.digests.set(digest, slot * DIGEST_BYTES);
-    this.digested[slot] = 1;
   }
 
   private forgetSnapshot(slot: number): void {
@@ -216,8 +208,7 @@ export class HeldPresences {
     this.statuses = grown(this.statuses, capacity);
     this.clientStatuses = grown(this.clientStatuses, capacity);
     this.digests = grown(this.digests, capacity * DIGEST_BYTES);
-    this.digested = grown(this.digested, capacity);
-    this.stamps = grown(this.stamps, capacity);
+    this.digestBytes = Buffer.from(this.digests.buffer, this.digests.byteOffset, this.digests.byteLength);
   }
 }
 

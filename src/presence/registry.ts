@@ -30,9 +30,19 @@ export type PresenceChange =
 
 export type PresenceListener = (change: PresenceChange) => void;
 
+/** What a REST read writes of a presence: its body and the body's digest, as they are held. */
+export interface HeldBody {
+  /** `PresenceSnapshot.body`. */
+  body: string | Buffer;
+  /** `PresenceSnapshot.digest` as base64url text. */
+  digest: string;
+}
+
 /** What a reader (REST, socket) needs: the current snapshot of a monitored user. */
 export interface PresenceView {
   get(userId: Snowflake): PresenceSnapshot | undefined;
+  /** The current body of a monitored user, without a snapshot made for it. */
+  body(userId: Snowflake): HeldBody | undefined;
   readonly size: number;
 }
 
@@ -97,6 +107,11 @@ export class PresenceRegistry implements PresenceSource {
   get(userId: Snowflake): PresenceSnapshot | undefined {
     const slot = this.held.slotOf(userId);
     return slot === NO_SLOT ? undefined : this.held.snapshot(slot);
+  }
+
+  body(userId: Snowflake): HeldBody | undefined {
+    const slot = this.held.slotOf(userId);
+    return slot === NO_SLOT ? undefined : { body: this.held.body(slot), digest: this.held.digestText(slot) };
   }
 
   *snapshots(): Iterable<[Snowflake, PresenceSnapshot]> {

@@ -1,5 +1,5 @@
 import type { DiscordStatus, Presence, Snowflake } from './model.js';
-import type { PresenceChange, PresenceListener, PresenceSource } from './registry.js';
+import type { HeldBody, PresenceChange, PresenceListener, PresenceSource } from './registry.js';
 import { kvAtOf, type PresenceSnapshot, snapshotOfJson } from './snapshot.js';
 
 /** A user's shared presence as an ingest node published it: `json` null once nobody monitors them. */
@@ -40,6 +40,11 @@ export class PresenceReplica implements PresenceSource {
 
   get(userId: Snowflake): PresenceSnapshot | undefined {
     return this.entries.get(userId)?.snapshot;
+  }
+
+  body(userId: Snowflake): HeldBody | undefined {
+    const snapshot = this.entries.get(userId)?.snapshot;
+    return snapshot && { body: snapshot.body, digest: snapshot.digest().toString('base64url') };
   }
 
   *snapshots(): Iterable<[Snowflake, PresenceSnapshot]> {

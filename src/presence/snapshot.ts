@@ -39,7 +39,6 @@ export const DIGEST_BYTES = 16;
 export class PresenceSnapshot {
   #summary: PresenceSummary | null;
   #digest: Buffer | null;
-  readonly #digested: ((digest: Buffer) => void) | undefined;
 
   constructor(
     summary: PresenceSummary | null,
@@ -50,13 +49,11 @@ export class PresenceSnapshot {
     readonly status: DiscordStatus,
     /** Where the KV's JSON starts in `body`, in bytes. */
     readonly kvAt: number,
-    /** The body's digest when known already; else `digested` is told it once it is made. */
+    /** The body's digest when known already. */
     digest: Buffer | null = null,
-    digested?: (digest: Buffer) => void,
   ) {
     this.#summary = summary;
     this.#digest = digest;
-    this.#digested = digested;
   }
 
   /**
@@ -66,7 +63,6 @@ export class PresenceSnapshot {
   digest(): Buffer {
     if (this.#digest === null) {
       this.#digest = hash('sha1', this.body, 'buffer').subarray(0, DIGEST_BYTES);
-      this.#digested?.(this.#digest);
     }
     return this.#digest;
   }

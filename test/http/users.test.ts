@@ -32,6 +32,10 @@ const view: PresenceView = {
     if (userId === BROKEN_ID) throw new Error('secret internal detail');
     return registry.get(userId);
   },
+  body(userId) {
+    if (userId === BROKEN_ID) throw new Error('secret internal detail');
+    return registry.body(userId);
+  },
 };
 
 beforeAll(async () => {

@@ -8,6 +8,8 @@ import { customStatusActivity } from '../../src/simulator/activities.js';
 const GUILDS = ['100000000000000001', '100000000000000002', '100000000000000003'];
 const USERS = Array.from({ length: 24 }, (_, n) => String(80351110224678912n + BigInt(n) * 4194304n));
 
+const digestOf = (body: string | Buffer) => createHash('sha1').update(body).digest().subarray(0, 16);
+
 function registry(): { registry: PresenceRegistry; changes: PresenceChange[] } {
   const reg = new PresenceRegistry({
     cdnUrl: 'https://cdn.discordapp.com',
@@ -141,8 +143,14 @@ describe('the registry holding many users off the heap', () => {
           expect(reg.isMonitored(id)).toBe(expected !== undefined);
           if (!expected || !snapshot) {
             expect(snapshot).toBeUndefined();
+            expect(reg.body(id)).toBeUndefined();
             continue;
           }
+          // What a REST read writes is the snapshot's body, and its tag the body's own digest.
+          expect(reg.body(id)).toEqual({
+            body: snapshot.body,
+            digest: digestOf(snapshot.body).toString('base64url'),
+          });
           const { data } = JSON.parse(snapshot.body.toString()) as {
             data: ReturnType<typeof snapshot.summary>;
           };
@@ -210,26 +218,35 @@ describe('the registry holding many users off the heap', () => {
     expect(reg.memberCount(GUILDS[0] as string)).toBe(10_000);
   });
 
-  it('gives each snapshot the digest of its own body, kept for the next read and dropped on a change', () => {
+  it('gives each snapshot and each read the digest of its own body, a new one with every change', () => {
     const { registry: reg } = registry();
-    const digestOf = (body: string | Buffer) => createHash('sha1').update(body).digest().subarray(0, 16);
     // More users than snapshots kept: most reads make their snapshot from what is held.
     const ids = Array.from({ length: 40_000 }, (_, n) => String(90000000000000000n + BigInt(n)));
     const see = (status: DiscordStatus, text: string) =>
       ids.forEach((id, n) => {
         reg.memberSeen(GUILDS[0] as string, { id, username: `member${n}` }, presence(status, `${text} ${n}`));
       });
+    const expectInStep = (text: string) => {
+      for (const id of ids) {
+        const snapshot = reg.get(id);
+        const read = reg.body(id);
+        expect(snapshot?.body.toString()).toContain(text);
+        expect(snapshot?.digest()).toEqual(snapshot && digestOf(snapshot.body));
+        expect(read?.body).toEqual(snapshot?.body);
+        expect(read?.digest).toBe(snapshot?.digest().toString('base64url'));
+      }
+    };
     see('online', 'first');
-    for (const id of ids) reg.get(id)?.digest();
-    for (const id of ids) {
-      const snapshot = reg.get(id);
-      expect(snapshot?.digest()).toEqual(snapshot && digestOf(snapshot.body));
-    }
+    expectInStep('first');
     see('idle', 'second');
-    for (const id of ids) {
-      const snapshot = reg.get(id);
-      expect(snapshot?.body.toString()).toContain('second');
-      expect(snapshot?.digest()).toEqual(snapshot && digestOf(snapshot.body));
-    }
+    expectInStep('second');
+    // A KV past the large size makes the body bytes, and one back under it text again.
+    const [first] = ids as [string];
+    reg.kvLoaded(first, { big: 'é'.repeat(20_000) }, 1);
+    expect(Buffer.isBuffer(reg.body(first)?.body)).toBe(true);
+    expect(reg.body(first)?.digest).toBe(digestOf(reg.get(first)?.body as Buffer).toString('base64url'));
+    reg.kvLoaded(first, { small: 'kv' }, 2);
+    expect(reg.body(first)?.body).toContain('"small":"kv"');
+    expect(reg.body(first)?.digest).toBe(digestOf(reg.get(first)?.body as string).toString('base64url'));
   });
 });

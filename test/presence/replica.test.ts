@@ -39,6 +39,18 @@ describe('PresenceReplica', () => {
     expect(r.size).toBe(1);
   });
 
+  it('gives a REST read the body and its digest, the next ones once a publication replaces them', () => {
+    const { replica: r } = replica();
+    r.apply(published(ALICE, 1, 'online'));
+    const first = r.body(ALICE);
+    expect(first?.body).toBe('{"success":true,"data":{"discord_status":"online","kv":{}}}');
+    expect(first?.digest).toBe(r.get(ALICE)?.digest().toString('base64url'));
+    r.apply(published(ALICE, 2, 'idle'));
+    expect(r.body(ALICE)?.body).toContain('"idle"');
+    expect(r.body(ALICE)?.digest).not.toBe(first?.digest);
+    expect(r.body(BOB)).toBeUndefined();
+  });
+
   it('announces a new user, then updates, then the removal', () => {
     const { replica: r, changes } = replica();
     r.apply(published(ALICE, 1, 'online'));
