@@ -1,3 +1,4 @@
+import { activitySketch } from './activity-sketch.js';
 import { isGuildCopy } from './guild-copy.js';
 import { GuildMemberships } from './guild-memberships.js';
 import { type HeldPresence, HeldPresences } from './held-presences.js';
@@ -14,7 +15,7 @@ import {
   userJsonIn,
 } from './snapshot.js';
 import { isSnowflake } from './snowflake.js';
-import { NO_SLOT } from './snowflake-slots.js';
+import { grown, NO_SLOT } from './snowflake-slots.js';
 import { mergeUser } from './user.js';
 import { userWithImageUrls, withoutImageUrls } from './user-images.js';
 
@@ -93,6 +94,8 @@ export class PresenceRegistry implements PresenceSource {
   /** Guilds being re-listed after (re)connecting: the members seen so far in the new listing. */
   private readonly syncing = new Map<Snowflake, Set<Snowflake>>();
   private readonly listeners = new Set<PresenceListener>();
+  /** By slot, `activitySketch` of the held presence's activities: most changes are told without parsing them. */
+  private sketches = new Int32Array(0);
 
   private readonly now: () => number;
 
@@ -254,6 +257,7 @@ export class PresenceRegistry implements PresenceSource {
     const rendered = this.render(user.id, known, null, { raw, profile: null, kvJson: NO_KV_JSON });
     const snapshot = snapshotOfRendered(rendered, 1);
     const slot = this.held.add(user.id, heldOf(rendered, raw), snapshot);
+    this.keepSketch(slot, rendered.presence);
     this.memberships.join(slot, guildId);
     this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at: this.now() });
     snapshot.release();
@@ -270,12 +274,20 @@ export class PresenceRegistry implements PresenceSource {
    * The held raw presence is the status and platforms kept, and the presence's activities, which are the
    * raw ones normalized: normalizing them again gives the same presence, and a guild copy compared with
    * them is still a copy (one that differs only in what normalizing changes is re-rendered and found
-   * equal). Its activities are read back only when the rest is the same.
+   * equal). Its activities are read back only when the rest and their sketch are the same.
    */
   private isHeld(slot: number, previous: PresenceSnapshot, raw: RawPresence): boolean {
     if (statusFrom(raw.status) !== this.held.status(slot)) return false;
     if (!this.held.sameClientStatus(slot, raw.client_status)) return false;
+    if (activitySketch(raw.activities) !== this.sketches[slot]) return false;
     return isGuildCopy(this.heldRaw(slot, previous), raw);
+  }
+
+  private keepSketch(slot: number, presence: PresenceSummary): void {
+    if (slot >= this.sketches.length) {
+      this.sketches = grown(this.sketches, Math.max(slot + 1, this.sketches.length * 2));
+    }
+    this.sketches[slot] = activitySketch(presence.activities);
   }
 
   /** Of the presence's JSON only the fields between user and KV are parsed: the activities are there. */
@@ -329,6 +341,7 @@ export class PresenceRegistry implements PresenceSource {
     }
     const next = snapshotOfRendered(rendered, previous.version + 1);
     this.held.update(slot, heldOf(rendered, sources.raw), next);
+    this.keepSketch(slot, rendered.presence);
     this.emit({ kind: 'updated', userId, previous, current: next, at: this.now() });
     next.release();
   }
