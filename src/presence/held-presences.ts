@@ -108,7 +108,7 @@ export class HeldPresences {
   snapshot(slot: number): PresenceSnapshot {
     const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
     if (this.cachedSlots[at] === slot) return this.cached[at] as PresenceSnapshot;
-    const body = this.body(slot);
+    const body = this.stored(slot);
     const from = slot * DIGEST_BYTES;
     return new PresenceSnapshot(
       null,
@@ -120,9 +120,14 @@ export class HeldPresences {
     );
   }
 
-  /** The slot's body: its ASCII text out of the arena, or the large body's bytes. */
+  /**
+   * The slot's body: the one its latest change's snapshot holds while that is kept (no copy), else as
+   * stored.
+   */
   body(slot: number): string | Buffer {
-    return this.arena.holds(slot) ? this.arena.text(slot) : (this.large.get(slot) as Buffer);
+    const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
+    if (this.cachedSlots[at] === slot) return (this.cached[at] as PresenceSnapshot).body;
+    return this.stored(slot);
   }
 
   /** The slot's digest (`PresenceSnapshot.digest`) as base64url text. */
@@ -190,6 +195,11 @@ export class HeldPresences {
     const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
     this.cachedSlots[at] = slot;
     this.cached[at] = snapshot;
+  }
+
+  /** The slot's ASCII text out of the arena, or its large body's bytes. */
+  private stored(slot: number): string | Buffer {
+    return this.arena.holds(slot) ? this.arena.text(slot) : (this.large.get(slot) as Buffer);
   }
 
   private forgetSnapshot(slot: number): void {
