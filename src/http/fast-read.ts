@@ -24,8 +24,7 @@ const COMMON_HEADERS: (string | number)[] = [
 const ETAG_AT = COMMON_HEADERS.length - 1;
 /**
  * The headers of a 200, its tag and length written in. node:http reads the array while writeHead runs and
- * keeps nothing of it, so one array serves every answer: building one per request (Array.prototype.concat,
- * a C++ builtin) was about 4% of the instructions a read took (callgrind).
+ * keeps nothing of it, so one array serves every answer rather than one built per request.
  */
 const ANSWER_HEADERS: (string | number)[] = [
   ...COMMON_HEADERS,
@@ -64,8 +63,7 @@ function writeBudget(headers: (string | number)[], max: number, remaining: numbe
  *
  * This is the request presence sites poll, and it needs nothing of a framework: the answer was serialized
  * when the presence changed. Fastify's request lifecycle (routing, hooks, reply, promise handling) costs
- * about as much CPU as writing the bytes to the socket, so going through it would halve the rate a node
- * serves (measured in `npm run bench`, rest-read). Everything else — HEAD, an id that is not a plain
+ * about as much CPU as writing the bytes to the socket (docs/performance.md). Everything else — HEAD, an id that is not a plain
  * snowflake, a user who is not monitored, an exceeded rate limit, a server that is closing — goes on to
  * Fastify, which answers it (errors included) exactly as the contract says.
  */
