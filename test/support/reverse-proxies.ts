@@ -5,6 +5,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { eventually } from './eventually.js';
 import { freePort, outputOf } from './node-process.js';
 
 /**
@@ -122,27 +123,26 @@ async function untilProxying(
     }
     rmSync(proxy.dir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (proxy.child.exitCode !== null) {
-      await stop();
-      throw new Error(`${proxy.name} exited with ${proxy.child.exitCode}:\n${proxy.output()}`);
-    }
-    try {
-      if (existsSync(ca()) && (await httpsGet(proxy.httpsPort, '/v1/health', ca())).status === 200) {
-        const { name, httpsPort, httpPort, output } = proxy;
-        return { name, httpsPort, httpPort, output, ca: ca(), stop };
-      }
-    } catch {
-      // not listening yet, or no certificate yet
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`${proxy.name} did not proxy within the time:\n${proxy.output()}`);
-    }
-    // A poll, not a sleep: nothing tells when the proxy is ready, so it is asked again.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  // The proxy ending before it proxies fails at once rather than at the deadline.
+  const endedEarly = exited.then(() => {
+    throw new Error(`${proxy.name} exited with ${proxy.child.exitCode}:\n${proxy.output()}`);
+  });
+  endedEarly.catch(() => undefined);
+  try {
+    await Promise.race([
+      eventually(async () => {
+        if (!existsSync(ca())) throw new Error(`${proxy.name} has no certificate yet:\n${proxy.output()}`);
+        const { status } = await httpsGet(proxy.httpsPort, '/v1/health', ca());
+        if (status !== 200) throw new Error(`${proxy.name} answered /v1/health with ${status}`);
+      }, 15_000),
+      endedEarly,
+    ]);
+  } catch (error) {
+    await stop();
+    throw error;
   }
+  const { name, httpsPort, httpPort, output } = proxy;
+  return { name, httpsPort, httpPort, output, ca: ca(), stop };
 }
 
 /**
