@@ -361,21 +361,34 @@ export class SimulatedGateway {
 
   // ---- identify and resume --------------------------------------------------------------------------
 
-  private identify(connection: Connection, data: unknown): void {
-    this.identifyCount++;
+  /**
+   * An identify's or resume's data when the connection may send it: not yet in a session, an object, the
+   * right token; otherwise the connection is closed with Discord's code for what is wrong.
+   */
+  private authenticated<T extends { token: string }>(
+    connection: Connection,
+    data: unknown,
+  ): Partial<T> | null {
     if (connection.session) {
       this.close(connection, GatewayCloseCodes.AlreadyAuthenticated);
-      return;
+      return null;
     }
     if (!isRecord(data)) {
       this.close(connection, GatewayCloseCodes.DecodeError);
-      return;
+      return null;
     }
-    const identify = data as Partial<GatewayIdentifyData>;
-    if (identify.token !== this.options.token) {
+    const given = data as Partial<T>;
+    if (given.token !== this.options.token) {
       this.close(connection, GatewayCloseCodes.AuthenticationFailed);
-      return;
+      return null;
     }
+    return given;
+  }
+
+  private identify(connection: Connection, data: unknown): void {
+    this.identifyCount++;
+    const identify = this.authenticated<GatewayIdentifyData>(connection, data);
+    if (!identify) return;
     const [shardId, shardCount] = identify.shard ?? [0, 1];
     if (
       !Number.isInteger(shardId) ||
@@ -446,19 +459,8 @@ export class SimulatedGateway {
   }
 
   private resume(connection: Connection, data: unknown): void {
-    if (connection.session) {
-      this.close(connection, GatewayCloseCodes.AlreadyAuthenticated);
-      return;
-    }
-    if (!isRecord(data)) {
-      this.close(connection, GatewayCloseCodes.DecodeError);
-      return;
-    }
-    const resume = data as Partial<GatewayResumeData>;
-    if (resume.token !== this.options.token) {
-      this.close(connection, GatewayCloseCodes.AuthenticationFailed);
-      return;
-    }
+    const resume = this.authenticated<GatewayResumeData>(connection, data);
+    if (!resume) return;
     const session = typeof resume.session_id === 'string' ? this.sessions.get(resume.session_id) : undefined;
     const seq = typeof resume.seq === 'number' ? resume.seq : 0;
     if (!session || session.ended) {
