@@ -549,6 +549,9 @@ function closeUnheard(ws: WebSocket, socket: Duplex, close: CloseReason): void {
   ws.close(close.code, close.reason);
   socket.removeAllListeners('data');
   socket.on('data', () => {});
+  // A socket paused while its spent budget's commands waited is read again, or its client's leaving
+  // would go unnoticed until the grace runs out.
+  socket.resume();
   socket.end();
   setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
 }
