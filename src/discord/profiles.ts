@@ -3,6 +3,8 @@ import { type APIUser, RESTJSONErrorCodes, Routes } from 'discord-api-types/v10'
 import type { Logger } from 'pino';
 import type { Profile, Snowflake } from '../presence/model.js';
 import type { PresenceRegistry } from '../presence/registry.js';
+import { SnowflakeList } from '../presence/snowflake-list.js';
+import { SnowflakeQueue } from '../presence/snowflake-queue.js';
 import type { ProfileStore, StoredProfile } from '../store/ports.js';
 
 /** A stored profile younger than this is used as is after a restart instead of being fetched again. */
@@ -50,15 +52,17 @@ export interface ProfileFetcherOptions {
  * in the background. Reads never wait for it; the presence changes when the profile arrives.
  */
 export class ProfileFetcher {
-  private readonly queue = new Set<Snowflake>();
+  /** Held in typed arrays: a large guild's members wait here for hours, at Discord's rate limit. */
+  private readonly queue = new SnowflakeQueue();
   private readonly retries = new Set<Snowflake>();
   /**
    * Who was fetched when, by the minute (PROFILE_AGE_STEP_MS): what the sweep ages. A list per minute,
    * not a time per user: a map entry for each of a million users cost more than the rest of what is held
    * for them beside their presence. A user fetched again since (USER_UPDATE) stays listed under the old
-   * minute too, and is fetched once more when it is due.
+   * minute too, and is fetched once more when it is due. The lists hold ids in typed arrays, not a string
+   * per user for the garbage collector to visit.
    */
-  private readonly fetchedIn = new Map<number, Snowflake[]>();
+  private readonly fetchedIn = new Map<number, SnowflakeList>();
   private retryTimer: NodeJS.Timeout | undefined;
   /** Fetched, not written yet. */
   private unwritten = new Map<Snowflake, StoredProfile>();
@@ -106,6 +110,8 @@ export class ProfileFetcher {
   sweep(): void {
     const { registry } = this.options;
     const due = Math.floor((this.now() - PROFILE_TTL_MS) / PROFILE_AGE_STEP_MS);
+    // The ids met so far in the list being swept, so a second listing goes; emptied for each list.
+    const seen = new SnowflakeQueue();
     for (const [minute, userIds] of this.fetchedIn) {
       if (minute < due) {
         this.fetchedIn.delete(minute);
@@ -117,9 +123,9 @@ export class ProfileFetcher {
       // Users who left, and those listed again as they came back (a guild lost and found again lists all
       // its members once more), go now rather than when their minute is due: the lists grow with the
       // users monitored, not with how often they come and go.
-      const kept = [...new Set(userIds)].filter((userId) => registry.isMonitored(userId));
-      if (kept.length === 0) this.fetchedIn.delete(minute);
-      else if (kept.length < userIds.length) this.fetchedIn.set(minute, kept);
+      userIds.retain((userId) => registry.isMonitored(userId) && seen.add(userId));
+      seen.clear();
+      if (userIds.length === 0) this.fetchedIn.delete(minute);
     }
   }
 
@@ -175,8 +181,7 @@ export class ProfileFetcher {
 
   private pump(): void {
     while (!this.stopped && this.active < PROFILE_FETCH_CONCURRENCY && this.queue.size > 0) {
-      const userId = this.queue.values().next().value as Snowflake;
-      this.queue.delete(userId);
+      const userId = this.queue.shift() as Snowflake;
       this.active++;
       this.fetch(userId).finally(() => {
         this.active--;
@@ -210,8 +215,11 @@ export class ProfileFetcher {
 
   private fetched(userId: Snowflake, at: number): void {
     const minute = Math.floor(at / PROFILE_AGE_STEP_MS);
-    const listed = this.fetchedIn.get(minute);
-    if (listed) listed.push(userId);
-    else this.fetchedIn.set(minute, [userId]);
+    let listed = this.fetchedIn.get(minute);
+    if (!listed) {
+      listed = new SnowflakeList();
+      this.fetchedIn.set(minute, listed);
+    }
+    listed.push(userId);
   }
 }

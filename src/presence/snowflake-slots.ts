@@ -1,10 +1,8 @@
 import type { Snowflake } from './model.js';
+import { joinSnowflake, type SnowflakeDigits, splitSnowflake } from './snowflake-digits.js';
 
 /** A slot of no snowflake; also an empty bucket of the table. */
 export const NO_SLOT = -1;
-/** A snowflake splits into its low nine digits and the rest: at most eleven, exact in a double. */
-const LOW_DIGITS = 9;
-const ZERO = 48;
 const FIRST_CAPACITY = 1024;
 
 /**
@@ -24,9 +22,8 @@ export class SnowflakeSlots {
   /** Slots ever handed out: every slot in use is below it. */
   private used = 0;
   private count = 0;
-  /** The halves of the snowflake last split, kept here so splitting allocates nothing. */
-  private high = 0;
-  private low = 0;
+  /** The snowflake last split, kept here so splitting allocates nothing. */
+  private readonly digits: SnowflakeDigits = { high: 0, low: 0, length: 0 };
 
   get size(): number {
     return this.count;
@@ -48,20 +45,20 @@ export class SnowflakeSlots {
 
   /** The slot of `id`, or NO_SLOT. */
   slotOf(id: Snowflake): number {
-    if (!this.split(id)) return NO_SLOT;
-    const bucket = this.find(this.high, this.low, id.length);
+    if (!splitSnowflake(id, this.digits)) return NO_SLOT;
+    const bucket = this.find(this.digits.high, this.digits.low, this.digits.length);
     return bucket === NO_SLOT ? NO_SLOT : (this.table[bucket] as number);
   }
 
   /** The slot of `id`, a new one when it had none. */
   add(id: Snowflake): number {
     const known = this.slotOf(id);
-    if (known !== NO_SLOT || !this.split(id)) return known;
+    if (known !== NO_SLOT || !splitSnowflake(id, this.digits)) return known;
     if (this.used === this.capacity && this.releasedCount === 0) this.grow();
     const slot = this.releasedCount > 0 ? (this.released[--this.releasedCount] as number) : this.used++;
-    this.highs[slot] = this.high;
-    this.lows[slot] = this.low;
-    this.lengths[slot] = id.length;
+    this.highs[slot] = this.digits.high;
+    this.lows[slot] = this.digits.low;
+    this.lengths[slot] = this.digits.length;
     this.count++;
     this.place(slot);
     return slot;
@@ -69,9 +66,29 @@ export class SnowflakeSlots {
 
   /** Lets `id` go: its slot is free for another. Returns the slot it had, or NO_SLOT. */
   remove(id: Snowflake): number {
-    if (!this.split(id)) return NO_SLOT;
-    let hole = this.find(this.high, this.low, id.length);
-    if (hole === NO_SLOT) return NO_SLOT;
+    if (!splitSnowflake(id, this.digits)) return NO_SLOT;
+    const bucket = this.find(this.digits.high, this.digits.low, this.digits.length);
+    if (bucket === NO_SLOT) return NO_SLOT;
+    const slot = this.table[bucket] as number;
+    this.empty(bucket);
+    return slot;
+  }
+
+  /** Lets the snowflake of a slot in use go, as `remove` does, without its id. */
+  release(slot: number): void {
+    const mask = this.table.length - 1;
+    let bucket = this.home(this.highs[slot] as number, this.lows[slot] as number);
+    while (this.table[bucket] !== slot) bucket = (bucket + 1) & mask;
+    this.empty(bucket);
+  }
+
+  /** The snowflake of a slot in use. */
+  idOf(slot: number): Snowflake {
+    return joinSnowflake(this.highs[slot] as number, this.lows[slot] as number, this.lengths[slot] as number);
+  }
+
+  /** Takes the snowflake in `hole` out of the table, and frees its slot. */
+  private empty(hole: number): void {
     const slot = this.table[hole] as number;
     const mask = this.table.length - 1;
     // Backward-shift deletion: each later entry of the run that may sit in the hole moves into it, so a
@@ -90,33 +107,6 @@ export class SnowflakeSlots {
     this.lengths[slot] = 0;
     this.released[this.releasedCount++] = slot;
     this.count--;
-    return slot;
-  }
-
-  /** The snowflake of a slot in use. */
-  idOf(slot: number): Snowflake {
-    const high = this.highs[slot] as number;
-    const low = this.lows[slot] as number;
-    const digits = high === 0 ? String(low) : `${high}${String(low).padStart(LOW_DIGITS, '0')}`;
-    return digits.padStart(this.lengths[slot] as number, '0');
-  }
-
-  /** Reads the digits of `id` into `high` and `low`; false for anything but 1–20 digits. */
-  private split(id: string): boolean {
-    const length = id.length;
-    if (length === 0 || length > 20) return false;
-    const lowFrom = Math.max(length - LOW_DIGITS, 0);
-    let high = 0;
-    let low = 0;
-    for (let i = 0; i < length; i++) {
-      const digit = id.charCodeAt(i) - ZERO;
-      if (digit < 0 || digit > 9) return false;
-      if (i < lowFrom) high = high * 10 + digit;
-      else low = low * 10 + digit;
-    }
-    this.high = high;
-    this.low = low;
-    return true;
   }
 
   private home(high: number, low: number): number {

@@ -173,6 +173,39 @@ describe('profile refresh', () => {
     expect(simulator.requestCount(`GET /users/${USER}`)).toBe(1);
   });
 
+  it('fetches a user enqueued again while waiting once', async () => {
+    const { simulator, registry, fetcher } = await setup();
+    const others = ['80351110224678913', '80351110224678914', '80351110224678915'];
+    for (const id of others) {
+      simulator.setProfile(id, { banner: `b${id}`, accent_color: 4 });
+      registry.memberSeen(GUILD, { id, username: id });
+    }
+    // The first two are fetched at once; the third waits, and is asked for thrice meanwhile.
+    for (const id of [...others, others[2] as string, others[2] as string]) fetcher.enqueue(id);
+    expect(fetcher.pending).toBe(3);
+    await eventually(() => expect(fetcher.pending).toBe(0));
+    for (const id of others) {
+      expect(simulator.requestCount(`GET /users/${id}`)).toBe(1);
+      expect(registry.get(id)?.presence.banner).toBe(`b${id}`);
+    }
+  });
+
+  it('fetches a user listed twice in one minute once when the minute is due', async () => {
+    const { simulator, fetcher, advance } = await setup();
+    // Fetched again within the same minute (a USER_UPDATE): listed twice under it.
+    fetcher.enqueue(USER);
+    await eventually(() => expect(simulator.requestCount(`GET /users/${USER}`)).toBe(2));
+    await eventually(() => expect(fetcher.pending).toBe(0));
+    // A sweep before the minute is due lists the user once there.
+    advance(PROFILE_AGE_STEP_MS);
+    fetcher.sweep();
+    advance(PROFILE_TTL_MS);
+    fetcher.sweep();
+    await eventually(() => expect(simulator.requestCount(`GET /users/${USER}`)).toBe(3));
+    await eventually(() => expect(fetcher.pending).toBe(0));
+    expect(simulator.requestCount(`GET /users/${USER}`)).toBe(3);
+  });
+
   it('forgets users who are no longer monitored', async () => {
     const { simulator, registry, fetcher, advance } = await setup();
     registry.memberRemoved(GUILD, USER);
