@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { bodyDigest } from '../presence/body-digest.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 
@@ -7,11 +7,9 @@ import type { PresenceSnapshot } from '../presence/snapshot.js';
  * when they share their bytes, whichever path or node wrote them.
  */
 
-/** Bytes of the digest a tag keeps: 128 bits, written as 22 base64url characters. */
-const TAG_BYTES = 16;
-
+/** A tag of 128 bits, written as 22 base64url characters. */
 function tagOf(bytes: string | Buffer): string {
-  return `"${hash('sha1', bytes, 'buffer').toString('base64url', 0, TAG_BYTES)}"`;
+  return `"${bodyDigest(bytes).toString('base64url')}"`;
 }
 
 /** The tag of `GET /v1/users/:id` answered with this snapshot's body: its digest, made once per change. */

@@ -1,3 +1,4 @@
+import { digestInto } from './body-digest.js';
 import { grown } from './snowflake-slots.js';
 
 /** Bytes of a chunk: every text held is shorter than this. */
@@ -58,6 +59,12 @@ export class BodyArena {
     const chunk = this.chunks[this.chunkOf[slot] as number] as Buffer;
     const start = this.startOf[slot] as number;
     return chunk.toString('latin1', start, start + (this.lengthOf[slot] as number));
+  }
+
+  /** Writes the digest of the slot's text (`bodyDigest`) into `out` at `at`, from the bytes held. */
+  digest(slot: number, out: Uint8Array, at: number): void {
+    const chunk = this.chunks[this.chunkOf[slot] as number] as Buffer;
+    digestInto(chunk, this.startOf[slot] as number, this.lengthOf[slot] as number, out, at);
   }
 
   /** Lets the slot's text go, if it has one. */

@@ -1,7 +1,8 @@
 import { BodyArena } from './body-arena.js';
+import { DIGEST_BYTES, digestInto } from './body-digest.js';
 import { CLIENT_PLATFORMS } from './client-status.js';
 import type { ClientStatus, DiscordStatus, Profile, Snowflake } from './model.js';
-import { DIGEST_BYTES, PresenceSnapshot } from './snapshot.js';
+import { PresenceSnapshot } from './snapshot.js';
 import { grown, NO_SLOT, SnowflakeSlots } from './snowflake-slots.js';
 
 const STATUSES: readonly DiscordStatus[] = ['offline', 'online', 'idle', 'dnd'];
@@ -179,19 +180,21 @@ export class HeldPresences {
 
   private store(slot: number, presence: HeldPresence, version: number, snapshot: PresenceSnapshot): void {
     const { body } = presence;
+    // The digest is made from the bytes as held: a text's are written already, with no copy to hash.
     if (typeof body === 'string') {
       this.arena.write(slot, body);
       this.large.delete(slot);
+      this.arena.digest(slot, this.digests, slot * DIGEST_BYTES);
     } else {
       this.arena.free(slot);
       this.large.set(slot, body);
+      digestInto(body, 0, body.length, this.digests, slot * DIGEST_BYTES);
     }
     this.versions[slot] = version;
     this.userLengths[slot] = presence.userLength;
     this.kvAts[slot] = presence.kvAt;
     this.statuses[slot] = STATUSES.indexOf(presence.status);
     this.clientStatuses[slot] = clientStatusCode(presence.clientStatus);
-    this.digests.set(snapshot.digest(), slot * DIGEST_BYTES);
     const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
     this.cachedSlots[at] = slot;
     this.cached[at] = snapshot;

@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { bodyDigest } from './body-digest.js';
 import type { DiscordStatus, Presence, PresenceSummary } from './model.js';
 
 /** The REST envelope around a presence's JSON: `{"success":true,"data":…}`. */
@@ -17,9 +17,6 @@ const BODY_TAIL_BYTES = Buffer.from(BODY_TAIL);
  * as the bytes it is, not six times over as `\uXXXX` escapes.
  */
 export const LARGE_BODY_BYTES = 32 * 1024;
-
-/** Bytes of a body's digest: 128 bits of its SHA-1. */
-export const DIGEST_BYTES = 16;
 
 /**
  * A presence serialized once, when it changed. REST answers with `body` as is, the socket builds its
@@ -56,14 +53,9 @@ export class PresenceSnapshot {
     this.#digest = digest;
   }
 
-  /**
-   * DIGEST_BYTES of the body's SHA-1, made once: two snapshots share it exactly when they share their
-   * bytes (an ASCII body hashes as the bytes it is sent as: its UTF-8 is its Latin-1).
-   */
+  /** The body's digest (`bodyDigest`), made once: two snapshots share it exactly when they share their bytes. */
   digest(): Buffer {
-    if (this.#digest === null) {
-      this.#digest = hash('sha1', this.body, 'buffer').subarray(0, DIGEST_BYTES);
-    }
+    this.#digest ??= bodyDigest(this.body);
     return this.#digest;
   }
 
@@ -154,6 +146,11 @@ function asciiJoin(parts: readonly string[]): string {
     Buffer.byteLength(text);
     return text;
   }
+  return escaped(parts);
+}
+
+/** `parts` joined, every character beyond ASCII as its `\uXXXX` escape, in a one-byte string. */
+function escaped(parts: readonly string[]): string {
   let capacity = 0;
   for (const part of parts) capacity += part.length * (ESCAPE_GROWTH + 1);
   if (scratch.length < capacity) scratch = Buffer.allocUnsafeSlow(capacity);
@@ -188,9 +185,12 @@ function asciiLength(text: string): number {
   return length;
 }
 
-/** `text` escaped as `asciiJoin` does, or itself when it is ASCII already. */
+/**
+ * `text` escaped as `asciiJoin` does, or itself when it is ASCII already: then, and only then, its UTF-8
+ * is as long as it is (a character beyond ASCII takes two bytes or more).
+ */
 function asciiPart(text: string): string {
-  return HAS_BEYOND_ASCII.test(text) ? asciiJoin([text]) : text;
+  return Buffer.byteLength(text) === text.length ? text : escaped([text]);
 }
 
 /** JSON text with every character beyond ASCII escaped: the same JSON value, in ASCII. */
@@ -231,24 +231,13 @@ export function assembleBody({ userJson, fieldsJson, kvJson }: PresenceParts): P
   // Escaping only ever lengthens text: what is long before it is large, and need not be measured.
   const unescaped = USER_HEAD.length + userJson.length + fields.length + kvJson.length;
   if (typeof kvJson === 'string' && unescaped < LARGE_BODY_BYTES) {
-    const text = `${USER_HEAD}${userJson},${fields}${KV_KEY}${kvJson}${BODY_TAIL}`;
-    // Most presences are ASCII as they are: its UTF-8 as long as it finds that in one pass, and measuring
-    // flattens the text, so no escaping and no second look at each part.
-    if (text.length < LARGE_BODY_BYTES && Buffer.byteLength(text) === text.length) {
-      return {
-        body: text,
-        userLength: userJson.length,
-        kvAt: text.length - BODY_TAIL.length - kvJson.length,
-      };
-    }
-    // Usually one part is beyond ASCII (a user and a KV taken out of a held body are ASCII already): only
-    // that one is escaped, and each is looked at once.
+    // Each part is looked at once, and only one beyond ASCII is escaped (usually the fields: a user and a
+    // KV out of a held body are ASCII already). The text need not be flattened here: comparing it with
+    // the body held, or writing it into the arena, does that.
     const user = asciiPart(userJson);
     const kv = asciiPart(kvJson);
     const body = `${USER_HEAD}${user},${asciiPart(fields)}${KV_KEY}${kv}${BODY_TAIL}`;
     if (body.length < LARGE_BODY_BYTES) {
-      // Measuring flattens it: what is held is one string.
-      Buffer.byteLength(body);
       return { body, userLength: user.length, kvAt: body.length - BODY_TAIL.length - kv.length };
     }
   }

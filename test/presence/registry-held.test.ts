@@ -1,14 +1,12 @@
-import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { bodyDigest as digestOf } from '../../src/presence/body-digest.js';
 import type { DiscordStatus, Kv, RawPresence } from '../../src/presence/model.js';
 import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
 import { customStatusActivity } from '../../src/simulator/activities.js';
 
 const GUILDS = ['100000000000000001', '100000000000000002', '100000000000000003'];
 const USERS = Array.from({ length: 24 }, (_, n) => String(80351110224678912n + BigInt(n) * 4194304n));
-
-const digestOf = (body: string | Buffer) => createHash('sha1').update(body).digest().subarray(0, 16);
 
 function registry(): { registry: PresenceRegistry; changes: PresenceChange[] } {
   const reg = new PresenceRegistry({
