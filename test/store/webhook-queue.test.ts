@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../src/presence/webhook.js';
@@ -214,3 +218,22 @@ queueContract(
   },
   !hasPostgres,
 );
+
+describe('the SQLite queue beside a connection holding the write lock (the history thread committing)', () => {
+  it('answers a poll with nothing due at once, without waiting for the lock; a due event waits its turn', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'presently-queue-'));
+    const store = openSqliteStore({ kind: 'sqlite', path: join(dir, 'store.db') });
+    const other = new Database(join(dir, 'store.db'));
+    cleanups.push(() => {
+      other.close();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const queue = new SqliteWebhookQueue(store.db);
+    other.exec('BEGIN IMMEDIATE');
+    expect(await queue.claim(T0, 10, LEASE)).toEqual([]);
+    other.exec('COMMIT');
+    await queue.enqueue('w1', event('e1'), T0);
+    expect((await queue.claim(T0, 10, LEASE)).map((claim) => claim.event.id)).toEqual(['e1']);
+  });
+});
