@@ -1,14 +1,18 @@
-import { digestInto } from './body-digest.js';
+import { DIGEST_BYTES, digestInto } from './body-digest.js';
 import { grown } from './snowflake-slots.js';
 
-/** Bytes of a chunk: every text held is shorter than this. */
+/** Bytes of a chunk: every text held, with its digest, is shorter than this. */
 export const CHUNK_BYTES = 1024 * 1024;
 const NOWHERE = -1;
 const FIRST_CAPACITY = 1024;
+/** Numbers per slot in `where`: its chunk, where its digest starts, its text's length, one unused. */
+const WHERE = 4;
 
 /**
  * ASCII texts, one per slot, side by side in chunks of memory outside the JS heap: a million texts are a
- * few hundred buffers, not a million strings for the garbage collector to visit.
+ * few hundred buffers, not a million strings for the garbage collector to visit. Each text is held after
+ * its digest (`bodyDigest`), and where a slot's are is one record: a read of one among a million slots
+ * finds the text and its digest with as few trips to memory as there can be.
  *
  * A text is written after the last one, and a changed text is written anew, leaving a hole. A chunk
  * that is no longer written into and has become at least half holes has its texts copied to the end and
@@ -26,53 +30,71 @@ export class BodyArena {
   private readonly spare: number[] = [];
   private current = NOWHERE;
   private at = CHUNK_BYTES;
-  private chunkOf = new Int32Array(FIRST_CAPACITY).fill(NOWHERE);
-  private startOf = new Int32Array(FIRST_CAPACITY);
-  private lengthOf = new Int32Array(FIRST_CAPACITY);
+  /** Per slot, WHERE numbers: its chunk (NOWHERE when it holds no text), start, length. */
+  private where = new Int32Array(FIRST_CAPACITY * WHERE).fill(NOWHERE);
 
   /** Makes room for slots below `capacity`. */
   reserve(capacity: number): void {
-    if (capacity <= this.chunkOf.length) return;
-    const from = this.chunkOf.length;
-    this.chunkOf = grown(this.chunkOf, capacity);
-    this.chunkOf.fill(NOWHERE, from);
-    this.startOf = grown(this.startOf, capacity);
-    this.lengthOf = grown(this.lengthOf, capacity);
+    const from = this.where.length;
+    if (capacity * WHERE <= from) return;
+    this.where = grown(this.where, capacity * WHERE);
+    this.where.fill(NOWHERE, from);
   }
 
   /** Whether the slot holds a text. */
   holds(slot: number): boolean {
-    return slot < this.chunkOf.length && this.chunkOf[slot] !== NOWHERE;
+    return slot * WHERE < this.where.length && this.where[slot * WHERE] !== NOWHERE;
   }
 
-  /** Holds `text`, ASCII shorter than CHUNK_BYTES, as the slot's, in place of any it had. */
+  /**
+   * Holds `text`, ASCII shorter than CHUNK_BYTES less a digest, as the slot's, in place of any it had, and
+   * its digest, made from the bytes as written.
+   */
   write(slot: number, text: string): void {
     this.free(slot);
-    if (this.current === NOWHERE || this.at + text.length > CHUNK_BYTES) this.open();
+    if (this.current === NOWHERE || this.at + DIGEST_BYTES + text.length > CHUNK_BYTES) this.open();
     const chunk = this.chunks[this.current] as Buffer;
-    const length = chunk.write(text, this.at, 'latin1');
-    this.place(slot, this.at, length);
+    const start = this.at;
+    const length = chunk.write(text, start + DIGEST_BYTES, 'latin1');
+    digestInto(chunk, start + DIGEST_BYTES, length, chunk, start);
+    this.place(slot, start, length);
   }
 
   /** A copy of the slot's text. */
   text(slot: number): string {
-    const chunk = this.chunks[this.chunkOf[slot] as number] as Buffer;
-    const start = this.startOf[slot] as number;
-    return chunk.toString('latin1', start, start + (this.lengthOf[slot] as number));
+    const at = slot * WHERE;
+    const chunk = this.chunks[this.where[at] as number] as Buffer;
+    const start = (this.where[at + 1] as number) + DIGEST_BYTES;
+    return chunk.toString('latin1', start, start + (this.where[at + 2] as number));
   }
 
-  /** Writes the digest of the slot's text (`bodyDigest`) into `out` at `at`, from the bytes held. */
-  digest(slot: number, out: Uint8Array, at: number): void {
-    const chunk = this.chunks[this.chunkOf[slot] as number] as Buffer;
-    digestInto(chunk, this.startOf[slot] as number, this.lengthOf[slot] as number, out, at);
+  /** The digest of the slot's text, as base64url text. */
+  digestText(slot: number): string {
+    const at = slot * WHERE;
+    const start = this.where[at + 1] as number;
+    return (this.chunks[this.where[at] as number] as Buffer).toString(
+      'base64url',
+      start,
+      start + DIGEST_BYTES,
+    );
+  }
+
+  /** A copy of the digest of the slot's text. */
+  digest(slot: number): Buffer {
+    const at = slot * WHERE;
+    const start = this.where[at + 1] as number;
+    return Buffer.from(
+      (this.chunks[this.where[at] as number] as Buffer).subarray(start, start + DIGEST_BYTES),
+    );
   }
 
   /** Lets the slot's text go, if it has one. */
   free(slot: number): void {
-    const chunk = this.chunkOf[slot] as number;
+    const at = slot * WHERE;
+    const chunk = this.where[at] as number;
     if (chunk === NOWHERE) return;
-    this.chunkOf[slot] = NOWHERE;
-    const live = (this.live[chunk] as number) - (this.lengthOf[slot] as number);
+    this.where[at] = NOWHERE;
+    const live = (this.live[chunk] as number) - DIGEST_BYTES - (this.where[at + 2] as number);
     this.live[chunk] = live;
     if (chunk !== this.current && live <= CHUNK_BYTES / 2) this.empty(chunk);
   }
@@ -82,13 +104,15 @@ export class BodyArena {
     return (this.chunks.length - this.spare.length) * CHUNK_BYTES;
   }
 
+  /** The slot's digest and text, of `length`, are at `start` in the chunk written into. */
   private place(slot: number, start: number, length: number): void {
     const chunk = this.current;
-    this.chunkOf[slot] = chunk;
-    this.startOf[slot] = start;
-    this.lengthOf[slot] = length;
-    this.at = start + length;
-    this.live[chunk] = (this.live[chunk] as number) + length;
+    const at = slot * WHERE;
+    this.where[at] = chunk;
+    this.where[at + 1] = start;
+    this.where[at + 2] = length;
+    this.at = start + DIGEST_BYTES + length;
+    this.live[chunk] = (this.live[chunk] as number) + DIGEST_BYTES + length;
     let log = this.written[chunk] as Int32Array;
     const count = this.writtenCount[chunk] as number;
     if (count === log.length) {
@@ -123,11 +147,11 @@ export class BodyArena {
     this.live[chunk] = 0;
     for (let i = 0; i < count; i++) {
       const slot = log[i] as number;
-      if (this.chunkOf[slot] !== chunk) continue;
-      const start = this.startOf[slot] as number;
-      const length = this.lengthOf[slot] as number;
-      if (this.at + length > CHUNK_BYTES) this.open();
-      source.copy(this.chunks[this.current] as Buffer, this.at, start, start + length);
+      if (this.where[slot * WHERE] !== chunk) continue;
+      const start = this.where[slot * WHERE + 1] as number;
+      const length = this.where[slot * WHERE + 2] as number;
+      if (this.at + DIGEST_BYTES + length > CHUNK_BYTES) this.open();
+      source.copy(this.chunks[this.current] as Buffer, this.at, start, start + DIGEST_BYTES + length);
       this.place(slot, this.at, length);
     }
     // Only now: a chunk opened while copying must not take this one's number.

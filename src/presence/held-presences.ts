@@ -1,5 +1,5 @@
 import { BodyArena } from './body-arena.js';
-import { DIGEST_BYTES, digestInto } from './body-digest.js';
+import { bodyDigest } from './body-digest.js';
 import { CLIENT_PLATFORMS } from './client-status.js';
 import type { ClientStatus, DiscordStatus, Profile, Snowflake } from './model.js';
 import { PresenceSnapshot } from './snapshot.js';
@@ -37,8 +37,8 @@ export interface HeldPresence {
 export class HeldPresences {
   private readonly slots = new SnowflakeSlots();
   private readonly arena = new BodyArena();
-  /** Large bodies: UTF-8 bytes, shared with their snapshots as they are. */
-  private readonly large = new Map<number, Buffer>();
+  /** Large bodies: UTF-8 bytes, shared with their snapshots as they are, and their digests. */
+  private readonly large = new Map<number, { body: Buffer; digest: Buffer }>();
   private readonly profiles = new Map<number, Profile>();
   private versions = new Float64Array(0);
   private kvRevisions = new Float64Array(0);
@@ -46,12 +46,6 @@ export class HeldPresences {
   private kvAts = new Int32Array(0);
   private statuses = new Uint8Array(0);
   private clientStatuses = new Uint16Array(0);
-  /**
-   * Each body's digest, made when the body is stored: a read, however many there are of a change, never
-   * hashes. `digestBytes` is the same memory, read as a Buffer.
-   */
-  private digests = new Uint8Array(0);
-  private digestBytes = Buffer.alloc(0);
   private readonly cachedSlots = new Int32Array(SNAPSHOT_CACHE_SIZE).fill(NO_SLOT);
   private readonly cached: (PresenceSnapshot | undefined)[] = new Array(SNAPSHOT_CACHE_SIZE).fill(undefined);
 
@@ -109,15 +103,14 @@ export class HeldPresences {
   snapshot(slot: number): PresenceSnapshot {
     const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
     if (this.cachedSlots[at] === slot) return this.cached[at] as PresenceSnapshot;
-    const body = this.stored(slot);
-    const from = slot * DIGEST_BYTES;
+    const large = this.arena.holds(slot) ? undefined : this.large.get(slot);
     return new PresenceSnapshot(
       null,
-      body,
+      large ? large.body : this.arena.text(slot),
       this.versions[slot] as number,
       STATUSES[this.statuses[slot] as number] as DiscordStatus,
       this.kvAts[slot] as number,
-      Buffer.from(this.digests.subarray(from, from + DIGEST_BYTES)),
+      large ? large.digest : this.arena.digest(slot),
     );
   }
 
@@ -131,10 +124,13 @@ export class HeldPresences {
     return this.stored(slot);
   }
 
-  /** The slot's digest (`PresenceSnapshot.digest`) as base64url text. */
+  /**
+   * The slot's digest (`PresenceSnapshot.digest`) as base64url text: made when the body was stored, so a
+   * read, however many there are of a change, never hashes.
+   */
   digestText(slot: number): string {
-    const from = slot * DIGEST_BYTES;
-    return this.digestBytes.toString('base64url', from, from + DIGEST_BYTES);
+    if (this.arena.holds(slot)) return this.arena.digestText(slot);
+    return (this.large.get(slot)?.digest as Buffer).toString('base64url');
   }
 
   userLength(slot: number): number {
@@ -180,15 +176,12 @@ export class HeldPresences {
 
   private store(slot: number, presence: HeldPresence, version: number, snapshot: PresenceSnapshot): void {
     const { body } = presence;
-    // The digest is made from the bytes as held: a text's are written already, with no copy to hash.
     if (typeof body === 'string') {
       this.arena.write(slot, body);
       this.large.delete(slot);
-      this.arena.digest(slot, this.digests, slot * DIGEST_BYTES);
     } else {
       this.arena.free(slot);
-      this.large.set(slot, body);
-      digestInto(body, 0, body.length, this.digests, slot * DIGEST_BYTES);
+      this.large.set(slot, { body, digest: bodyDigest(body) });
     }
     this.versions[slot] = version;
     this.userLengths[slot] = presence.userLength;
@@ -202,7 +195,7 @@ export class HeldPresences {
 
   /** The slot's ASCII text out of the arena, or its large body's bytes. */
   private stored(slot: number): string | Buffer {
-    return this.arena.holds(slot) ? this.arena.text(slot) : (this.large.get(slot) as Buffer);
+    return this.arena.holds(slot) ? this.arena.text(slot) : (this.large.get(slot)?.body as Buffer);
   }
 
   private forgetSnapshot(slot: number): void {
@@ -220,8 +213,6 @@ export class HeldPresences {
     this.kvAts = grown(this.kvAts, capacity);
     this.statuses = grown(this.statuses, capacity);
     this.clientStatuses = grown(this.clientStatuses, capacity);
-    this.digests = grown(this.digests, capacity * DIGEST_BYTES);
-    this.digestBytes = Buffer.from(this.digests.buffer, this.digests.byteOffset, this.digests.byteLength);
   }
 }
 

@@ -4,6 +4,8 @@ import { joinSnowflake, type SnowflakeDigits, splitSnowflake } from './snowflake
 /** A slot of no snowflake; also an empty bucket of the table. */
 export const NO_SLOT = -1;
 const FIRST_CAPACITY = 1024;
+/** A key's first number: its high digits and how many digits it has, which keeps leading zeros apart. */
+const LENGTHS = 32;
 
 /**
  * Snowflakes numbered with small integers (slots), a slot reused once its snowflake is let go, found
@@ -13,10 +15,11 @@ const FIRST_CAPACITY = 1024;
 export class SnowflakeSlots {
   /** Per bucket, the slot whose snowflake is there, or NO_SLOT. */
   private table = new Int32Array(FIRST_CAPACITY * 2).fill(NO_SLOT);
-  private highs = new Float64Array(FIRST_CAPACITY);
-  private lows = new Float64Array(FIRST_CAPACITY);
-  /** Digits of each slot's snowflake; 0 for a slot not in use. */
-  private lengths = new Uint8Array(FIRST_CAPACITY);
+  /**
+   * Per slot, two numbers side by side (one read from memory finds both): its high digits times LENGTHS
+   * plus its number of digits, 0 for a slot not in use; then its low digits.
+   */
+  private keys = new Float64Array(FIRST_CAPACITY * 2);
   private released = new Int32Array(FIRST_CAPACITY);
   private releasedCount = 0;
   /** Slots ever handed out: every slot in use is below it. */
@@ -31,7 +34,7 @@ export class SnowflakeSlots {
 
   /** How many slots there are room for: arrays kept per slot must be this long. */
   get capacity(): number {
-    return this.lengths.length;
+    return this.released.length;
   }
 
   /** Every slot is below this. */
@@ -40,13 +43,13 @@ export class SnowflakeSlots {
   }
 
   inUse(slot: number): boolean {
-    return this.lengths[slot] !== 0;
+    return this.keys[slot * 2] !== 0;
   }
 
   /** The slot of `id`, or NO_SLOT. */
   slotOf(id: Snowflake): number {
     if (!splitSnowflake(id, this.digits)) return NO_SLOT;
-    const bucket = this.find(this.digits.high, this.digits.low, this.digits.length);
+    const bucket = this.find(this.first(), this.digits.low);
     return bucket === NO_SLOT ? NO_SLOT : (this.table[bucket] as number);
   }
 
@@ -56,9 +59,8 @@ export class SnowflakeSlots {
     if (known !== NO_SLOT || !splitSnowflake(id, this.digits)) return known;
     if (this.used === this.capacity && this.releasedCount === 0) this.grow();
     const slot = this.releasedCount > 0 ? (this.released[--this.releasedCount] as number) : this.used++;
-    this.highs[slot] = this.digits.high;
-    this.lows[slot] = this.digits.low;
-    this.lengths[slot] = this.digits.length;
+    this.keys[slot * 2] = this.first();
+    this.keys[slot * 2 + 1] = this.digits.low;
     this.count++;
     this.place(slot);
     return slot;
@@ -67,7 +69,7 @@ export class SnowflakeSlots {
   /** Lets `id` go: its slot is free for another. Returns the slot it had, or NO_SLOT. */
   remove(id: Snowflake): number {
     if (!splitSnowflake(id, this.digits)) return NO_SLOT;
-    const bucket = this.find(this.digits.high, this.digits.low, this.digits.length);
+    const bucket = this.find(this.first(), this.digits.low);
     if (bucket === NO_SLOT) return NO_SLOT;
     const slot = this.table[bucket] as number;
     this.empty(bucket);
@@ -77,14 +79,16 @@ export class SnowflakeSlots {
   /** Lets the snowflake of a slot in use go, as `remove` does, without its id. */
   release(slot: number): void {
     const mask = this.table.length - 1;
-    let bucket = this.home(this.highs[slot] as number, this.lows[slot] as number);
+    let bucket = this.homeOf(slot);
     while (this.table[bucket] !== slot) bucket = (bucket + 1) & mask;
     this.empty(bucket);
   }
 
   /** The snowflake of a slot in use. */
   idOf(slot: number): Snowflake {
-    return joinSnowflake(this.highs[slot] as number, this.lows[slot] as number, this.lengths[slot] as number);
+    const first = this.keys[slot * 2] as number;
+    const length = first % LENGTHS;
+    return joinSnowflake((first - length) / LENGTHS, this.keys[slot * 2 + 1] as number, length);
   }
 
   /** Takes the snowflake in `hole` out of the table, and frees its slot. */
@@ -96,7 +100,7 @@ export class SnowflakeSlots {
     for (let bucket = (hole + 1) & mask; ; bucket = (bucket + 1) & mask) {
       const other = this.table[bucket] as number;
       if (other === NO_SLOT) break;
-      const home = this.home(this.highs[other] as number, this.lows[other] as number);
+      const home = this.homeOf(other);
       const outside = hole <= bucket ? home <= hole || home > bucket : home <= hole && home > bucket;
       if (outside) {
         this.table[hole] = other;
@@ -104,30 +108,38 @@ export class SnowflakeSlots {
       }
     }
     this.table[hole] = NO_SLOT;
-    this.lengths[slot] = 0;
+    this.keys[slot * 2] = 0;
     this.released[this.releasedCount++] = slot;
     this.count--;
   }
 
-  private home(high: number, low: number): number {
-    const mixed = Math.imul(high | 0, 0x9e3779b1) ^ Math.imul(low | 0, 0x85ebca77);
+  /** The key's first number (see `keys`) of the snowflake last split. */
+  private first(): number {
+    return this.digits.high * LENGTHS + this.digits.length;
+  }
+
+  private home(first: number, low: number): number {
+    const mixed = Math.imul(first | 0, 0x9e3779b1) ^ Math.imul(low | 0, 0x85ebca77);
     return (mixed ^ (mixed >>> 15)) & (this.table.length - 1);
   }
 
+  private homeOf(slot: number): number {
+    return this.home(this.keys[slot * 2] as number, this.keys[slot * 2 + 1] as number);
+  }
+
   /** The bucket holding this snowflake, or NO_SLOT. */
-  private find(high: number, low: number, length: number): number {
+  private find(first: number, low: number): number {
     const mask = this.table.length - 1;
-    for (let bucket = this.home(high, low); ; bucket = (bucket + 1) & mask) {
+    for (let bucket = this.home(first, low); ; bucket = (bucket + 1) & mask) {
       const slot = this.table[bucket] as number;
       if (slot === NO_SLOT) return NO_SLOT;
-      if (this.lows[slot] === low && this.highs[slot] === high && this.lengths[slot] === length)
-        return bucket;
+      if (this.keys[slot * 2 + 1] === low && this.keys[slot * 2] === first) return bucket;
     }
   }
 
   private place(slot: number): void {
     const mask = this.table.length - 1;
-    let bucket = this.home(this.highs[slot] as number, this.lows[slot] as number);
+    let bucket = this.homeOf(slot);
     while (this.table[bucket] !== NO_SLOT) bucket = (bucket + 1) & mask;
     this.table[bucket] = slot;
   }
@@ -135,12 +147,10 @@ export class SnowflakeSlots {
   /** Twice the slots, and a table kept at most half full. */
   private grow(): void {
     const capacity = this.capacity * 2;
-    this.highs = grown(this.highs, capacity);
-    this.lows = grown(this.lows, capacity);
-    this.lengths = grown(this.lengths, capacity);
+    this.keys = grown(this.keys, capacity * 2);
     this.released = grown(this.released, capacity);
     this.table = new Int32Array(capacity * 2).fill(NO_SLOT);
-    for (let slot = 0; slot < this.used; slot++) if (this.lengths[slot] !== 0) this.place(slot);
+    for (let slot = 0; slot < this.used; slot++) if (this.inUse(slot)) this.place(slot);
   }
 }
 
