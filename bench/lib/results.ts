@@ -75,6 +75,13 @@ function render(rows: readonly StoredRow[], here: string): string {
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const row of rows) lines.push(tableLine(row));
+  if (rows.some((row) => row.target && !row.target.met)) {
+    lines.push(
+      '',
+      'Where the time goes in a scenario whose target is not met, from its CPU profile: docs/performance.md,',
+      '"Targets not met".',
+    );
+  }
   const elsewhere = [...new Set(rows.filter((row) => row.machine !== here).map((row) => row.machine))];
   for (const other of elsewhere) lines.push('', `Some rows were measured on another machine: ${other}.`);
   const notes = rows.filter((row) => row.notes);
