@@ -52,15 +52,15 @@ export interface ProfileFetcherOptions {
  * in the background. Reads never wait for it; the presence changes when the profile arrives.
  */
 export class ProfileFetcher {
-  /** Held in typed arrays: a large guild's members wait here for hours, at Discord's rate limit. */
+  /** Held in typed arrays: a large guild's members wait here long after they arrive, at Discord's rate limit. */
   private readonly queue = new SnowflakeQueue();
   private readonly retries = new Set<Snowflake>();
   /**
    * Who was fetched when, by the minute (PROFILE_AGE_STEP_MS): what the sweep ages. A list per minute,
-   * not a time per user: a map entry for each of a million users cost more than the rest of what is held
-   * for them beside their presence. A user fetched again since (USER_UPDATE) stays listed under the old
-   * minute too, and is fetched once more when it is due. The lists hold ids in typed arrays, not a string
-   * per user for the garbage collector to visit.
+   * not a time per user: a map entry per user would outweigh what else is held for them beside their
+   * presence. A user fetched again since (USER_UPDATE) stays listed under the old minute too, and is
+   * fetched once more when it is due. The lists hold ids in typed arrays, for the garbage collector to
+   * have nothing per user to visit.
    */
   private readonly fetchedIn = new Map<number, SnowflakeList>();
   private retryTimer: NodeJS.Timeout | undefined;

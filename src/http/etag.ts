@@ -1,4 +1,5 @@
-import { bodyDigest } from '../presence/body-digest.js';
+import { hash } from 'node:crypto';
+import { DIGEST_BYTES } from '../presence/body-digest.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 
@@ -7,9 +8,13 @@ import type { PresenceSnapshot } from '../presence/snapshot.js';
  * when they share their bytes, whichever path or node wrote them.
  */
 
-/** A tag of 128 bits, written as 22 base64url characters. */
-function tagOf(bytes: string | Buffer): string {
-  return `"${bodyDigest(bytes).toString('base64url')}"`;
+/**
+ * A bulk read's tag, 128 bits as 22 base64url characters. A cryptographic hash: its parts are several users'
+ * tags, one of which a member can steer (body-digest.ts), and that must not let them pin the tag of an
+ * answer holding someone else's presence.
+ */
+function tagOf(parts: string): string {
+  return `"${hash('sha256', parts, 'buffer').toString('base64url', 0, DIGEST_BYTES)}"`;
 }
 
 /** The tag of `GET /v1/users/:id` answered with this snapshot's body: its digest, made once per change. */

@@ -5,14 +5,16 @@ import { grown } from './snowflake-slots.js';
 export const CHUNK_BYTES = 1024 * 1024;
 const NOWHERE = -1;
 const FIRST_CAPACITY = 1024;
-/** Numbers per slot in `where`: its chunk, where its digest starts, its text's length, one unused. */
+/**
+ * Numbers per slot in `where`: its chunk, where its digest starts, its text's length, and one unused, so a
+ * record is 16 bytes and never spans two cache lines.
+ */
 const WHERE = 4;
 
 /**
- * ASCII texts, one per slot, side by side in chunks of memory outside the JS heap: a million texts are a
- * few hundred buffers, not a million strings for the garbage collector to visit. Each text is held after
- * its digest (`bodyDigest`), and where a slot's are is one record: a read of one among a million slots
- * finds the text and its digest with as few trips to memory as there can be.
+ * ASCII texts, one per slot, side by side in chunks of memory outside the JS heap: a few buffers, not a
+ * string per text for the garbage collector to visit. Each text is held after its digest (`bodyDigest`),
+ * and where a slot's are is one record, so a read of one slot among many goes to memory in few places.
  *
  * A text is written after the last one, and a changed text is written anew, leaving a hole. A chunk
  * that is no longer written into and has become at least half holes has its texts copied to the end and
@@ -51,6 +53,7 @@ export class BodyArena {
    * its digest, made from the bytes as written.
    */
   write(slot: number, text: string): void {
+    if (DIGEST_BYTES + text.length > CHUNK_BYTES) throw new RangeError('a text held must fit in a chunk');
     this.free(slot);
     if (this.current === NOWHERE || this.at + DIGEST_BYTES + text.length > CHUNK_BYTES) this.open();
     const chunk = this.chunks[this.current] as Buffer;

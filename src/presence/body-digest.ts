@@ -8,12 +8,15 @@ const C4 = 0xa1e38b93;
 
 /** Where a text body's bytes are put to be hashed: grown for a longer one, and kept for the next. */
 let scratch = Buffer.allocUnsafeSlow(4 * 1024);
+/** UTF-8 bytes a UTF-16 code unit takes at most. */
+const MAX_UTF8_PER_UNIT = 3;
 
 /**
- * The digest of a body, its ETag: MurmurHash3 x86_128 of its bytes. An entity tag needs different bytes
- * to give different tags, not a hash no one can steer: the bytes are the user's own presence, so a
- * crafted collision only keeps that user's readers on what the same user wrote before. A cryptographic
- * hash's fixed cost per call would come with every presence change.
+ * The digest of a body, its ETag: MurmurHash3 x86_128 of its bytes. Not a hash no one can steer: a member
+ * can craft their own presence to keep its tag, and so keep their own readers on what they wrote before,
+ * nothing more (a tag is only ever compared with tags of the same URL; a bulk read's tag, which holds
+ * other users' presences, is a cryptographic hash of theirs). A cryptographic hash's fixed cost per call
+ * would come with every presence change.
  * https://github.com/aappleby/smhasher/blob/master/src/MurmurHash3.cpp
  */
 export function bodyDigest(body: string | Buffer): Buffer {
@@ -22,9 +25,10 @@ export function bodyDigest(body: string | Buffer): Buffer {
     digestInto(body, 0, body.length, out, 0);
     return out;
   }
-  // Bodies held as text are ASCII: their Latin-1 bytes are the UTF-8 bytes they are sent as.
-  if (scratch.length < body.length) scratch = Buffer.allocUnsafeSlow(body.length * 2);
-  const length = scratch.write(body, 0, 'latin1');
+  // A text is hashed as the UTF-8 bytes it is sent as: the same digest as the same body held as bytes.
+  const room = body.length * MAX_UTF8_PER_UNIT;
+  if (scratch.length < room) scratch = Buffer.allocUnsafeSlow(room * 2);
+  const length = scratch.write(body, 0, 'utf8');
   digestInto(scratch, 0, length, out, 0);
   return out;
 }

@@ -1,5 +1,4 @@
 import { BodyArena } from './body-arena.js';
-import { bodyDigest } from './body-digest.js';
 import { CLIENT_PLATFORMS } from './client-status.js';
 import type { ClientStatus, DiscordStatus, Profile, Snowflake } from './model.js';
 import { PresenceSnapshot } from './snapshot.js';
@@ -15,6 +14,12 @@ const PLATFORM_MASK = (1 << PLATFORM_BITS) - 1;
  * each would outlive the young generation, to be copied by every collection while it stays.
  */
 const SNAPSHOT_CACHE_SIZE = 16 * 1024;
+
+/** A body of LARGE_BODY_BYTES or more, held as its bytes, and its digest. */
+interface LargeBody {
+  body: Buffer;
+  digest: Buffer;
+}
 
 /** A presence as rendered, to be held. */
 export interface HeldPresence {
@@ -38,7 +43,7 @@ export class HeldPresences {
   private readonly slots = new SnowflakeSlots();
   private readonly arena = new BodyArena();
   /** Large bodies: UTF-8 bytes, shared with their snapshots as they are, and their digests. */
-  private readonly large = new Map<number, { body: Buffer; digest: Buffer }>();
+  private readonly large = new Map<number, LargeBody>();
   private readonly profiles = new Map<number, Profile>();
   private versions = new Float64Array(0);
   private kvRevisions = new Float64Array(0);
@@ -130,7 +135,8 @@ export class HeldPresences {
    */
   digestText(slot: number): string {
     if (this.arena.holds(slot)) return this.arena.digestText(slot);
-    return (this.large.get(slot)?.digest as Buffer).toString('base64url');
+    const { digest } = this.large.get(slot) as LargeBody;
+    return digest.toString('base64url');
   }
 
   userLength(slot: number): number {
@@ -176,12 +182,14 @@ export class HeldPresences {
 
   private store(slot: number, presence: HeldPresence, version: number, snapshot: PresenceSnapshot): void {
     const { body } = presence;
+    // One digest per change: the snapshot its readers share takes the one stored.
     if (typeof body === 'string') {
       this.arena.write(slot, body);
       this.large.delete(slot);
+      snapshot.knowDigest(this.arena.digest(slot));
     } else {
       this.arena.free(slot);
-      this.large.set(slot, { body, digest: bodyDigest(body) });
+      this.large.set(slot, { body, digest: snapshot.digest() });
     }
     this.versions[slot] = version;
     this.userLengths[slot] = presence.userLength;

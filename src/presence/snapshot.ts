@@ -53,10 +53,15 @@ export class PresenceSnapshot {
     this.#digest = digest;
   }
 
-  /** The body's digest (`bodyDigest`), made once: two snapshots share it exactly when they share their bytes. */
+  /** The body's digest (`bodyDigest`), made once: the same bytes have the same digest wherever they are held. */
   digest(): Buffer {
     this.#digest ??= bodyDigest(this.body);
     return this.#digest;
+  }
+
+  /** The body's digest, made by whoever stored the same bytes: not made again when asked. */
+  knowDigest(digest: Buffer): void {
+    this.#digest ??= digest;
   }
 
   /** The presence object as JSON text. A copy for large bodies: hot paths take `jsonData()`. */

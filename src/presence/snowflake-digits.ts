@@ -6,7 +6,7 @@ const ZERO = 48;
 
 /**
  * A snowflake as numbers: two doubles and how many digits it has, which keeps leading zeros. Held in typed
- * arrays, a million ids are no objects on the JS heap.
+ * arrays, ids are no objects on the JS heap.
  */
 export interface SnowflakeDigits {
   high: number;

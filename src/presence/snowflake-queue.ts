@@ -5,8 +5,8 @@ const FIRST_CAPACITY = 1024;
 
 /**
  * Snowflakes waiting their turn, each once, oldest first, as a Set keeps them: slots in typed arrays (a
- * SnowflakeSlots numbers them, a ring holds the slots in arrival order), so a million queued ids put no
- * string on the JS heap for the garbage collector to visit.
+ * SnowflakeSlots numbers them, a ring holds the slots in arrival order), so queued ids put no string on
+ * the JS heap for the garbage collector to visit.
  */
 export class SnowflakeQueue {
   private slots = new SnowflakeSlots();

@@ -9,8 +9,8 @@ const LENGTHS = 32;
 
 /**
  * Snowflakes numbered with small integers (slots), a slot reused once its snowflake is let go, found
- * through an open-addressing table with linear probing: everything is in typed arrays, so a million ids
- * put no object on the JS heap for the garbage collector to visit.
+ * through an open-addressing table with linear probing: everything is in typed arrays, so however many
+ * ids there are, none is an object on the JS heap for the garbage collector to visit.
  */
 export class SnowflakeSlots {
   /** Per bucket, the slot whose snowflake is there, or NO_SLOT. */
@@ -76,8 +76,9 @@ export class SnowflakeSlots {
     return slot;
   }
 
-  /** Lets the snowflake of a slot in use go, as `remove` does, without its id. */
+  /** Lets the snowflake of a slot in use go, as `remove` does, without its id; a slot not in use stays so. */
   release(slot: number): void {
+    if (!this.inUse(slot)) return;
     const mask = this.table.length - 1;
     let bucket = this.homeOf(slot);
     while (this.table[bucket] !== slot) bucket = (bucket + 1) & mask;

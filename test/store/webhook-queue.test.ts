@@ -220,7 +220,7 @@ queueContract(
 );
 
 describe('the SQLite queue beside a connection holding the write lock (the history thread committing)', () => {
-  it('answers a poll with nothing due at once, without waiting for the lock; a due event waits its turn', async () => {
+  it('answers a poll with nothing due at once, without waiting for the lock; one with an event due claims it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'presently-queue-'));
     const store = openSqliteStore({ kind: 'sqlite', path: join(dir, 'store.db') });
     const other = new Database(join(dir, 'store.db'));
