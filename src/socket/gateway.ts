@@ -39,7 +39,7 @@ import { Subscriptions } from './subscriptions.js';
 
 export const SOCKET_PATH = '/socket';
 /** A closing socket that does not finish its close handshake in this long is cut. */
-const CLOSE_GRACE_MS = 5_000;
+export const CLOSE_GRACE_MS = 5_000;
 /** A command naming more ids than this waits its turn in the command queue (command-queue.ts). */
 const QUEUE_AT_IDS = 50;
 /** A frame larger than this is no heartbeat (`{"op":3}`): it is charged as a command before it is read. */
@@ -549,9 +549,6 @@ function closeUnheard(ws: WebSocket, socket: Duplex, close: CloseReason): void {
   ws.close(close.code, close.reason);
   socket.removeAllListeners('data');
   socket.on('data', () => {});
-  // A socket paused while its spent budget's commands waited is read again, or its client's leaving
-  // would go unnoticed until the grace runs out.
-  socket.resume();
   socket.end();
   setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
 }
