@@ -78,8 +78,7 @@ function render(rows: readonly StoredRow[], here: string): string {
   if (rows.some((row) => row.target && !row.target.met)) {
     lines.push(
       '',
-      'Where the time goes in a scenario whose target is not met, from its CPU profile: docs/performance.md,',
-      '"Targets not met".',
+      'Where the time goes in a scenario whose target is not met, from its CPU profiles: bench/PROFILES.md.',
     );
   }
   const elsewhere = [...new Set(rows.filter((row) => row.machine !== here).map((row) => row.machine))];
