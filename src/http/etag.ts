@@ -4,8 +4,8 @@ import type { Snowflake } from '../presence/model.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 
 /**
- * Strong entity tags of presence reads: a hash of the bytes answered, so two answers share a tag exactly
- * when they share their bytes, whichever path or node wrote them.
+ * Strong entity tags of presence reads: a hash of the bytes answered, so the same bytes have the same tag
+ * whichever path or node wrote them, and changed bytes a new one.
  */
 
 /**

@@ -203,7 +203,7 @@ export class HeldPresences {
 
   /** The slot's ASCII text out of the arena, or its large body's bytes. */
   private stored(slot: number): string | Buffer {
-    return this.arena.holds(slot) ? this.arena.text(slot) : (this.large.get(slot)?.body as Buffer);
+    return this.arena.holds(slot) ? this.arena.text(slot) : (this.large.get(slot) as LargeBody).body;
   }
 
   private forgetSnapshot(slot: number): void {
