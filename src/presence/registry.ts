@@ -201,7 +201,9 @@ export class PresenceRegistry implements PresenceSource {
     if (slot === NO_SLOT) return true;
     const held = this.held.kvRevision(slot);
     if (revision <= held) return true;
-    if (held === 0 || revision !== held + 1) return false;
+    // Held at 0 is the KV before any write, `{}`, whether or not the store was read yet: the first write
+    // applies to it, so its writer reads it back at once rather than after the KV is read again.
+    if (revision !== held + 1) return false;
     const previous = this.held.snapshot(slot);
     const kvJson = previous.kvJson();
     this.held.setKvRevision(slot, revision);

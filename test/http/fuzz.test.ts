@@ -425,6 +425,10 @@ function check(r: RawRequest, response: RawResponse | null): void {
       r.headers.some(([name, value]) => name === 'Accept' && value === 'text/html'),
       shown,
     ).toBe(true);
+  } else if (type?.startsWith('text/plain')) {
+    // Prometheus's text format: `/metrics`, open while no METRICS_TOKEN is set.
+    expect(new URL(r.target, 'http://localhost').pathname, shown).toBe('/metrics');
+    expect(response.status, shown).toBe(200);
   } else {
     // The card is the only other success that is not JSON.
     expect(type, shown).toMatch(/^image\/svg\+xml/);

@@ -275,6 +275,21 @@ describe('PresenceRegistry', () => {
     expect(reg.kvChanged(ALICE.id, { set: [['x', '1']], delete: [] }, 6)).toBe(false);
     expect(reg.get(ALICE.id)?.presence.kv).toEqual({ note: 'héllo' });
   });
+
+  it("applies a user's first KV write at once, whether or not their empty KV was read from the store", () => {
+    const { registry: reg } = registry();
+    reg.memberSeen(GUILD_A, ALICE);
+    expect(reg.kvChanged(ALICE.id, { set: [['city', 'Lyon']], delete: [] }, 1)).toBe(true);
+    expect(reg.get(ALICE.id)?.presence.kv).toEqual({ city: 'Lyon' });
+    // The store's read of the KV before that write, answering late, takes nothing back.
+    reg.kvLoaded(ALICE.id, {}, 0);
+    expect(reg.get(ALICE.id)?.presence.kv).toEqual({ city: 'Lyon' });
+    expect(reg.kvRevisionOf(ALICE.id)).toBe(1);
+    // A user whose KV is further along than the registry knows is read again.
+    const bob = { ...ALICE, id: '80351110224678913', username: 'bob' };
+    reg.memberSeen(GUILD_A, bob);
+    expect(reg.kvChanged(bob.id, { set: [['x', '1']], delete: [] }, 5)).toBe(false);
+  });
 });
 
 describe('copies and repeats that change nothing', () => {
