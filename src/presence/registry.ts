@@ -5,6 +5,7 @@ import { type HeldPresence, HeldPresences } from './held-presences.js';
 import { applyDelta, applyDeltaToBytes, type KvDelta } from './kv-delta.js';
 import type { DiscordUser, Kv, PresenceSummary, Profile, RawPresence, Snowflake } from './model.js';
 import { type NormalizeOptions, type PresenceFields, presenceFields } from './presence.js';
+import { QuietFields } from './quiet-fields.js';
 import { OFFLINE_PRESENCE, statusFrom } from './raw.js';
 import {
   assembleBody,
@@ -97,10 +98,12 @@ export class PresenceRegistry implements PresenceSource {
   /** By slot, `activitySketch` of the held presence's activities: most changes are told without parsing them. */
   private sketches = new Int32Array(0);
 
+  private readonly quiet: QuietFields;
   private readonly now: () => number;
 
   constructor(private readonly options: NormalizeOptions & { now?: () => number }) {
     this.now = options.now ?? Date.now;
+    this.quiet = new QuietFields(options);
   }
 
   get size(): number {
@@ -239,7 +242,10 @@ export class PresenceRegistry implements PresenceSource {
    * before `endGuildSync` left while we were not looking.
    */
   beginGuildSync(guildId: Snowflake): void {
-    this.syncing.set(guildId, new Set());
+    // With none of its members known, everyone still a member when it ends was seen by it: a first
+    // listing of a large guild keeps no set of every id it lists.
+    if (this.memberships.count(guildId) === 0) this.syncing.delete(guildId);
+    else this.syncing.set(guildId, new Set());
   }
 
   endGuildSync(guildId: Snowflake): void {
@@ -350,11 +356,13 @@ export class PresenceRegistry implements PresenceSource {
 
   /** `userJson`: the user's JSON when it is held already, so it is not serialized again. */
   private render(userId: Snowflake, user: DiscordUser, userJson: string | null, sources: Sources): Rendered {
-    const fields = presenceFields({ userId, raw: sources.raw, profile: sources.profile }, this.options);
+    const { raw, profile } = sources;
+    const quiet = this.quiet.of(userId, raw, profile);
+    const fields = quiet?.fields ?? presenceFields({ userId, raw, profile }, this.options);
     const shown = userJson === null ? userWithImageUrls(user, this.options.cdnUrl) : user;
     const { body, userLength, kvAt } = assembleBody({
       userJson: userJson ?? JSON.stringify(shown),
-      fieldsJson: JSON.stringify(fields),
+      fieldsJson: quiet?.json ?? JSON.stringify(fields),
       kvJson: sources.kvJson,
     });
     return { presence: { discord_user: shown, ...fields }, body, userLength, kvAt };
