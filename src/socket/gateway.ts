@@ -442,6 +442,7 @@ export class SocketGateway {
   }
 
   private fanOut(userId: Snowflake, current: PresenceSnapshot): void {
+    if (!this.subscriptions.heard(userId)) return;
     const started = performance.now();
     let event: SharedEvent | LargePresenceEvent | undefined;
     for (const client of this.subscriptions.subscribersOf(userId)) {

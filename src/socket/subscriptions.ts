@@ -57,6 +57,11 @@ export class Subscriptions<S> {
     return this.toAll.has(subscriber) || this.byUser.get(userId)?.has(subscriber) === true;
   }
 
+  /** Whether anybody hears of this user's changes: most users' changes go to nobody. */
+  heard(userId: Snowflake): boolean {
+    return this.toAll.size > 0 || this.byUser.has(userId);
+  }
+
   holds(subscriber: S): number {
     return this.bySubscriber.get(subscriber)?.size ?? 0;
   }

@@ -166,6 +166,10 @@ export class SseHub {
 
   /** A change out of the pacer: numbered, encoded once if anybody streams the user, and sent to them all. */
   private changed(userId: Snowflake, snapshot: PresenceSnapshot): void {
+    if (!this.subscriptions.heard(userId)) {
+      this.ring.push(userId, null);
+      return;
+    }
     let event: SseChunk | null = null;
     let sent = 0;
     for (const stream of this.subscriptions.subscribersOf(userId)) {

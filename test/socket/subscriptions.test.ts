@@ -7,8 +7,12 @@ const C = '100000000000000003';
 
 type Sub = { name: string };
 const sub = (name: string): Sub => ({ name });
-const of = (subs: Subscriptions<Sub>, id: string): string[] =>
-  [...subs.subscribersOf(id)].map((s) => s.name).sort();
+/** The user's subscribers' names; `heard` must say there are some exactly when there are. */
+const of = (subs: Subscriptions<Sub>, id: string): string[] => {
+  const names = [...subs.subscribersOf(id)].map((s) => s.name).sort();
+  expect(subs.heard(id)).toBe(names.length > 0);
+  return names;
+};
 
 describe('Subscriptions', () => {
   it('starts empty', () => {
