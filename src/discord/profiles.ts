@@ -66,6 +66,8 @@ export class ProfileFetcher {
   private retryTimer: NodeJS.Timeout | undefined;
   /** Fetched, not written yet. */
   private unwritten = new Map<Snowflake, StoredProfile>();
+  /** Being written: not in the store until their write is committed. */
+  private readonly writing = new Set<ReadonlyMap<Snowflake, StoredProfile>>();
   private writeTimer: NodeJS.Timeout | undefined;
   private readonly sweepTimer: NodeJS.Timeout;
   private active = 0;
@@ -83,12 +85,12 @@ export class ProfileFetcher {
    * read in one go.
    */
   async usersMonitored(userIds: readonly Snowflake[]): Promise<void> {
-    // Fetched before but not written yet: the user left and came back within the second. Taken now, for
-    // a write may run while the store is asked, and empty `unwritten`.
+    // Fetched before but not in the store yet: the user left and came back within the second. Taken now,
+    // for a write may run while the store is asked, and empty `unwritten`.
     const held = new Map<Snowflake, StoredProfile>();
     const unread: Snowflake[] = [];
     for (const userId of userIds) {
-      const unwritten = this.unwritten.get(userId);
+      const unwritten = this.unwritten.get(userId) ?? this.beingWritten(userId);
       if (unwritten) held.set(userId, unwritten);
       else unread.push(userId);
     }
@@ -158,6 +160,7 @@ export class ProfileFetcher {
     const profiles = this.unwritten;
     if (profiles.size === 0) return;
     this.unwritten = new Map();
+    this.writing.add(profiles);
     try {
       await this.options.store.putProfiles(profiles);
     } catch (error) {
@@ -165,7 +168,17 @@ export class ProfileFetcher {
         { err: error, profiles: profiles.size },
         'could not store user profiles; they are fetched again after a restart',
       );
+    } finally {
+      this.writing.delete(profiles);
     }
+  }
+
+  private beingWritten(userId: Snowflake): StoredProfile | undefined {
+    for (const profiles of this.writing) {
+      const stored = profiles.get(userId);
+      if (stored) return stored;
+    }
+    return undefined;
   }
 
   private retryLater(userId: Snowflake): void {

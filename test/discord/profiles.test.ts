@@ -173,6 +173,37 @@ describe('profile refresh', () => {
     expect(simulator.requestCount(`GET /users/${USER}`)).toBe(1);
   });
 
+  it('uses a profile whose write is not committed yet for a user who came back, without a fetch', async () => {
+    const { simulator, registry, fetcher, store } = await setup();
+    const putProfiles = store.profiles.putProfiles.bind(store.profiles);
+    let commit = () => {};
+    const committing = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    // A write thread that has not committed yet: the store does not have the profile meanwhile.
+    store.profiles.putProfiles = async (profiles) => {
+      await committing;
+      await putProfiles(profiles);
+    };
+    const writing = fetcher.write();
+    registry.memberRemoved(GUILD, USER);
+    registry.memberSeen(GUILD, { id: USER, username: 'user' });
+    const asked: string[][] = [];
+    const getProfiles = store.profiles.getProfiles.bind(store.profiles);
+    store.profiles.getProfiles = async (userIds) => {
+      asked.push([...userIds]);
+      return getProfiles(userIds);
+    };
+    await fetcher.usersMonitored([USER]);
+    expect(asked).toEqual([]);
+    expect(registry.get(USER)?.presence.banner).toBe('first');
+    commit();
+    await writing;
+    expect((await getProfiles([USER])).get(USER)?.profile.banner).toBe('first');
+    await eventually(() => expect(fetcher.pending).toBe(0));
+    expect(simulator.requestCount(`GET /users/${USER}`)).toBe(1);
+  });
+
   it('fetches a user enqueued again while waiting once', async () => {
     const { simulator, registry, fetcher } = await setup();
     const others = ['80351110224678913', '80351110224678914', '80351110224678915'];

@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 
 /**
  * How every connection to the store's file is set up: the event loop's, and the history thread's
- * (history-worker.ts) beside it.
+ * (write-worker.ts) beside it.
  */
 export function setUpConnection(db: Database, file: boolean): void {
   if (file) db.pragma('journal_mode = WAL');

@@ -5,11 +5,11 @@ import type { Store } from '../ports.js';
 import { SqliteApiKeyStore } from './api-keys.js';
 import { setUpConnection } from './connection.js';
 import { SqliteHistoryStore } from './history.js';
-import { SqliteHistoryThread } from './history-thread.js';
 import { SqliteKvStore } from './kv.js';
 import { migrate } from './migrations.js';
 import { SqliteProfileStore } from './profiles.js';
 import { SqliteWebhookStore } from './webhooks.js';
+import { SqliteWriteThread } from './write-thread.js';
 
 /** Where the embedded store lives: a file, or memory for throwaway runs. */
 export type SqliteLocation = { kind: 'sqlite'; path: string } | { kind: 'sqlite-memory' };
@@ -32,18 +32,22 @@ export class SqliteStore implements Store {
   readonly profiles: SqliteProfileStore;
   readonly kv: SqliteKvStore;
   readonly apiKeys: SqliteApiKeyStore;
-  /** A file's history batches are written by a thread of their own; a database in memory has no file to share. */
-  readonly history: SqliteHistoryStore | SqliteHistoryThread;
+  /**
+   * A file's history batches and fetched profiles are written by a thread of their own; a database in
+   * memory has no file to share.
+   */
+  readonly history: SqliteHistoryStore | SqliteWriteThread;
   readonly webhooks: SqliteWebhookStore;
 
   constructor(
     readonly db: Database,
-    /** The file, for a connection of the history thread's own; null: batches are written on `db`. */
+    /** The file, for a connection of the write thread's own; null: everything is written on `db`. */
     path: string | null = null,
   ) {
     const history = new SqliteHistoryStore(db);
-    this.history = path === null ? history : new SqliteHistoryThread(path, history);
-    this.profiles = new SqliteProfileStore(db);
+    const thread = path === null ? null : new SqliteWriteThread(path, history);
+    this.history = thread ?? history;
+    this.profiles = new SqliteProfileStore(db, thread);
     this.kv = new SqliteKvStore(db);
     this.apiKeys = new SqliteApiKeyStore(db);
     this.webhooks = new SqliteWebhookStore(db);
@@ -60,7 +64,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (!this.db.open) return;
-    if (this.history instanceof SqliteHistoryThread) await this.history.close();
+    if (this.history instanceof SqliteWriteThread) await this.history.close();
     else this.history.trimWaitingLists();
     this.db.close();
   }

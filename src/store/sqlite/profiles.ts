@@ -8,11 +8,20 @@ interface ProfileRow {
   fetched_at: number;
 }
 
+/** What writes a file's profiles off the event loop (write-thread.ts). */
+export interface ProfileWriter {
+  putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void>;
+}
+
 export class SqliteProfileStore implements ProfileStore {
   private readonly selectMany: Statement<[string], ProfileRow & { user_id: string }>;
   private readonly upsertAll: (profiles: ReadonlyMap<Snowflake, StoredProfile>) => void;
 
-  constructor(db: Database) {
+  /** `writer`: writes profiles in place of `db` (a file's write thread); null, they are written on `db`. */
+  constructor(
+    db: Database,
+    private readonly writer: ProfileWriter | null = null,
+  ) {
     // The users come as one JSON array: one statement for any number of them.
     this.selectMany = db.prepare(
       `SELECT user_id, banner, accent_color, fetched_at FROM profiles
@@ -39,7 +48,8 @@ export class SqliteProfileStore implements ProfileStore {
   }
 
   async putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void> {
-    if (profiles.size > 0) this.upsertAll(profiles);
+    if (this.writer) await this.writer.putProfiles(profiles);
+    else if (profiles.size > 0) this.upsertAll(profiles);
   }
 }
 

@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Snowflake } from '../../presence/model.js';
-import type { HistoryStore, HistoryWrite } from '../ports.js';
+import type { HistoryStore, HistoryWrite, StoredProfile } from '../ports.js';
 import type { SqliteHistoryStore } from './history.js';
-import type { HistoryReply, HistoryRequest } from './history-worker.js';
+import type { WriteReply, WriteRequest } from './write-worker.js';
 
 interface Waiting {
   resolve(): void;
@@ -11,14 +11,14 @@ interface Waiting {
 }
 
 /**
- * The history of a SQLite file, its batches written by a thread of their own (history-worker.ts) on a
- * connection of its own, while reads and erasures go to the store's connection: the ingest's event loop
- * only hands each batch over, as one JSON text. `appendHistory` resolves once the thread has committed
- * the batch, so what is acknowledged is as durable as before. An erasure and a batch are each one
- * transaction of the file, whichever connection runs it, so a batch still drops what an erasure that
- * committed before it covers.
+ * The history of a SQLite file, and its fetched profiles, written by a thread of their own
+ * (write-worker.ts) on a connection of its own, while reads and erasures go to the store's connection: the
+ * event loop only hands each write over, as one JSON text, and never waits for the file's lock or its
+ * sync to disk. A write resolves once the thread has committed it, so what is acknowledged is as durable
+ * as before. An erasure and a batch are each one transaction of the file, whichever connection runs it,
+ * so a batch still drops what an erasure that committed before it covers.
  */
-export class SqliteHistoryThread implements HistoryStore {
+export class SqliteWriteThread implements HistoryStore {
   private readonly worker: Worker;
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 0;
@@ -32,13 +32,13 @@ export class SqliteHistoryThread implements HistoryStore {
     this.worker = startWorker(path);
     // Only batches waiting for their commit keep the process alive.
     this.worker.unref();
-    this.worker.on('message', (reply: HistoryReply) => {
+    this.worker.on('message', (reply: WriteReply) => {
       if ('kind' in reply) return;
       const waiting = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);
       if (this.waiting.size === 0) this.worker.unref();
       if (reply.error === undefined) waiting?.resolve();
-      else waiting?.reject(new Error(`history batch not written: ${reply.error}`));
+      else waiting?.reject(new Error(`not written to the SQLite file: ${reply.error}`));
     });
     this.worker.on('error', (error) => this.fail(error));
     this.worker.on('exit', (code) => this.fail(new Error(`the history thread exited (${code})`)));
@@ -49,14 +49,13 @@ export class SqliteHistoryThread implements HistoryStore {
     limits: { history: number; trackedTracks: number },
   ): Promise<void> {
     if (batch.length === 0) return Promise.resolve();
-    if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      if (this.waiting.size === 0) this.worker.ref();
-      this.waiting.set(id, { resolve, reject });
-      const request: HistoryRequest = { kind: 'append', id, batch: JSON.stringify(batch), limits };
-      this.worker.postMessage(request);
-    });
+    return this.written((id) => ({ kind: 'append', id, batch: JSON.stringify(batch), limits }));
+  }
+
+  /** The fetched profiles, written as the store's `putProfiles` writes them. */
+  putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void> {
+    if (profiles.size === 0) return Promise.resolve();
+    return this.written((id) => ({ kind: 'profiles', id, profiles: JSON.stringify([...profiles]) }));
   }
 
   history(userId: Snowflake, limit: number): ReturnType<HistoryStore['history']> {
@@ -87,13 +86,24 @@ export class SqliteHistoryThread implements HistoryStore {
         return;
       }
       this.worker.ref();
-      this.worker.on('message', (reply: HistoryReply) => {
+      this.worker.on('message', (reply: WriteReply) => {
         if ('kind' in reply) void this.worker.terminate().then(() => resolve());
       });
-      const request: HistoryRequest = { kind: 'close' };
+      const request: WriteRequest = { kind: 'close' };
       this.worker.postMessage(request);
     });
     return this.closed;
+  }
+
+  /** Hands the request made with its id to the thread; resolves once it is committed. */
+  private written(request: (id: number) => WriteRequest): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      if (this.waiting.size === 0) this.worker.ref();
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage(request(id));
+    });
   }
 
   private fail(error: Error): void {
@@ -110,9 +120,9 @@ export class SqliteHistoryThread implements HistoryStore {
 function startWorker(path: string): Worker {
   const workerData = { path };
   if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('./history-worker.js', import.meta.url), { workerData });
+    return new Worker(new URL('./write-worker.js', import.meta.url), { workerData });
   }
-  const source = fileURLToPath(new URL('./history-worker.ts', import.meta.url));
+  const source = fileURLToPath(new URL('./write-worker.ts', import.meta.url));
   return new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(source)});`, {
     eval: true,
     workerData,

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HistoryWrite } from '../../src/store/ports.js';
-import { SqliteHistoryThread } from '../../src/store/sqlite/history-thread.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
+import { SqliteWriteThread } from '../../src/store/sqlite/write-thread.js';
 import { KV_LIMITS } from '../support/kv.js';
 
 const LIMITS = { history: 100, trackedTracks: 100 };
@@ -15,7 +15,7 @@ const dirs: string[] = [];
 const stores: SqliteStore[] = [];
 
 function openFileStore(): { store: SqliteStore; path: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'presently-history-thread-'));
+  const dir = mkdtempSync(join(tmpdir(), 'presently-write-thread-'));
   dirs.push(dir);
   const path = join(dir, 'presently.db');
   const store = openSqliteStore({ kind: 'sqlite', path });
@@ -46,10 +46,10 @@ function statusRows(path: string): number {
   }
 }
 
-describe('history of a SQLite file, written by a thread of its own', () => {
+describe('history and profiles of a SQLite file, written by a thread of its own', () => {
   it('has each batch committed in the file when appendHistory resolves, and read back by the store', async () => {
     const { store, path } = openFileStore();
-    expect(store.history).toBeInstanceOf(SqliteHistoryThread);
+    expect(store.history).toBeInstanceOf(SqliteWriteThread);
     await store.history.appendHistory([statusAt(1), statusAt(2)], LIMITS);
     expect(statusRows(path)).toBe(2);
     await store.history.appendHistory([statusAt(3)], LIMITS);
@@ -104,6 +104,45 @@ describe('history of a SQLite file, written by a thread of its own', () => {
     expect(statusRows(path)).toBe(0);
     await store.history.appendHistory([statusAt(3)], LIMITS);
     expect(statusRows(path)).toBe(1);
+  });
+
+  it('has fetched profiles committed in the file when putProfiles resolves, and read back by the store', async () => {
+    const { store, path } = openFileStore();
+    const other = '94490510688792577';
+    await store.profiles.putProfiles(
+      new Map([
+        [USER, { profile: { banner: 'a_1', accent_color: 255 }, fetchedAt: 1_000 }],
+        [other, { profile: { banner: null, accent_color: null }, fetchedAt: 2_000 }],
+      ]),
+    );
+    const db = new BetterSqlite3(path, { readonly: true });
+    try {
+      expect((db.prepare('SELECT count(*) AS n FROM profiles').get() as { n: number }).n).toBe(2);
+    } finally {
+      db.close();
+    }
+    await store.profiles.putProfiles(
+      new Map([[USER, { profile: { banner: 'b_2', accent_color: null }, fetchedAt: 3_000 }]]),
+    );
+    const read = await store.profiles.getProfiles([USER, other, '94490510688792578']);
+    expect(read).toEqual(
+      new Map([
+        [USER, { profile: { banner: 'b_2', accent_color: null }, fetchedAt: 3_000 }],
+        [other, { profile: { banner: null, accent_color: null }, fetchedAt: 2_000 }],
+      ]),
+    );
+  });
+
+  it('rejects profiles the file refuses, and writes the next', async () => {
+    const { store } = openFileStore();
+    const refused = new Map([[USER, { profile: { banner: 'x', accent_color: 1 }, fetchedAt: null }]]);
+    await expect(
+      store.profiles.putProfiles(refused as unknown as Parameters<typeof store.profiles.putProfiles>[0]),
+    ).rejects.toThrow(/not written/);
+    await store.profiles.putProfiles(
+      new Map([[USER, { profile: { banner: 'y', accent_color: 2 }, fetchedAt: 5 }]]),
+    );
+    expect((await store.profiles.getProfiles([USER])).get(USER)?.profile.banner).toBe('y');
   });
 
   it('trims the lists that wait when the store closes', async () => {
