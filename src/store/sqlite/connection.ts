@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 
 /**
- * How every connection to the store's file is set up: the event loop's, and the history thread's
+ * How every connection to the store's file is set up: the event loop's, and the write thread's
  * (write-worker.ts) beside it.
  */
 export function setUpConnection(db: Database, file: boolean): void {

@@ -52,7 +52,7 @@ export class SqliteKvStore implements KvStore {
        ON CONFLICT (user_id) DO UPDATE SET revision = revision + 1, bytes = excluded.bytes RETURNING revision`,
     );
     // One transaction: the keys and the revisions are read from the same state. Deferred: it only reads,
-    // so it need not wait for the history thread's writes. Every write of a key bumps its user's revision,
+    // so it need not wait for the write thread's writes. Every write of a key bumps its user's revision,
     // so users without a revision have no keys, as most have not when they are first seen.
     this.readMany = db.transaction((ids: string) => {
       const revisions = this.selectRevisions.all(ids);

@@ -119,7 +119,7 @@ export class SqliteWebhookQueue implements WebhookQueue {
 
   async claim(now: number, limit: number, leaseMs: number): Promise<Claim[]> {
     // Looked for first outside a transaction, which in WAL never waits: a poll that finds nothing due
-    // must not block the event loop on the write lock while the history thread commits a batch.
+    // must not block the event loop on the write lock while the write thread commits.
     if (this.statements.due.get(now, 1) === undefined) return [];
     return this.transactions.claim(now, limit, leaseMs);
   }

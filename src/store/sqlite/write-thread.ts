@@ -41,7 +41,7 @@ export class SqliteWriteThread implements HistoryStore {
       else waiting?.reject(new Error(`not written to the SQLite file: ${reply.error}`));
     });
     this.worker.on('error', (error) => this.fail(error));
-    this.worker.on('exit', (code) => this.fail(new Error(`the history thread exited (${code})`)));
+    this.worker.on('exit', (code) => this.fail(new Error(`the SQLite write thread exited (${code})`)));
   }
 
   appendHistory(
