@@ -17,6 +17,7 @@ import type { PresenceChange } from '../presence/registry.js';
 import { afterForget } from '../store/forgotten.js';
 import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../store/ports.js';
 import { TurnBatch } from '../store/turn-batch.js';
+import { HistoryMemories } from './memories.js';
 
 /** Writes are batched: at most this long after a change, or sooner when this many are waiting. */
 export const HISTORY_FLUSH_MS = 1_000;
@@ -62,11 +63,11 @@ interface Loading {
  * The rules need what was recorded before (the last status, the last play); for a user this process
  * has not seen yet that comes from the store, and their changes wait in order until it has.
  *
- * The status last seen live is part of each user's memory, not a map of its own: one entry per user
- * fewer, for every one of a million users.
+ * The status last seen live is part of each user's memory, not a map of its own, and the memories are
+ * held in typed arrays (memories.ts): nothing per user on the JS heap, for every one of a million users.
  */
 export class HistoryRecorder {
-  private readonly memory = new Map<Snowflake, HistoryMemory>();
+  private readonly memory = new HistoryMemories();
   private readonly loading = new Map<Snowflake, Loading>();
   private pending: HistoryWrite[] = [];
   /**
@@ -203,7 +204,7 @@ export class HistoryRecorder {
     this.toLoad.flush();
     await Promise.all(this.loads);
     const ts = this.now();
-    for (const [userId, memory] of this.memory) {
+    for (const [userId, memory] of this.memory.entries()) {
       const status = liveStatusOf(memory);
       if (status !== null && status !== 'offline')
         this.enqueue({ userId, status: null, track: null, countsPlay: false, lastSeen: ts });

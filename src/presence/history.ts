@@ -67,7 +67,8 @@ const STATUS_ONLY = (live: boolean): Record<DiscordStatus, HistoryMemory> => ({
 const STATUS_ONLY_LIVE = STATUS_ONLY(true);
 const STATUS_ONLY_STORED = STATUS_ONLY(false);
 
-function memoryOf(status: DiscordStatus | null, play: LastPlay | null, live: boolean): HistoryMemory {
+/** The memory of a status and a play: shared and frozen when there is no play (a user's seen live or not). */
+export function memoryOf(status: DiscordStatus | null, play: LastPlay | null, live: boolean): HistoryMemory {
   if (play !== null) return { status, play, live };
   if (status === null) return EMPTY_MEMORY;
   return (live ? STATUS_ONLY_LIVE : STATUS_ONLY_STORED)[status];
