@@ -66,8 +66,8 @@ export class ProfileFetcher {
   private retryTimer: NodeJS.Timeout | undefined;
   /** Fetched, not written yet. */
   private unwritten = new Map<Snowflake, StoredProfile>();
-  /** Being written: not in the store until their write is committed. */
-  private readonly writing = new Set<ReadonlyMap<Snowflake, StoredProfile>>();
+  /** Being written, oldest first: not in the store until their write is committed. */
+  private readonly writing: ReadonlyMap<Snowflake, StoredProfile>[] = [];
   private writeTimer: NodeJS.Timeout | undefined;
   private readonly sweepTimer: NodeJS.Timeout;
   private active = 0;
@@ -160,7 +160,7 @@ export class ProfileFetcher {
     const profiles = this.unwritten;
     if (profiles.size === 0) return;
     this.unwritten = new Map();
-    this.writing.add(profiles);
+    this.writing.push(profiles);
     try {
       await this.options.store.putProfiles(profiles);
     } catch (error) {
@@ -169,13 +169,14 @@ export class ProfileFetcher {
         'could not store user profiles; they are fetched again after a restart',
       );
     } finally {
-      this.writing.delete(profiles);
+      this.writing.splice(this.writing.indexOf(profiles), 1);
     }
   }
 
+  /** The user's profile in the newest write still under way. */
   private beingWritten(userId: Snowflake): StoredProfile | undefined {
-    for (const profiles of this.writing) {
-      const stored = profiles.get(userId);
+    for (let i = this.writing.length - 1; i >= 0; i--) {
+      const stored = this.writing[i]?.get(userId);
       if (stored) return stored;
     }
     return undefined;

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HistoryWrite } from '../../src/store/ports.js';
@@ -143,6 +144,45 @@ describe('history and profiles of a SQLite file, written by a thread of its own'
       new Map([[USER, { profile: { banner: 'y', accent_color: 2 }, fetchedAt: 5 }]]),
     );
     expect((await store.profiles.getProfiles([USER])).get(USER)?.profile.banner).toBe('y');
+  });
+
+  it('commits profiles handed over as the store closes', async () => {
+    const { store, path } = openFileStore();
+    const writing = store.profiles.putProfiles(
+      new Map([[USER, { profile: { banner: 'last', accent_color: 7 }, fetchedAt: 9 }]]),
+    );
+    await store.close();
+    await writing;
+    const db = new BetterSqlite3(path, { readonly: true });
+    try {
+      expect(db.prepare('SELECT banner FROM profiles WHERE user_id = ?').get(USER)).toEqual({
+        banner: 'last',
+      });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('writes on the store’s connection once the thread has died: what it held, and everything after', async () => {
+    const { store, path } = openFileStore();
+    const thread = store.history as SqliteWriteThread;
+    const worker = (thread as unknown as { worker: Worker }).worker;
+    // Handed over as the thread dies: committed by it, or by the store's connection after.
+    const held = store.profiles.putProfiles(
+      new Map([[USER, { profile: { banner: 'held', accent_color: 1 }, fetchedAt: 1 }]]),
+    );
+    await worker.terminate();
+    await held;
+    expect(thread.available).toBe(false);
+    const other = '94490510688792577';
+    await store.profiles.putProfiles(
+      new Map([[other, { profile: { banner: 'after', accent_color: 2 }, fetchedAt: 2 }]]),
+    );
+    await store.history.appendHistory([statusAt(1), statusAt(2)], LIMITS);
+    expect(statusRows(path)).toBe(2);
+    const read = await store.profiles.getProfiles([USER, other]);
+    expect([read.get(USER)?.profile.banner, read.get(other)?.profile.banner]).toEqual(['held', 'after']);
+    await store.close();
   });
 
   it('trims the lists that wait when the store closes', async () => {

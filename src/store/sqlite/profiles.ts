@@ -10,6 +10,8 @@ interface ProfileRow {
 
 /** What writes a file's profiles off the event loop (write-thread.ts). */
 export interface ProfileWriter {
+  /** False once it can write no more: the profiles are then written on the store's connection. */
+  readonly available: boolean;
   putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void>;
 }
 
@@ -48,8 +50,16 @@ export class SqliteProfileStore implements ProfileStore {
   }
 
   async putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void> {
-    if (this.writer) await this.writer.putProfiles(profiles);
-    else if (profiles.size > 0) this.upsertAll(profiles);
+    if (this.writer?.available) {
+      try {
+        await this.writer.putProfiles(profiles);
+        return;
+      } catch (error) {
+        // The writer died with these in hand: written here instead. Refused by the file: refused here too.
+        if (this.writer.available) throw error;
+      }
+    }
+    if (profiles.size > 0) this.upsertAll(profiles);
   }
 }
 

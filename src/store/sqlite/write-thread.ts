@@ -13,10 +13,14 @@ interface Waiting {
 /**
  * The history of a SQLite file, and its fetched profiles, written by a thread of their own
  * (write-worker.ts) on a connection of its own, while reads and erasures go to the store's connection: the
- * event loop only hands each write over, as one JSON text, and never waits for the file's lock or its
- * sync to disk. A write resolves once the thread has committed it, so what is acknowledged is as durable
- * as before. An erasure and a batch are each one transaction of the file, whichever connection runs it,
- * so a batch still drops what an erasure that committed before it covers.
+ * event loop only hands each of these writes over, as one JSON text, and does not wait for its
+ * statements, the file's lock or the sync to disk. A write resolves once the thread has committed it, so
+ * what is acknowledged is as durable as before. An erasure and a batch are each one transaction of the
+ * file, whichever connection runs it, so a batch still drops what an erasure that committed before it
+ * covers.
+ *
+ * Should the thread die, what was handed to it and not committed is rejected (the recorder tries the
+ * batch again), and from then on everything is written on the store's connection, as without a thread.
  */
 export class SqliteWriteThread implements HistoryStore {
   private readonly worker: Worker;
@@ -49,10 +53,16 @@ export class SqliteWriteThread implements HistoryStore {
     limits: { history: number; trackedTracks: number },
   ): Promise<void> {
     if (batch.length === 0) return Promise.resolve();
+    if (this.failure) return this.reads.appendHistory(batch, limits);
     return this.written((id) => ({ kind: 'append', id, batch: JSON.stringify(batch), limits }));
   }
 
-  /** The fetched profiles, written as the store's `putProfiles` writes them. */
+  /** False once the thread has died: its writes are then the store's connection's again. */
+  get available(): boolean {
+    return this.failure === null;
+  }
+
+  /** The fetched profiles, written as the store's `putProfiles` writes them; rejected once unavailable. */
   putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void> {
     if (profiles.size === 0) return Promise.resolve();
     return this.written((id) => ({ kind: 'profiles', id, profiles: JSON.stringify([...profiles]) }));
@@ -82,6 +92,7 @@ export class SqliteWriteThread implements HistoryStore {
   close(): Promise<void> {
     this.closed ??= new Promise<void>((resolve) => {
       if (this.failure) {
+        this.reads.trimWaitingLists();
         resolve();
         return;
       }
@@ -89,6 +100,8 @@ export class SqliteWriteThread implements HistoryStore {
       this.worker.on('message', (reply: WriteReply) => {
         if ('kind' in reply) void this.worker.terminate().then(() => resolve());
       });
+      // A thread that dies closing (its trimming failed) ends the close all the same.
+      this.worker.once('exit', () => resolve());
       const request: WriteRequest = { kind: 'close' };
       this.worker.postMessage(request);
     });
