@@ -12,8 +12,9 @@ const PLAYING = 255;
 /**
  * What the history rules remember, per user, for a million users: most remember a status alone, which is
  * a byte per user in a typed array (its status and whether it was seen live); those who played something
- * are in a map by slot. The ids are numbered in typed arrays, so no user is an object on the JS heap for
- * the garbage collector to visit, as a map by id would make each of them.
+ * keep their last play, an object, in a map by slot. The ids are numbered in typed arrays, so a user who
+ * plays nothing is no object on the JS heap for the garbage collector to visit, as a map by id would make
+ * each of them.
  */
 export class HistoryMemories {
   private readonly slots = new SnowflakeSlots();
@@ -40,7 +41,9 @@ export class HistoryMemories {
     }
     if (slot >= this.codes.length) this.codes = grown(this.codes, this.slots.capacity);
     if (memory.play === null) {
-      this.codes[slot] = 1 + STATUSES.indexOf(memory.status) * 2 + (memory.live ? 1 : 0);
+      const status = STATUSES.indexOf(memory.status);
+      if (status < 0) throw new RangeError(`no such status: ${memory.status}`);
+      this.codes[slot] = 1 + status * 2 + (memory.live ? 1 : 0);
       this.playing.delete(slot);
     } else {
       this.codes[slot] = PLAYING;

@@ -1,5 +1,6 @@
 import { GUILD_COPY_TOLERANCE_MS } from './guild-copy.js';
 import type { DiscordStatus, MusicSource, NowPlaying } from './model.js';
+import { statusFrom } from './raw.js';
 
 /** Each history list keeps this many of the most recent entries. */
 export const HISTORY_LIMIT = 100;
@@ -176,13 +177,20 @@ function comparable(text: string): string {
   return text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
-/** The memory a user's stored history implies, for a process that has not seen them yet. */
+/**
+ * The memory a user's stored history implies, for a process that has not seen them yet. Throws for a
+ * status Discord has not (a store edited by hand), which the rules could not compare with.
+ */
 export function memoryFromHistory(
   lastStatus: StatusEntry | null,
   lastTrack: TrackEntry | null,
 ): HistoryMemory {
+  const status = lastStatus?.status ?? null;
+  if (status !== null && statusFrom(status) !== status) {
+    throw new TypeError(`no such status in stored history: ${String(status)}`);
+  }
   return memoryOf(
-    lastStatus?.status ?? null,
+    status,
     // Nobody watched between processes: the next sight of this track is not known to be a replay.
     lastTrack
       ? {

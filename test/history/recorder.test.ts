@@ -245,8 +245,10 @@ describe('HistoryRecorder', () => {
       store: Object.assign(Object.create(store.history), {
         latest: async (userIds: readonly string[]) => {
           const found = await latest(userIds);
-          // A stored track without its timestamps: what a store edited by hand could hold.
+          // A stored track without its timestamps, and a status Discord has not: what a store edited by
+          // hand could hold.
           found.set(users[1]?.id as string, { status: null, track: { song: 'x' } as never });
+          found.set(users[2]?.id as string, { status: { status: 'away' as never, ts: T0 - 1 }, track: null });
           return found;
         },
       }),
