@@ -56,6 +56,11 @@ export class QuietFields {
       this.options,
     );
     const json = JSON.stringify(fields);
-    return { fields, head: json.slice(0, json.length - `${fields.member_since}}`.length) };
+    // Every presence made from it shares its empty activities: frozen, none can change the others'.
+    Object.freeze(fields.activities);
+    return {
+      fields: Object.freeze(fields),
+      head: json.slice(0, json.length - `${fields.member_since}}`.length),
+    };
   }
 }

@@ -52,5 +52,8 @@ describe('QuietFields', () => {
     if (!first) throw new Error('expected fields');
     first.fields.discord_status = 'dnd';
     expect(quiet.of('223456789012345678', raw, null)?.fields.discord_status).toBe('idle');
+    // The activities are shared between them, and none can change them.
+    expect(() => first.fields.activities.push(customStatusActivity({ text: 'hi' }))).toThrow(TypeError);
+    expect(quiet.of('323456789012345678', raw, null)?.fields.activities).toEqual([]);
   });
 });
