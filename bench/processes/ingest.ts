@@ -19,7 +19,7 @@ import { BENCH_GUILD, benchUserId, realisticPresence, SECOND_GUILD } from '../li
 /**
  * PRESENCE_UPDATE dispatches as the JSON text the gateway receives, through JSON.parse, the ingest, the
  * normalization, the registry and, with HISTORY=on, the history recorder handing batches to the SQLite
- * file's history thread (WAL, synchronous=FULL: the production settings). The pieces are the ones startApp
+ * file's write thread (WAL, synchronous=FULL: the production settings). The pieces are the ones startApp
  * wires, built here so history can be left out for the baseline. The event loop's thread is reported
  * apart from the process's others.
  * HISTORY=floor measures the JSON work alone (see `floor`), HISTORY=store the history writes alone (see
@@ -171,7 +171,7 @@ report({
 
 /**
  * The CPU this thread (the event loop's) has used, from the kernel's count of its time on a core: the
- * process's figure also holds the history thread's, V8's and libuv's.
+ * process's figure also holds the SQLite write thread's, V8's and libuv's.
  */
 function threadCpuMicros(): number {
   return Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]) / 1000;

@@ -59,7 +59,7 @@ export async function ingestHistory(): Promise<Row[]> {
       notes:
         `${formatNumber(on.updates)} dispatches over ${formatNumber(on.users)} users (track changes, per-guild copies, status and ` +
         `custom status changes: ${formatNumber(on.changes)} presence changes); history on wrote ` +
-        `${formatNumber(on.rows)} history rows to a SQLite file (WAL, synchronous=FULL) from the history thread, off ${off.rows}; ` +
+        `${formatNumber(on.rows)} history rows to a SQLite file (WAL, synchronous=FULL) from the SQLite write thread, off ${off.rows}; ` +
         `process CPU per dispatch ${formatNumber(cpu(runs.on))} µs vs ${formatNumber(cpu(runs.off))} µs; median of 2 runs each`,
     },
     {
@@ -71,7 +71,7 @@ export async function ingestHistory(): Promise<Row[]> {
       target: { text: '≤ 20 µs (50,000/s on one core)', met: mainCpu(runs.on) <= 20 },
       notes:
         `the thread that parses, normalizes, renders and hands history batches over, from the kernel's count ` +
-        `of its time on a core; the process's other threads (the history thread writing SQLite, V8's and ` +
+        `of its time on a core; the process's other threads (the SQLite write thread, V8's and ` +
         `libuv's) ${formatNumber(cpu(runs.on) - mainCpu(runs.on))} µs per dispatch with history on, ` +
         `${formatNumber(cpu(runs.off) - mainCpu(runs.off))} µs off`,
     },

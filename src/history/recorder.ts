@@ -64,7 +64,7 @@ interface Loading {
  * has not seen yet that comes from the store, and their changes wait in order until it has.
  *
  * The status last seen live is part of each user's memory, not a map of its own, and the memories are
- * held in typed arrays (memories.ts): nothing per user on the JS heap, for every one of a million users.
+ * held in typed arrays (memories.ts): nothing on the JS heap for a user who plays nothing.
  */
 export class HistoryRecorder {
   private readonly memory = new HistoryMemories();

@@ -219,7 +219,7 @@ queueContract(
   !hasPostgres,
 );
 
-describe('the SQLite queue beside a connection holding the write lock (the history thread committing)', () => {
+describe('the SQLite queue beside a connection holding the write lock (the write thread committing)', () => {
   it('answers a poll with nothing due at once, without waiting for the lock; one with an event due claims it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'presently-queue-'));
     const store = openSqliteStore({ kind: 'sqlite', path: join(dir, 'store.db') });
