@@ -31,13 +31,21 @@ export function mergeUser(known: DiscordUser | undefined, partial: DiscordUser):
  * user. Nothing changes a user object once held (a merge makes a new one).
  */
 function withoutUndefined(user: DiscordUser): DiscordUser {
-  if (Object.values(user).every((value) => value !== undefined)) return user;
+  if (!hasUndefined(user as Record<string, unknown>)) return user;
   const copy: Record<string, unknown> = {};
   for (const key of Object.keys(user)) {
     const value = (user as Record<string, unknown>)[key];
     if (value !== undefined) setOwn(copy, key, value);
   }
   return copy as DiscordUser;
+}
+
+/** Looked at in place: a member listing asks it of every member, and a list of their values each is garbage. */
+function hasUndefined(record: Record<string, unknown>): boolean {
+  for (const key in record) {
+    if (Object.hasOwn(record, key) && record[key] === undefined) return true;
+  }
+  return false;
 }
 
 function setOwn(record: Record<string, unknown>, key: string, value: unknown): void {
