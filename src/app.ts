@@ -343,7 +343,13 @@ async function openStores(config: Config, cluster: ClusterLink | null, logger: L
       backend: 'redis',
     };
   }
-  const store = openSqliteStore(database);
+  const store = openSqliteStore(database, {
+    onWriteThreadDown: (error) =>
+      logger.error(
+        { err: error },
+        'the SQLite write thread stopped; history and profiles are written on the event loop from now on',
+      ),
+  });
   return { store, background: store, backend: 'sqlite' };
 }
 

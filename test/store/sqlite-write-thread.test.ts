@@ -15,16 +15,23 @@ const USER = '94490510688792576';
 const dirs: string[] = [];
 const stores: SqliteStore[] = [];
 
+/** The thread's deaths told to the store's owner. */
+const downs: Error[] = [];
+
 function openFileStore(): { store: SqliteStore; path: string } {
   const dir = mkdtempSync(join(tmpdir(), 'presently-write-thread-'));
   dirs.push(dir);
   const path = join(dir, 'presently.db');
-  const store = openSqliteStore({ kind: 'sqlite', path });
+  const store = openSqliteStore(
+    { kind: 'sqlite', path },
+    { onWriteThreadDown: (error) => downs.push(error) },
+  );
   stores.push(store);
   return { store, path };
 }
 
 afterEach(async () => {
+  downs.length = 0;
   for (const store of stores.splice(0)) await store.close();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -174,6 +181,7 @@ describe('history and profiles of a SQLite file, written by a thread of its own'
     await worker.terminate();
     await held;
     expect(thread.available).toBe(false);
+    expect(downs).toHaveLength(1);
     const other = '94490510688792577';
     await store.profiles.putProfiles(
       new Map([[other, { profile: { banner: 'after', accent_color: 2 }, fetchedAt: 2 }]]),
@@ -193,5 +201,7 @@ describe('history and profiles of a SQLite file, written by a thread of its own'
     );
     await store.close();
     expect(statusRows(path)).toBe(100);
+    // A thread ended by closing is no thread down.
+    expect(downs).toEqual([]);
   });
 });

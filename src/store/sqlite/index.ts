@@ -14,8 +14,13 @@ import { SqliteWriteThread } from './write-thread.js';
 /** Where the embedded store lives: a file, or memory for throwaway runs. */
 export type SqliteLocation = { kind: 'sqlite'; path: string } | { kind: 'sqlite-memory' };
 
+export interface SqliteStoreOptions {
+  /** The file's write thread died: its writes go on the event loop's connection from then on. */
+  onWriteThreadDown?: (error: Error) => void;
+}
+
 /** Opens (creating if needed) the embedded store and brings its schema up to date. */
-export function openSqliteStore(location: SqliteLocation): SqliteStore {
+export function openSqliteStore(location: SqliteLocation, options: SqliteStoreOptions = {}): SqliteStore {
   let db: Database;
   if (location.kind === 'sqlite-memory') {
     db = new BetterSqlite3(':memory:');
@@ -25,7 +30,7 @@ export function openSqliteStore(location: SqliteLocation): SqliteStore {
   }
   setUpConnection(db, location.kind === 'sqlite');
   migrate(db);
-  return new SqliteStore(db, location.kind === 'sqlite' ? location.path : null);
+  return new SqliteStore(db, location.kind === 'sqlite' ? location.path : null, options);
 }
 
 export class SqliteStore implements Store {
@@ -43,9 +48,10 @@ export class SqliteStore implements Store {
     readonly db: Database,
     /** The file, for a connection of the write thread's own; null: everything is written on `db`. */
     path: string | null = null,
+    options: SqliteStoreOptions = {},
   ) {
     const history = new SqliteHistoryStore(db);
-    const thread = path === null ? null : new SqliteWriteThread(path, history);
+    const thread = path === null ? null : new SqliteWriteThread(path, history, options.onWriteThreadDown);
     this.history = thread ?? history;
     this.profiles = new SqliteProfileStore(db, thread);
     this.kv = new SqliteKvStore(db);

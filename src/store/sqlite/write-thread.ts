@@ -32,6 +32,8 @@ export class SqliteWriteThread implements HistoryStore {
   constructor(
     path: string,
     private readonly reads: SqliteHistoryStore,
+    /** Told once if the thread dies before it is closed. */
+    private readonly onDown?: (error: Error) => void,
   ) {
     this.worker = startWorker(path);
     // Only batches waiting for their commit keep the process alive.
@@ -120,6 +122,7 @@ export class SqliteWriteThread implements HistoryStore {
   }
 
   private fail(error: Error): void {
+    if (this.failure === null && this.closed === null) this.onDown?.(error);
     this.failure ??= error;
     for (const waiting of this.waiting.values()) waiting.reject(error);
     this.waiting.clear();
