@@ -103,7 +103,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         : connectCluster(config.redisUrl, config.redisPrefix, logger, nodeName(config));
     if (cluster) cleanups.push(() => cluster.close());
     if (cluster) await cluster.ready();
-    const { store, background, backend } = await openStores(config, cluster, logger);
+    const { store, background, backend, writeThreadDown } = await openStores(config, cluster, logger);
     cleanups.push(() => store.close());
     for (const timed of new Set([store, background])) timeStore(timed, backend, metrics);
     const bus: Bus = cluster?.bus ?? new LocalBus();
@@ -282,6 +282,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       ...(gateway
         ? { gatewayShards: () => ({ total: gateway.shardCountHere, ready: gateway.readyShardCount }) }
         : {}),
+      ...(writeThreadDown ? { storeWriteThreadDown: writeThreadDown } : {}),
     });
     const url = await http.listen({ port: config.port, host: config.host });
 
@@ -320,6 +321,8 @@ interface Stores {
   /** What background work uses: with Redis it waits out an outage rather than fail. */
   background: Store;
   backend: StoreBackend;
+  /** A SQLite file's: whether its write thread has died. */
+  writeThreadDown?: () => boolean;
 }
 
 /**
@@ -343,14 +346,17 @@ async function openStores(config: Config, cluster: ClusterLink | null, logger: L
       backend: 'redis',
     };
   }
+  let down = false;
   const store = openSqliteStore(database, {
-    onWriteThreadDown: (error) =>
+    onWriteThreadDown: (error) => {
+      down = true;
       logger.error(
         { err: error },
         'the SQLite write thread stopped; history and profiles are written on the event loop from now on',
-      ),
+      );
+    },
   });
-  return { store, background: store, backend: 'sqlite' };
+  return { store, background: store, backend: 'sqlite', writeThreadDown: () => down };
 }
 
 /** Names this node's Redis connections, so CLIENT LIST tells the nodes apart. */

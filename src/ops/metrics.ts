@@ -35,6 +35,8 @@ export interface MetricSources {
   /** Open Server-Sent Events streams. */
   sseStreams?(): number;
   gatewayShards?(): { total: number; ready: number };
+  /** The SQLite file's write thread has died (its writes are the event loop's from then on). */
+  storeWriteThreadDown?(): boolean;
 }
 
 /** The route label of requests that matched no route, so a scanner's URLs never become label values. */
@@ -202,6 +204,11 @@ export class Metrics {
       'presently_gateway_shards_ready',
       'Gateway shards of this node with a live session (READY or RESUMED).',
       () => this.sources.gatewayShards?.().ready ?? 0,
+    );
+    gauge(
+      'presently_store_write_thread_down',
+      'The SQLite write thread has died: history and profiles are written on the event loop (1), or not (0).',
+      () => (this.sources.storeWriteThreadDown?.() ? 1 : 0),
     );
     this.httpRequests = new Counter({
       name: 'presently_http_requests_total',

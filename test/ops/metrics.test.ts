@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Metrics } from '../../src/ops/metrics.js';
 import { SocketClient } from '../socket/client.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -67,6 +68,7 @@ describe('GET /metrics', () => {
       'presently_sse_events_sent_total',
       'presently_sse_streams',
       'presently_store_operation_duration_seconds',
+      'presently_store_write_thread_down',
       'presently_webhook_deliveries_total',
     ]);
     for (const name of [
@@ -79,6 +81,7 @@ describe('GET /metrics', () => {
     expect(sampleValue(families, 'presently_monitored_users')).toBe(2);
     expect(sampleValue(families, 'presently_gateway_shards')).toBe(1);
     expect(sampleValue(families, 'presently_gateway_shards_ready')).toBe(1);
+    expect(sampleValue(families, 'presently_store_write_thread_down')).toBe(0);
     expect(sampleValue(families, 'presently_gateway_sessions_total', { kind: 'new' })).toBe(1);
     expect(sampleValue(families, 'presently_gateway_events_total', { type: 'READY' })).toBe(1);
     expect(
@@ -306,5 +309,18 @@ describe('rate limits', () => {
         status: '200',
       }),
     ).toBe(3);
+  });
+});
+
+describe('presently_store_write_thread_down', () => {
+  it('reads 1 once the SQLite write thread has died, as the app tells it, and 0 before', async () => {
+    const metrics = new Metrics();
+    let down = false;
+    metrics.observe({ monitoredUsers: () => 0, storeWriteThreadDown: () => down });
+    const read = async () =>
+      sampleValue(parseExposition((await metrics.scrape()).text), 'presently_store_write_thread_down');
+    expect(await read()).toBe(0);
+    down = true;
+    expect(await read()).toBe(1);
   });
 });
