@@ -10,6 +10,11 @@ const FIRST_CAPACITY = 1024;
  * record is 16 bytes and never spans two cache lines.
  */
 const WHERE = 4;
+/**
+ * Chunks emptied out that are kept to be written into again, at most: a chunk allocated anew is memory
+ * mapped anew, its pages faulted in one by one as texts are first written into them.
+ */
+const SPARE_BUFFERS = 4;
 
 /**
  * ASCII texts, one per slot, side by side in chunks of memory outside the JS heap: a few buffers, not a
@@ -30,6 +35,8 @@ export class BodyArena {
   private readonly writtenCount: number[] = [];
   /** Chunks let go, whose numbers are free for new ones. */
   private readonly spare: number[] = [];
+  /** Buffers of chunks let go, to hold new chunks. */
+  private readonly spareBuffers: Buffer[] = [];
   private current = NOWHERE;
   private at = CHUNK_BYTES;
   /** Per slot, WHERE numbers: its chunk (NOWHERE when it holds no text), start, length. */
@@ -53,14 +60,24 @@ export class BodyArena {
    * its digest, made from the bytes as written.
    */
   write(slot: number, text: string): void {
-    if (DIGEST_BYTES + text.length > CHUNK_BYTES) throw new RangeError('a text held must fit in a chunk');
-    this.free(slot);
-    if (this.current === NOWHERE || this.at + DIGEST_BYTES + text.length > CHUNK_BYTES) this.open();
-    const chunk = this.chunks[this.current] as Buffer;
-    const start = this.at;
-    const length = chunk.write(text, start + DIGEST_BYTES, 'latin1');
+    const { chunk, start, length } = this.put(slot, text, 'latin1', text.length);
     digestInto(chunk, start + DIGEST_BYTES, length, chunk, start);
-    this.place(slot, start, length);
+  }
+
+  /**
+   * Holds well-formed `text` (no lone surrogate, as JSON.stringify writes) as UTF-8, at most three bytes a
+   * character, without a digest: a text read back whole by `utf8Text`, never served as it is.
+   */
+  writeUtf8(slot: number, text: string): void {
+    this.put(slot, text, 'utf8', text.length * 3);
+  }
+
+  /** A copy of the slot's text written by `writeUtf8`. */
+  utf8Text(slot: number): string {
+    const at = slot * WHERE;
+    const chunk = this.chunks[this.where[at] as number] as Buffer;
+    const start = (this.where[at + 1] as number) + DIGEST_BYTES;
+    return chunk.toString('utf8', start, start + (this.where[at + 2] as number));
   }
 
   /** A copy of the slot's text. */
@@ -107,6 +124,23 @@ export class BodyArena {
     return (this.chunks.length - this.spare.length) * CHUNK_BYTES;
   }
 
+  /** Writes `text` as the slot's after room for a digest; `most`: the bytes it can take. */
+  private put(
+    slot: number,
+    text: string,
+    encoding: 'latin1' | 'utf8',
+    most: number,
+  ): { chunk: Buffer; start: number; length: number } {
+    if (DIGEST_BYTES + most > CHUNK_BYTES) throw new RangeError('a text held must fit in a chunk');
+    this.free(slot);
+    if (this.current === NOWHERE || this.at + DIGEST_BYTES + most > CHUNK_BYTES) this.open();
+    const chunk = this.chunks[this.current] as Buffer;
+    const start = this.at;
+    const length = chunk.write(text, start + DIGEST_BYTES, encoding);
+    this.place(slot, start, length);
+    return { chunk, start, length };
+  }
+
   /** The slot's digest and text, of `length`, are at `start` in the chunk written into. */
   private place(slot: number, start: number, length: number): void {
     const chunk = this.current;
@@ -130,7 +164,7 @@ export class BodyArena {
   private open(): void {
     const previous = this.current;
     const chunk = this.spare.pop() ?? this.chunks.length;
-    this.chunks[chunk] = Buffer.allocUnsafeSlow(CHUNK_BYTES);
+    this.chunks[chunk] = this.spareBuffers.pop() ?? Buffer.allocUnsafeSlow(CHUNK_BYTES);
     this.live[chunk] = 0;
     this.written[chunk] = new Int32Array(1024);
     this.writtenCount[chunk] = 0;
@@ -157,7 +191,8 @@ export class BodyArena {
       source.copy(this.chunks[this.current] as Buffer, this.at, start, start + DIGEST_BYTES + length);
       this.place(slot, this.at, length);
     }
-    // Only now: a chunk opened while copying must not take this one's number.
+    // Only now: a chunk opened while copying must not take this one's number, nor its buffer.
     this.spare.push(chunk);
+    if (this.spareBuffers.length < SPARE_BUFFERS) this.spareBuffers.push(source);
   }
 }

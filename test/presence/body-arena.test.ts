@@ -13,34 +13,42 @@ const text = (max: number) =>
   );
 
 describe('texts held side by side outside the heap', () => {
-  it('reads back each slot’s last text, whatever was written, rewritten and let go before', () => {
+  it('reads back each slot’s last text, ASCII or UTF-8, whatever was written, rewritten and let go before', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.option(text(40_000), { freq: 4 })), {
-          maxLength: 300,
-          size: 'max',
-        }),
+        fc.array(
+          fc.tuple(fc.integer({ min: 0, max: 40 }), fc.option(text(40_000), { freq: 4 }), fc.boolean()),
+          {
+            maxLength: 300,
+            size: 'max',
+          },
+        ),
         (operations) => {
           const arena = new BodyArena();
           arena.reserve(41);
-          const model = new Map<number, string>();
-          for (const [slot, written] of operations) {
+          const model = new Map<number, { text: string; utf8: boolean }>();
+          for (const [slot, written, utf8] of operations) {
             if (written === null) {
               arena.free(slot);
               model.delete(slot);
+            } else if (utf8) {
+              // Any text, held as UTF-8: a listed member's payload.
+              const held = `${written}é🎧${written.slice(0, 5)}`;
+              arena.writeUtf8(slot, held);
+              model.set(slot, { text: held, utf8 });
             } else {
               arena.write(slot, written);
-              model.set(slot, written);
+              model.set(slot, { text: written, utf8 });
             }
           }
           for (let slot = 0; slot <= 40; slot++) {
             const held = model.get(slot);
             expect(arena.holds(slot)).toBe(held !== undefined);
             if (held !== undefined) {
-              expect(arena.text(slot)).toBe(held);
+              expect(held.utf8 ? arena.utf8Text(slot) : arena.text(slot)).toBe(held.text);
             }
           }
-          const live = [...model.values()].reduce((sum, held) => sum + held.length, 0);
+          const live = [...model.values()].reduce((sum, held) => sum + Buffer.byteLength(held.text), 0);
           // Holes never hold more than the texts: chunks at least half full, but the one written into.
           expect(arena.bytes).toBeLessThanOrEqual(2 * live + 2 * CHUNK_BYTES);
         },
