@@ -85,6 +85,31 @@ export class HeldPresences {
     return slot;
   }
 
+  /**
+   * A slot for a user not held whose presence is not rendered yet: `text` is what it will be rendered
+   * from, held where the body will be. Version 0 until `update` stores the first body (`isListed`).
+   */
+  addListed(userId: Snowflake, text: string): number {
+    const slot = this.slots.add(userId);
+    if (slot >= this.versions.length) this.reserve(this.slots.capacity);
+    this.kvRevisions[slot] = 0;
+    this.profiles.delete(slot);
+    this.large.delete(slot);
+    this.arena.writeUtf8(slot, text);
+    this.versions[slot] = 0;
+    return slot;
+  }
+
+  /** Whether the slot in use holds the text of `addListed` rather than a body. */
+  isListed(slot: number): boolean {
+    return this.versions[slot] === 0;
+  }
+
+  /** The text a listed slot will be rendered from. */
+  listedText(slot: number): string {
+    return this.arena.utf8Text(slot);
+  }
+
   /** Lets the user go; their slot may be another's from now on. */
   remove(userId: Snowflake): void {
     const slot = this.slots.remove(userId);
@@ -95,7 +120,7 @@ export class HeldPresences {
     this.forgetSnapshot(slot);
   }
 
-  /** The slot's presence replaced by the next version, `snapshot`. */
+  /** The slot's presence replaced by the next version, `snapshot` (a listed slot's first). */
   update(slot: number, presence: HeldPresence, snapshot: PresenceSnapshot): void {
     this.store(slot, presence, (this.versions[slot] as number) + 1, snapshot);
   }

@@ -26,7 +26,14 @@ import { userWithImageUrls, withoutImageUrls } from './user-images.js';
  * and everything that reports it use.
  */
 export type PresenceChange =
-  | { kind: 'monitored'; userId: Snowflake; current: PresenceSnapshot; at: number }
+  | {
+      kind: 'monitored';
+      userId: Snowflake;
+      current: PresenceSnapshot;
+      at: number;
+      /** Announced after being listed: the registry's `onListed` listeners heard of the user then. */
+      listed?: true;
+    }
   | { kind: 'updated'; userId: Snowflake; previous: PresenceSnapshot; current: PresenceSnapshot; at: number }
   | { kind: 'unmonitored'; userId: Snowflake; previous: PresenceSnapshot; at: number };
 
@@ -88,6 +95,11 @@ interface Rendered {
  * an update must be compared with it or something else about the user changed: its status and platforms
  * are held as numbers, its activities are the presence's own. The KV likewise is held only as its JSON in
  * the body, and goes into the next body as it is when something else changes.
+ *
+ * A member first seen in a member listing (`memberListed`) is held as the payload it came in until it is
+ * rendered: when anything asks for it or about it, or when `settleListed` gets to it. A listing of a large
+ * guild is then served as soon as it has been taken in, rather than once every member in it has been
+ * rendered and announced; its `monitored` changes follow, each with the moment it was listed.
  */
 export class PresenceRegistry implements PresenceSource {
   private readonly held = new HeldPresences();
@@ -95,8 +107,13 @@ export class PresenceRegistry implements PresenceSource {
   /** Guilds being re-listed after (re)connecting: the members seen so far in the new listing. */
   private readonly syncing = new Map<Snowflake, Set<Snowflake>>();
   private readonly listeners = new Set<PresenceListener>();
+  private readonly listedListeners = new Set<(userId: Snowflake) => void>();
   /** By slot, `activitySketch` of the held presence's activities: most changes are told without parsing them. */
   private sketches = new Int32Array(0);
+  /** Slots of listed members in the order they were listed, from `listedHead` on; some rendered since. */
+  private listedSlots: number[] = [];
+  private listedHead = 0;
+  private listedCount = 0;
 
   private readonly quiet: QuietFields;
   private readonly now: () => number;
@@ -106,23 +123,35 @@ export class PresenceRegistry implements PresenceSource {
     this.quiet = new QuietFields(options);
   }
 
+  /** Monitored users, listed ones not rendered yet included. */
   get size(): number {
     return this.held.size;
   }
 
+  /** Listed members not rendered yet. */
+  get unsettled(): number {
+    return this.listedCount;
+  }
+
   get(userId: Snowflake): PresenceSnapshot | undefined {
     const slot = this.held.slotOf(userId);
-    return slot === NO_SLOT ? undefined : this.held.snapshot(slot);
+    if (slot === NO_SLOT) return undefined;
+    this.settle(slot);
+    return this.held.snapshot(slot);
   }
 
   body(userId: Snowflake): HeldBody | undefined {
     const slot = this.held.slotOf(userId);
-    return slot === NO_SLOT ? undefined : { body: this.held.body(slot), digest: this.held.digestText(slot) };
+    if (slot === NO_SLOT) return undefined;
+    this.settle(slot);
+    return { body: this.held.body(slot), digest: this.held.digestText(slot) };
   }
 
   *snapshots(): Iterable<[Snowflake, PresenceSnapshot]> {
     for (let slot = 0; slot < this.held.end; slot++) {
-      if (this.held.inUse(slot)) yield [this.held.idOf(slot), this.held.snapshot(slot)];
+      if (!this.held.inUse(slot)) continue;
+      this.settle(slot);
+      yield [this.held.idOf(slot), this.held.snapshot(slot)];
     }
   }
 
@@ -151,6 +180,15 @@ export class PresenceRegistry implements PresenceSource {
   }
 
   /**
+   * Each member held unrendered from a listing, as they are listed: what is stored of them can be read
+   * meanwhile. Their `monitored` change follows when they are rendered, marked `listed`.
+   */
+  onListed(listener: (userId: Snowflake) => void): () => void {
+    this.listedListeners.add(listener);
+    return () => this.listedListeners.delete(listener);
+  }
+
+  /**
    * A member of `guildId` was seen, with their presence when the payload carried one. `raw` undefined
    * keeps what we know (or offline for a user we did not know).
    */
@@ -162,6 +200,7 @@ export class PresenceRegistry implements PresenceSource {
       this.firstSeen(guildId, user, raw ?? OFFLINE_PRESENCE);
       return;
     }
+    this.settle(slot);
     this.memberships.join(slot, guildId);
     const previous = this.held.snapshot(slot);
     const merged = this.merged(slot, previous, user);
@@ -170,11 +209,56 @@ export class PresenceRegistry implements PresenceSource {
     this.refresh(user.id, slot, previous, merged, presenceChanged ? raw : null);
   }
 
+  /**
+   * A member of `guildId` in a member listing, as `memberSeen` takes them. One not monitored yet is held
+   * as given and rendered later (see the class); `settleListed` renders those waiting.
+   */
+  memberListed(guildId: Snowflake, user: DiscordUser, raw: RawPresence): void {
+    if (!hasUserId(user)) return;
+    if (this.held.slotOf(user.id) !== NO_SLOT) {
+      this.memberSeen(guildId, user, raw);
+      return;
+    }
+    const listed = JSON.stringify([this.now(), user, raw]);
+    if (listed.length >= LARGE_BODY_BYTES) {
+      this.memberSeen(guildId, user, raw);
+      return;
+    }
+    this.syncing.get(guildId)?.add(user.id);
+    const slot = this.held.addListed(user.id, listed);
+    this.memberships.join(slot, guildId);
+    this.listedSlots.push(slot);
+    this.listedCount++;
+    for (const listener of this.listedListeners) listener(user.id);
+  }
+
+  /**
+   * Renders up to `max` of the listed members waiting, in the order they were listed, and announces each
+   * as monitored. Returns how many still wait.
+   */
+  settleListed(max: number): number {
+    let settled = 0;
+    while (settled < max && this.listedHead < this.listedSlots.length) {
+      const slot = this.listedSlots[this.listedHead++] as number;
+      // A slot rendered since, or let go and taken by another user, is no longer listed (or is again,
+      // further on).
+      if (!this.held.inUse(slot) || !this.held.isListed(slot)) continue;
+      this.settle(slot);
+      settled++;
+    }
+    if (this.listedHead === this.listedSlots.length) {
+      this.listedSlots = [];
+      this.listedHead = 0;
+    }
+    return this.listedCount;
+  }
+
   /** A user object from outside any guild context (USER_UPDATE, member updates): merged if monitored. */
   userUpdated(user: DiscordUser): void {
     if (!hasUserId(user)) return;
     const slot = this.held.slotOf(user.id);
     if (slot === NO_SLOT) return;
+    this.settle(slot);
     const previous = this.held.snapshot(slot);
     const merged = this.merged(slot, previous, user);
     if (merged?.changed) this.refresh(user.id, slot, previous, merged, null);
@@ -184,6 +268,8 @@ export class PresenceRegistry implements PresenceSource {
     const slot = this.held.slotOf(userId);
     if (slot === NO_SLOT) return;
     this.held.setProfile(slot, profile);
+    // A listed member's first version is rendered with it: stored profiles come for a whole listing.
+    if (this.held.isListed(slot)) return;
     this.refresh(userId, slot, this.held.snapshot(slot), null, null);
   }
 
@@ -191,6 +277,7 @@ export class PresenceRegistry implements PresenceSource {
   kvLoaded(userId: Snowflake, kv: Kv, revision: number): void {
     const slot = this.held.slotOf(userId);
     if (slot === NO_SLOT || revision <= this.held.kvRevision(slot)) return;
+    this.settle(slot);
     this.held.setKvRevision(slot, revision);
     this.refresh(userId, slot, this.held.snapshot(slot), null, null, JSON.stringify(kv));
   }
@@ -202,6 +289,7 @@ export class PresenceRegistry implements PresenceSource {
   kvChanged(userId: Snowflake, delta: KvDelta, revision: number): boolean {
     const slot = this.held.slotOf(userId);
     if (slot === NO_SLOT) return true;
+    this.settle(slot);
     const held = this.held.kvRevision(slot);
     if (revision <= held) return true;
     // Held at 0 is the KV before any write, `{}`, whether or not the store was read yet: the first write
@@ -226,7 +314,10 @@ export class PresenceRegistry implements PresenceSource {
     if (slot === NO_SLOT || !this.memberships.leave(slot, guildId)) return;
     // Those seen by a re-listing are then exactly its members still there (see `endGuildSync`).
     this.syncing.get(guildId)?.delete(userId);
-    if (!this.memberships.inAny(slot)) this.unmonitor(userId, slot);
+    if (this.memberships.inAny(slot)) return;
+    // Announced, then let go: every listener hears of a user it is told has gone.
+    this.settle(slot);
+    this.unmonitor(userId, slot);
   }
 
   /** The bot left the guild or it became unavailable: its members are no longer seen through it. */
@@ -261,14 +352,30 @@ export class PresenceRegistry implements PresenceSource {
   }
 
   private firstSeen(guildId: Snowflake, user: DiscordUser, raw: RawPresence): void {
-    const known = mergeUser(undefined, user);
-    const rendered = this.render(user.id, known, null, { raw, profile: null, kvJson: NO_KV_JSON });
+    const rendered = this.renderFirst(user, raw);
     const snapshot = snapshotOfRendered(rendered, 1);
     const slot = this.held.add(user.id, heldOf(rendered, raw), snapshot);
     this.keepSketch(slot, rendered.presence);
     this.memberships.join(slot, guildId);
     this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at: this.now() });
     snapshot.release();
+  }
+
+  /** Renders a listed member's first version, announced with the moment they were listed. */
+  private settle(slot: number): void {
+    if (!this.held.isListed(slot)) return;
+    const [at, user, raw] = JSON.parse(this.held.listedText(slot)) as [number, DiscordUser, RawPresence];
+    const rendered = this.renderFirst(user, raw, this.held.profile(slot));
+    const snapshot = snapshotOfRendered(rendered, 1);
+    this.held.update(slot, heldOf(rendered, raw), snapshot);
+    this.listedCount--;
+    this.keepSketch(slot, rendered.presence);
+    this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at, listed: true });
+    snapshot.release();
+  }
+
+  private renderFirst(user: DiscordUser, raw: RawPresence, profile: Profile | null = null): Rendered {
+    return this.render(user.id, mergeUser(undefined, user), null, { raw, profile, kvJson: NO_KV_JSON });
   }
 
   private unmonitor(userId: Snowflake, slot: number): void {

@@ -241,6 +241,9 @@ describe('normalization, fuzzed', () => {
       fc.record({ kind: fc.constant('presence' as const), guild, payload: presencePayload }),
       // GUILD_MEMBER_ADD / UPDATE and listings: a user object, with or without a presence.
       fc.record({ kind: fc.constant('member' as const), guild, user: userPayload, payload: presencePayload }),
+      // A member chunk's members, held as they came until rendered.
+      fc.record({ kind: fc.constant('listed' as const), guild, user: userPayload, payload: presencePayload }),
+      fc.record({ kind: fc.constant('settle' as const), max: fc.nat(2) }),
       fc.record({ kind: fc.constant('user' as const), user: userPayload }),
       fc.record({ kind: fc.constant('profile' as const), userId, profile }),
       fc.record({ kind: fc.constant('kv' as const), userId, kv, revision: fc.nat(5) }),
@@ -265,6 +268,12 @@ describe('normalization, fuzzed', () => {
             case 'member':
               registry.memberSeen(e.guild, e.user as DiscordUser, rawPresenceFrom(e.payload));
               break;
+            case 'listed':
+              registry.memberListed(e.guild, e.user as DiscordUser, rawPresenceFrom(e.payload));
+              break;
+            case 'settle':
+              registry.settleListed(e.max);
+              break;
             case 'user':
               registry.userUpdated(e.user as DiscordUser);
               break;
@@ -280,6 +289,7 @@ describe('normalization, fuzzed', () => {
           }
         }
         for (const [id, snapshot] of registry.snapshots()) {
+          expect(registry.get(id)).toBe(snapshot);
           // Served by id: only users with a real id, each under its own.
           expect(isSnowflake(id)).toBe(true);
           expect(snapshot.presence.discord_user.id).toBe(id);
@@ -287,6 +297,7 @@ describe('normalization, fuzzed', () => {
           expect(body.success).toBe(true);
           expectContractPresence(snapshot.presence, JSON.stringify(body.data));
         }
+        expect(registry.unsettled).toBe(0);
         for (const change of changes) {
           const snapshot = change.kind === 'unmonitored' ? change.previous : change.current;
           expectContractPresence(snapshot.presence, snapshot.json);

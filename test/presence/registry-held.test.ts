@@ -27,7 +27,8 @@ function presence(status: DiscordStatus, text: string): RawPresence {
 }
 
 type Operation =
-  | { kind: 'seen'; guild: number; user: number; status: DiscordStatus; text: string }
+  | { kind: 'seen' | 'listed'; guild: number; user: number; status: DiscordStatus; text: string }
+  | { kind: 'settle'; max: number }
   | { kind: 'removed'; guild: number; user: number }
   | { kind: 'guildRemoved'; guild: number }
   | { kind: 'kv'; user: number; kv: Kv }
@@ -38,13 +39,15 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   {
     weight: 6,
     arbitrary: fc.record({
-      kind: fc.constant('seen' as const),
+      // Seen in a guild, or listed: held unrendered until asked for or settled, served the same.
+      kind: fc.constantFrom('seen' as const, 'listed' as const),
       guild: index(GUILDS.length),
       user: index(USERS.length),
       status: fc.constantFrom<DiscordStatus>('online', 'idle', 'dnd', 'offline'),
       text: fc.constantFrom('', 'héllo 🎧', 'coding', 'a "quoted" \\ back'),
     }),
   },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('settle' as const), max: fc.nat(3) }) },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -95,9 +98,13 @@ describe('the registry holding many users off the heap', () => {
           }
         };
         for (const op of operations) {
-          if (op.kind === 'seen') {
+          if (op.kind === 'settle') {
+            reg.settleListed(op.max);
+          } else if (op.kind === 'seen' || op.kind === 'listed') {
             const id = USERS[op.user] as string;
-            reg.memberSeen(
+            const see = op.kind === 'seen' ? reg.memberSeen : reg.memberListed;
+            see.call(
+              reg,
               GUILDS[op.guild] as string,
               { id, username: `user${op.user}` },
               presence(op.status, op.text),
@@ -134,7 +141,9 @@ describe('the registry holding many users off the heap', () => {
           }
         }
         expect(reg.size).toBe(shown.size);
+        expect(reg.unsettled).toBeLessThanOrEqual(reg.size);
         expect(new Set([...reg.snapshots()].map(([id]) => id))).toEqual(new Set(shown.keys()));
+        expect(reg.unsettled).toBe(0);
         for (const id of USERS) {
           const expected = shown.get(id);
           const snapshot = reg.get(id);
@@ -163,13 +172,15 @@ describe('the registry holding many users off the heap', () => {
           const members = [...guildsOf.values()].filter((guilds) => guilds.has(n)).length;
           expect(reg.memberCount(guild)).toBe(members);
         });
-        // Every change carries the version after the one before it, per user.
+        // Every change carries the version after the one before it, per user, from their announcement on.
         const versions = new Map<string, number>();
         for (const change of changes) {
           if (change.kind === 'unmonitored') {
+            expect(versions.has(change.userId)).toBe(true);
             versions.delete(change.userId);
             continue;
           }
+          expect(change.kind === 'monitored').toBe(!versions.has(change.userId));
           expect(change.current.version).toBe((versions.get(change.userId) ?? 0) + 1);
           versions.set(change.userId, change.current.version);
         }
