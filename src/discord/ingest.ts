@@ -23,6 +23,11 @@ export interface IngestOptions {
   onUserUpdated?(userId: Snowflake): void;
   /** Every guild READY listed on the shard has been loaded in full: its members are all known now. */
   onShardSynced?(shardId: number): void;
+  /**
+   * A guild's members or a chunk of them were taken in: some may wait to be rendered
+   * (`PresenceRegistry.settleListed`), and a listing may have ended (`listing`).
+   */
+  onMembersListed?(): void;
   logger: Logger;
   /** The clock of the loading progress logs; tests give their own. */
   now?: () => number;
@@ -72,6 +77,11 @@ export class GatewayIngest {
     return this.requests.waiting();
   }
 
+  /** Whether a whole guild's member listing is under way: its chunks are still to come. */
+  get listing(): boolean {
+    return this.listings.size > 0;
+  }
+
   /** Shutdown: no deferred request is sent any more. */
   close(): void {
     this.requests.close();
@@ -85,9 +95,11 @@ export class GatewayIngest {
         break;
       case GatewayDispatchEvents.GuildCreate:
         this.guildCreate(payload.d, shardId);
+        this.options.onMembersListed?.();
         break;
       case GatewayDispatchEvents.GuildMembersChunk:
         this.membersChunk(payload.d, shardId);
+        this.options.onMembersListed?.();
         break;
       case GatewayDispatchEvents.GuildMemberAdd:
         registry.memberSeen(payload.d.guild_id, payload.d.user);
@@ -221,7 +233,11 @@ export class GatewayIngest {
     }
     for (const member of members) {
       if (!member.user) continue;
-      this.options.registry.memberSeen(guildId, member.user, byUser.get(member.user.id) ?? OFFLINE_PRESENCE);
+      this.options.registry.memberListed(
+        guildId,
+        member.user,
+        byUser.get(member.user.id) ?? OFFLINE_PRESENCE,
+      );
     }
   }
 

@@ -31,10 +31,15 @@ export class MonitoredLoader {
 
   constructor(private readonly options: MonitoredLoaderOptions) {}
 
-  /** The registry's listener. */
+  /** The registry's listener. A member listed was read for when listed (`listed`). */
   readonly observe = (change: PresenceChange): void => {
-    if (change.kind !== 'monitored') return;
+    if (change.kind !== 'monitored' || change.listed) return;
     this.waiting.add(change.userId);
+  };
+
+  /** The registry's listener of members listed: read for as they come, before they are rendered. */
+  readonly listed = (userId: Snowflake): void => {
+    this.waiting.add(userId);
   };
 
   /** An accepted KV write announced on the bus: applied, or (a change missed) the KV read again. */

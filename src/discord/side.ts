@@ -18,6 +18,7 @@ import { BotIdentity } from './bot-identity.js';
 import { Bot } from './commands/index.js';
 import { DiscordGateway } from './gateway.js';
 import { GatewayIngest } from './ingest.js';
+import { ListedSettler } from './listed-settler.js';
 import { Messenger } from './messenger.js';
 import { MonitoredLoader } from './monitored-loader.js';
 import { ProfileFetcher } from './profiles.js';
@@ -112,6 +113,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   const loader = new MonitoredLoader({ registry, profiles, kv: store.kv, logger });
   bus.subscribe('kv.changed', loader.kvChanged);
   registry.onChange(loader.observe);
+  registry.onListed(loader.listed);
 
   const gateway = new DiscordGateway({
     token: discord.token,
@@ -125,7 +127,9 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   const syncedShards = new Set<number>();
   let listed = false;
   const startedAt = Date.now();
-  const ingest = new GatewayIngest({
+  const settler = new ListedSettler(registry, logger, { listing: () => ingest.listing });
+  cleanups.push(() => settler.stop());
+  const ingest: GatewayIngest = new GatewayIngest({
     registry,
     requestMembers: (shardId, data) => void gateway.requestMembers(shardId, data),
     onUserUpdated: (userId) => profiles.enqueue(userId),
@@ -144,6 +148,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
       );
       if (publisher) void publisher.markSynced();
     },
+    onMembersListed: () => settler.kick(),
     logger,
   });
   gateway.onDispatch((payload, shardId) => ingest.handle(payload, shardId));

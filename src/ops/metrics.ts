@@ -37,6 +37,8 @@ export interface MetricSources {
   gatewayShards?(): { total: number; ready: number };
   /** The SQLite file's write thread has died (its writes are the event loop's from then on). */
   storeWriteThreadDown?(): boolean;
+  /** Members listed and held unrendered, not announced yet (`PresenceRegistry.unsettled`). */
+  listedUnrendered?(): number;
 }
 
 /** The route label of requests that matched no route, so a scanner's URLs never become label values. */
@@ -209,6 +211,11 @@ export class Metrics {
       'presently_store_write_thread_down',
       'The SQLite write thread has died: history and profiles are written on the event loop (1), or not (0).',
       () => (this.sources.storeWriteThreadDown?.() ? 1 : 0),
+    );
+    gauge(
+      'presently_listed_members_unrendered',
+      'Members of a listing served but not rendered and announced yet (to history, webhooks, subscribers).',
+      () => this.sources.listedUnrendered?.() ?? 0,
     );
     this.httpRequests = new Counter({
       name: 'presently_http_requests_total',

@@ -409,12 +409,15 @@ export class SocketGateway {
       this.subscriptions.unsubscribe(client, command.ids, command.all);
       return;
     }
+    // Read before the client subscribes: a user first rendered by this read (a member held as listed) is
+    // announced to the others, and reaches this client in its INIT_STATE only, not again as an update.
+    const state = this.initState(command, client.compressed);
     const held = this.subscriptions.subscribe(client, command.ids, command.all);
     if (held > this.options.maxIdsPerSocket) {
       this.end(client, Close.InvalidPayload);
       return;
     }
-    this.sendInitState(client, this.initState(command, client.compressed));
+    this.sendInitState(client, state);
   }
 
   /** One presence for `subscribe_to_id` (`{}` if unmonitored); otherwise a map of the monitored ones. */

@@ -128,8 +128,10 @@ export class SseHub {
       stream.end();
       return;
     }
-    this.subscriptions.subscribe(stream, ids, false);
+    // The opening is read before the stream subscribes: a user first rendered by it (a member held as
+    // listed) is announced to the others, and sent to this stream once, in its opening.
     this.opening(stream, ids, lastEventId);
+    this.subscriptions.subscribe(stream, ids, false);
   }
 
   /** Ends every stream (clients reconnect after `retry:`) and stops listening. */

@@ -41,16 +41,19 @@ function setup() {
   const requests: { shardId: number; data: GatewayRequestGuildMembersData }[] = [];
   const updatedUsers: string[] = [];
   const syncedShards: number[] = [];
-  const ingest = new GatewayIngest({
+  /** Members unrendered, and whether a listing was under way, each time the ingest said members came. */
+  const listed: [number, boolean][] = [];
+  const ingest: GatewayIngest = new GatewayIngest({
     registry,
     requestMembers: (shardId, data) => requests.push({ shardId, data }),
     onUserUpdated: (id) => updatedUsers.push(id),
     onShardSynced: (shardId) => syncedShards.push(shardId),
+    onMembersListed: () => listed.push([registry.unsettled, ingest.listing]),
     logger: pino({ level: 'silent' }),
   });
   const dispatch = (t: string, d: unknown, shardId = 0) =>
     ingest.handle({ op: 0, s: 1, t, d } as unknown as GatewayDispatchPayload, shardId);
-  return { registry, requests, updatedUsers, syncedShards, dispatch };
+  return { registry, requests, updatedUsers, syncedShards, listed, dispatch };
 }
 
 function guildCreate(
@@ -85,8 +88,8 @@ describe('GatewayIngest', () => {
     expect((requests[0]?.data.nonce ?? '').length).toBeLessThanOrEqual(32);
   });
 
-  it('adds offline members of a large guild from the member chunks', () => {
-    const { registry, requests, dispatch } = setup();
+  it('adds offline members of a large guild from the member chunks, rendered when asked for', () => {
+    const { registry, requests, listed, dispatch } = setup();
     dispatch(
       GatewayDispatchEvents.GuildCreate,
       guildCreate(GUILD, ['1'], ['1'], { large: true, member_count: 3 }),
@@ -109,8 +112,17 @@ describe('GatewayIngest', () => {
       nonce,
     });
     expect(registry.size).toBe(3);
+    // Said after each listing's members. Held unrendered: the GUILD_CREATE's; of the first chunk, the
+    // member new to it (the other, heard of again, is rendered for it); of the second, its new member,
+    // which ends the listing.
+    expect(listed).toEqual([
+      [1, true],
+      [1, true],
+      [2, false],
+    ]);
     expect(registry.get('1')?.presence.discord_status).toBe('online');
     expect(registry.get('3')?.presence.discord_status).toBe('offline');
+    expect(registry.unsettled).toBe(1);
   });
 
   it('on a fresh session, forgets guilds Discord no longer lists and members who left meanwhile', () => {

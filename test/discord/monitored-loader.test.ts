@@ -49,6 +49,7 @@ describe('loading what is stored for users who start being monitored', () => {
       ),
     });
     registry.onChange(loader.observe);
+    registry.onListed(loader.listed);
     return { store, registry, loader, profileBatches, kvBatches, logged };
   }
 
@@ -74,6 +75,38 @@ describe('loading what is stored for users who start being monitored', () => {
     expect(kvBatches).toEqual([MONITORED_LOAD_BATCH, MONITORED_LOAD_BATCH, users - 2 * MONITORED_LOAD_BATCH]);
     expect(profileBatches.flat()).toEqual(Array.from({ length: users }, (_, n) => userId(n)));
     expect(profileBatches).toHaveLength(3);
+  });
+
+  it('reads for listed members as they are listed, not again when they are rendered; the KV renders its owner', async () => {
+    const { store, registry, profileBatches, kvBatches } = await setup();
+    await store.kv.writeKv(userId(3), { set: new Map([['note', 'kept']]), delete: [] }, KV_LIMITS);
+    const announced: string[] = [];
+    registry.onChange((change) => {
+      if (change.kind === 'monitored') announced.push(change.userId);
+    });
+    for (let n = 0; n < 5; n++) {
+      registry.memberListed(
+        GUILD,
+        { id: userId(n), username: `u${n}` },
+        {
+          status: 'offline',
+          client_status: {},
+          activities: [],
+        },
+      );
+    }
+    // Only the member with a stored KV is rendered for it; the others wait, read for all the same.
+    await eventually(() => expect(announced).toEqual([userId(3)]));
+    expect(registry.get(userId(3))?.presence.kv).toEqual({ note: 'kept' });
+    expect(registry.unsettled).toBe(4);
+    expect(kvBatches).toEqual([5]);
+    expect(profileBatches).toEqual([Array.from({ length: 5 }, (_, n) => userId(n))]);
+    registry.settleListed(10);
+    expect(announced).toHaveLength(5);
+    // A turn later, the announcements have asked for nothing.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(kvBatches).toEqual([5]);
+    expect(profileBatches).toHaveLength(1);
   });
 
   it('logs a store that fails, and loads the users of the next turn as usual', async () => {

@@ -685,9 +685,11 @@ describe('a large guild', () => {
     expect(h.simulator.memberRequests).toEqual([
       { guild_id: LARGE, query: '', limit: 0, presences: true, nonce: expect.any(String), shardId: 0 },
     ]);
-    const monitored = h.changes.filter((change) => change.kind === 'monitored');
-    expect(monitored).toHaveLength(MEMBERS);
-    expect(new Set(monitored.map((change) => change.userId)).size).toBe(MEMBERS);
+    // Served once listed; announced as each is rendered, after the listing.
+    const monitored = () => h.changes.filter((change) => change.kind === 'monitored');
+    await eventually(() => expect(monitored()).toHaveLength(MEMBERS), 10_000);
+    expect(new Set(monitored().map((change) => change.userId)).size).toBe(MEMBERS);
+    expect(h.app.registry.unsettled).toBe(0);
 
     const user = (n: number) =>
       gatewayUser({ id: memberId(n), username: `member${n}`, global_name: `Member ${n}`, avatar: AVATAR });

@@ -1,6 +1,8 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/ops/metrics.js';
+import type { RawPresence } from '../../src/presence/model.js';
+import { PresenceRegistry } from '../../src/presence/registry.js';
 import { SocketClient } from '../socket/client.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -57,6 +59,7 @@ describe('GET /metrics', () => {
       'presently_history_writes_dropped_total',
       'presently_http_request_duration_seconds',
       'presently_http_requests_total',
+      'presently_listed_members_unrendered',
       'presently_monitored_users',
       'presently_presence_changes_total',
       'presently_rate_limited_total',
@@ -88,6 +91,8 @@ describe('GET /metrics', () => {
       sampleValue(families, 'presently_gateway_events_total', { type: 'GUILD_MEMBERS_CHUNK' }),
     ).toBeGreaterThan(0);
     expect(sampleValue(families, 'presently_presence_changes_total', { kind: 'monitored' })).toBe(2);
+    // Listed, then rendered and announced (the two monitored changes above).
+    expect(sampleValue(families, 'presently_listed_members_unrendered')).toBe(0);
   });
 
   it('a presence change raises the change counter, and reaching a subscriber, the fan-out histogram', async () => {
@@ -322,5 +327,27 @@ describe('presently_store_write_thread_down', () => {
     expect(await read()).toBe(0);
     down = true;
     expect(await read()).toBe(1);
+  });
+});
+
+describe('presently_listed_members_unrendered', () => {
+  it('counts the members a listing brought that are not rendered yet, down to 0 as they are', async () => {
+    const registry = new PresenceRegistry({
+      cdnUrl: 'https://cdn.discordapp.com',
+      youtubeMusic: { applicationIds: new Set(), names: new Set() },
+    });
+    const metrics = new Metrics();
+    metrics.observe({ monitoredUsers: () => registry.size, listedUnrendered: () => registry.unsettled });
+    const read = async (name: string) => sampleValue(parseExposition((await metrics.scrape()).text), name);
+    const offline: RawPresence = { status: 'offline', client_status: {}, activities: [] };
+    for (let n = 0; n < 3; n++) {
+      registry.memberListed('100000000000000001', { id: String(80351110224678912n + BigInt(n)) }, offline);
+    }
+    expect(await read('presently_listed_members_unrendered')).toBe(3);
+    expect(await read('presently_monitored_users')).toBe(3);
+    registry.settleListed(2);
+    expect(await read('presently_listed_members_unrendered')).toBe(1);
+    registry.get('80351110224678914');
+    expect(await read('presently_listed_members_unrendered')).toBe(0);
   });
 });

@@ -282,6 +282,30 @@ describe('the socket gateway on a live service', () => {
       expect(updatedUsers(await untilBarrier(h, client))).toEqual([DAVE]);
     });
 
+    it('a member held as listed, not rendered yet, is rendered for the subscriber and reaches it in INIT_STATE only', async () => {
+      const listed = '90000000000000002';
+      const toAll = await SocketClient.connect(h.base);
+      await toAll.subscribe({ subscribe_to_all: true });
+      // As a member chunk has it: the service's settler is not told, so it waits for this read.
+      h.app.registry.memberListed(
+        GUILD_A,
+        { id: listed, username: 'listed' },
+        { status: 'dnd', client_status: { mobile: 'dnd' }, activities: [] },
+      );
+      const client = await SocketClient.connect(h.base);
+      const init = await client.subscribe({ subscribe_to_ids: [listed, ERIN] });
+      expect(init.seq).toBe(1);
+      const { user_id: _, ...presence } = (init.d as Record<string, PresenceData>)[listed] ?? {};
+      expect(presence).toMatchObject({ discord_status: 'dnd', active_on_discord_mobile: true });
+      expect(presence).toEqual(await restPresence(h, listed));
+      expect(updatedUsers(await untilBarrier(h, client))).toEqual([]);
+      // Announced to those already listening, as a user who became monitored.
+      const announced = await toAll.until(updateFor(listed));
+      expect(presenceOf(announced.at(-1) as Frame)).toMatchObject({ discord_status: 'dnd' });
+
+      h.app.registry.memberRemoved(GUILD_A, listed); // leave the fixture as it was
+    });
+
     it('subscribe_to_all hears of a user who becomes monitored after it subscribed; so does a subscriber by id', async () => {
       const newcomer = '90000000000000001';
       const toAll = await SocketClient.connect(h.base);

@@ -159,6 +159,24 @@ describe('a stream', () => {
     h().simulator.removeMember(GUILD_A, newcomer);
   });
 
+  it('a member held as listed, not rendered yet, is rendered for the stream and sent once, in its opening', async () => {
+    const listed = '80351110224678998';
+    // As a member chunk has it: the service's settler is not told, so it waits for this stream.
+    h().app.registry.memberListed(
+      GUILD_A,
+      { id: listed, username: 'listed' },
+      { status: 'idle', client_status: { web: 'idle' }, activities: [] },
+    );
+    const reader = await stream(h(), many(listed, ALICE));
+    await reader.eventCount(2);
+    expect(reader.presences()[0]).toEqual(await withUserId(h(), listed));
+    expect(reader.presences()[0]).toMatchObject({ discord_status: 'idle', active_on_discord_web: true });
+    bump(h(), ALICE);
+    await reader.until((event) => event.id !== undefined && isFor(ALICE)(event));
+    expect(reader.events.filter(isFor(listed))).toHaveLength(1);
+    h().app.registry.memberRemoved(GUILD_A, listed);
+  });
+
   it('is counted by the metrics: open streams and the events sent', async () => {
     const before = await scrape(h().base);
     const sent = sampleValue(before, 'presently_sse_events_sent_total');

@@ -1,0 +1,84 @@
+import type { Logger } from 'pino';
+import type { PresenceRegistry } from '../presence/registry.js';
+
+/**
+ * Listed members rendered per turn of the event loop: few enough that a read or a gateway frame waiting
+ * behind a batch is not kept long.
+ */
+export const SETTLE_BATCH = 1_000;
+/** The longest rendering waits for listings under way, should one never end. */
+export const MAX_SETTLE_PAUSE_MS = 30_000;
+
+export interface ListedSettlerOptions {
+  /** Whether a member listing is under way: rendering waits for it, as its chunks keep coming. */
+  listing?: () => boolean;
+  batch?: number;
+  maxPauseMs?: number;
+  now?: () => number;
+}
+
+/**
+ * Renders the members a listing brought in but the registry holds unrendered (`memberListed`), once the
+ * listings under way have ended, a batch per turn: their `monitored` changes (history, subscribers) follow
+ * in the background while reads are answered, and a large guild's chunks are taken in first.
+ */
+export class ListedSettler {
+  private scheduled: NodeJS.Immediate | null = null;
+  private wake: NodeJS.Timeout | null = null;
+  /** When rendering began to wait for a listing. */
+  private pausedSince: number | null = null;
+  private stopped = false;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly registry: Pick<PresenceRegistry, 'settleListed' | 'unsettled'>,
+    private readonly logger: Logger,
+    private readonly options: ListedSettlerOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Members were listed, or a listing ended: rendering goes on until none waits. */
+  kick(): void {
+    if (this.scheduled !== null || this.stopped || this.registry.unsettled === 0) return;
+    if (this.options.listing?.()) {
+      this.pausedSince ??= this.now();
+      const left = this.pausedSince + (this.options.maxPauseMs ?? MAX_SETTLE_PAUSE_MS) - this.now();
+      if (left > 0) {
+        this.wake ??= setTimeout(() => {
+          this.wake = null;
+          this.kick();
+        }, left).unref();
+        return;
+      }
+    } else {
+      this.pausedSince = null;
+    }
+    this.clearWake();
+    this.scheduled = setImmediate(this.run);
+  }
+
+  /** Shutdown: what waits stays unrendered. */
+  stop(): void {
+    this.stopped = true;
+    if (this.scheduled !== null) clearImmediate(this.scheduled);
+    this.scheduled = null;
+    this.clearWake();
+  }
+
+  private clearWake(): void {
+    if (this.wake !== null) clearTimeout(this.wake);
+    this.wake = null;
+  }
+
+  private readonly run = (): void => {
+    this.scheduled = null;
+    try {
+      this.registry.settleListed(this.options.batch ?? SETTLE_BATCH);
+    } catch (error) {
+      // A listener's failure: the member it was told of stays rendered; the rest go on.
+      this.logger.error({ err: error }, 'failed to announce a listed member');
+    }
+    this.kick();
+  };
+}
