@@ -206,6 +206,13 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       const failed = results.find((result) => result.status === 'rejected');
       if (failed) throw failed.reason;
     });
+    // Discord is connected to before the HTTP server is built: the gateway's round trips go on meanwhile,
+    // and what arrives is held for the server to serve once it listens.
+    if (discordSide) {
+      const side = discordSide;
+      intake.push(() => side.stop());
+      side.gateway.start();
+    }
 
     const trustProxy = trustFunction(config.trustProxy);
     const slots = new PushSlots(config.socketsPerIp, config.maxSockets);
@@ -283,14 +290,9 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         ? { gatewayShards: () => ({ total: gateway.shardCountHere, ready: gateway.readyShardCount }) }
         : {}),
       ...(writeThreadDown ? { storeWriteThreadDown: writeThreadDown } : {}),
+      ...(discordSide ? { listedUnrendered: () => discordSide?.registry.unsettled ?? 0 } : {}),
     });
     const url = await http.listen({ port: config.port, host: config.host });
-
-    if (discordSide) {
-      const side = discordSide;
-      intake.push(() => side.stop());
-      side.gateway.start();
-    }
     webhooks.worker.start();
 
     return {
