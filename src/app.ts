@@ -206,13 +206,6 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       const failed = results.find((result) => result.status === 'rejected');
       if (failed) throw failed.reason;
     });
-    // Discord is connected to before the HTTP server is built: the gateway's round trips go on meanwhile,
-    // and what arrives is held for the server to serve once it listens.
-    if (discordSide) {
-      const side = discordSide;
-      intake.push(() => side.stop());
-      side.gateway.start();
-    }
 
     const trustProxy = trustFunction(config.trustProxy);
     const slots = new PushSlots(config.socketsPerIp, config.maxSockets);
@@ -293,6 +286,14 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       ...(discordSide ? { listedUnrendered: () => discordSide?.registry.unsettled ?? 0 } : {}),
     });
     const url = await http.listen({ port: config.port, host: config.host });
+
+    // Only once the port is bound: a service that cannot listen, restarted in a loop, would otherwise
+    // spend Discord's daily session starts.
+    if (discordSide) {
+      const side = discordSide;
+      intake.push(() => side.stop());
+      side.gateway.start();
+    }
     webhooks.worker.start();
 
     return {
