@@ -59,6 +59,10 @@ export interface PresenceView {
 export interface PresenceSource extends PresenceView {
   onChange(listener: PresenceListener): () => void;
   snapshots(): Iterable<[Snowflake, PresenceSnapshot]>;
+  /** Listed members not rendered yet: each is announced as monitored once it is. None when absent. */
+  readonly unsettled?: number;
+  /** Resolves once no listed member waits to be rendered. */
+  settled?(): Promise<void>;
 }
 
 /** The KV of every user who has none. */
@@ -114,6 +118,8 @@ export class PresenceRegistry implements PresenceSource {
   private listedSlots: number[] = [];
   private listedHead = 0;
   private listedCount = 0;
+  /** Those waiting for no listed member to be left unrendered (`settled`). */
+  private settledWaiters: Array<() => void> = [];
 
   private readonly quiet: QuietFields;
   private readonly now: () => number;
@@ -131,6 +137,11 @@ export class PresenceRegistry implements PresenceSource {
   /** Listed members not rendered yet. */
   get unsettled(): number {
     return this.listedCount;
+  }
+
+  settled(): Promise<void> {
+    if (this.listedCount === 0) return Promise.resolve();
+    return new Promise((resolve) => this.settledWaiters.push(resolve));
   }
 
   get(userId: Snowflake): PresenceSnapshot | undefined {
@@ -153,6 +164,19 @@ export class PresenceRegistry implements PresenceSource {
       this.settle(slot);
       yield [this.held.idOf(slot), this.held.snapshot(slot)];
     }
+  }
+
+  /** Every monitored user's id, rendering none of them (see `isListed`). */
+  *userIds(): Iterable<Snowflake> {
+    for (let slot = 0; slot < this.held.end; slot++) {
+      if (this.held.inUse(slot)) yield this.held.idOf(slot);
+    }
+  }
+
+  /** Whether the user is a listed member not rendered yet: announced as monitored once they are. */
+  isListed(userId: Snowflake): boolean {
+    const slot = this.held.slotOf(userId);
+    return slot !== NO_SLOT && this.held.isListed(slot);
   }
 
   /** The store revision of the KV inside the user's presence; 0 before any. */
@@ -365,10 +389,20 @@ export class PresenceRegistry implements PresenceSource {
   private settle(slot: number): void {
     if (!this.held.isListed(slot)) return;
     const [at, user, raw] = JSON.parse(this.held.listedText(slot)) as [number, DiscordUser, RawPresence];
-    const rendered = this.renderFirst(user, raw, this.held.profile(slot));
+    let shown = raw;
+    let rendered: Rendered;
+    try {
+      rendered = this.renderFirst(user, raw, this.held.profile(slot));
+    } catch {
+      // Rendered at once, the member would have failed the chunk's handling and not been held; held
+      // already, they are shown by their id alone, offline, rather than failing every read of them.
+      shown = OFFLINE_PRESENCE;
+      rendered = this.renderFirst({ id: user.id }, OFFLINE_PRESENCE);
+    }
     const snapshot = snapshotOfRendered(rendered, 1);
-    this.held.update(slot, heldOf(rendered, raw), snapshot);
+    this.held.update(slot, heldOf(rendered, shown), snapshot);
     this.listedCount--;
+    if (this.listedCount === 0) for (const resolve of this.settledWaiters.splice(0)) resolve();
     this.keepSketch(slot, rendered.presence);
     this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at, listed: true });
     snapshot.release();
@@ -475,8 +509,19 @@ export class PresenceRegistry implements PresenceSource {
     return { presence: { discord_user: shown, ...fields }, body, userLength, kvAt };
   }
 
+  /** Every listener hears the change, whichever fails; the first failure is thrown after them all. */
   private emit(change: PresenceChange): void {
-    for (const listener of this.listeners) listener(change);
+    let failed = false;
+    let failure: unknown;
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        if (!failed) failure = error;
+        failed = true;
+      }
+    }
+    if (failed) throw failure;
   }
 }
 

@@ -71,8 +71,9 @@ describe('members from a listing', () => {
     const user = fc.record(
       {
         id: fc.constant(ALICE.id),
-        username: fc.string(),
-        global_name: fc.option(fc.string()),
+        // Any UTF-16, lone surrogates included: the payload is held as UTF-8 until rendered.
+        username: fc.string({ unit: 'binary' }),
+        global_name: fc.option(fc.string({ unit: 'grapheme' })),
         avatar: fc.option(fc.constantFrom('0123456789abcdef', 'a_0123456789abcdef')),
         bot: fc.boolean(),
       },
@@ -83,7 +84,7 @@ describe('members from a listing', () => {
       client_status: fc.constantFrom({}, { desktop: 'online' }, { mobile: 'dnd', web: 'idle' }),
       activities: fc.array(
         fc.oneof(
-          fc.string().map((text) => customStatusActivity({ text })),
+          fc.string({ unit: 'binary' }).map((text) => customStatusActivity({ text })),
           fc.string({ minLength: 1 }).map((song) => listening(song).activities[1]),
         ),
         { maxLength: 2 },
@@ -214,6 +215,50 @@ describe('members from a listing', () => {
       ['monitored', ALICE.id],
       ['unmonitored', ALICE.id],
     ]);
+  });
+
+  it('one that cannot be rendered is shown by its id alone, offline, and every listener hears of each', () => {
+    // A normalization that fails on one application: what rendering at once would have thrown.
+    const failing = new Set<string>();
+    failing.has = (id: string) => {
+      if (id === '999') throw new Error('normalization failed');
+      return false;
+    };
+    const reg = new PresenceRegistry({
+      cdnUrl: 'https://cdn.discordapp.com',
+      youtubeMusic: { applicationIds: failing, names: new Set() },
+    });
+    const first: string[] = [];
+    const second: string[] = [];
+    reg.onChange((change) => {
+      first.push(change.userId);
+      if (change.userId === BOB.id) throw new Error('listener failed');
+    });
+    reg.onChange((change) => second.push(change.userId));
+    const game = {
+      type: 0,
+      name: 'Game',
+      application_id: '999',
+      created_at: 1,
+    } as RawPresence['activities'][number];
+    reg.memberListed(GUILD_A, ALICE, {
+      status: 'online',
+      client_status: { desktop: 'online' },
+      activities: [game],
+    });
+    reg.memberListed(GUILD_A, BOB, OFFLINE);
+    reg.memberListed(GUILD_A, CAROL, OFFLINE);
+    expect(reg.get(ALICE.id)?.presence).toMatchObject({
+      discord_user: { id: ALICE.id },
+      discord_status: 'offline',
+      activities: [],
+    });
+    // The first listener's failure reaches the caller, after the second has heard it too.
+    expect(() => reg.settleListed(10)).toThrow('listener failed');
+    expect(reg.settleListed(10)).toBe(0);
+    expect(first).toEqual([ALICE.id, BOB.id, CAROL.id]);
+    expect(second).toEqual([ALICE.id, BOB.id, CAROL.id]);
+    expect(reg.get(BOB.id)?.version).toBe(1);
   });
 
   it('whose payload is large are rendered at once', () => {
