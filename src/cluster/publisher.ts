@@ -105,7 +105,8 @@ export class SharedPresencePublisher {
         : [];
       for (const userId of stale) this.track(this.leave(userId, undefined));
       await this.reloadKv();
-      for (const [userId] of registry.snapshots()) this.republish(userId);
+      // A listed member not rendered yet is published as it is rendered and announced, not all at once here.
+      for (const userId of registry.userIds()) if (!registry.isListed(userId)) this.republish(userId);
       await this.settled();
       logger.info({ node, users: registry.size, left: stale.length }, 'shared presences in step with Redis');
     } catch (error) {
@@ -116,7 +117,7 @@ export class SharedPresencePublisher {
   /** The registry's KV as stored now: kv.changed messages sent while the bus was away never arrived. */
   private async reloadKv(): Promise<void> {
     const { registry, kv } = this.options;
-    const users = [...registry.snapshots()].map(([userId]) => userId);
+    const users = [...registry.userIds()];
     for (let i = 0; i < users.length; i += KV_RELOAD_BATCH) {
       const batch = users.slice(i, i + KV_RELOAD_BATCH);
       for (const [userId, state] of await kv.getKvs(batch))

@@ -242,6 +242,23 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     expect(api.replica.get(ALICE.id)?.presence.discord_status).toBe('idle');
   });
 
+  it('marked synced after a listing, a node publishes its listed members as they are rendered, not all at once', async () => {
+    const zero = await ingestNode(0);
+    const api = await apiNode();
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
+    zero.registry.memberListed(GUILD_ON_0, BOB, idle);
+    await zero.publisher.markSynced();
+    // The resync renders nobody: Bob waits for the settler, unpublished.
+    expect(zero.registry.unsettled).toBe(1);
+    expect(zero.published.map((change) => change.userId)).toEqual([ALICE.id]);
+    expect(api.replica.get(ALICE.id)).toBeDefined();
+    expect(api.replica.get(BOB.id)).toBeUndefined();
+
+    zero.registry.settleListed(10);
+    await eventually(() => expect(api.replica.get(BOB.id)?.presence.discord_status).toBe('idle'));
+    expect(zero.published.map((change) => change.userId)).toEqual([ALICE.id, BOB.id]);
+  });
+
   it('an API node that lost its Redis connection reads the state again and serves what changed meanwhile', async () => {
     const zero = await ingestNode(0);
     const name = `presently-test-api-${prefix.slice(-13, -1)}`;
