@@ -86,6 +86,8 @@ class Client {
   queued = 0;
   /** Its budget is spent while commands wait: it is closed 4009 after them, and heard no more. */
   spent = false;
+  /** Commands that came while its subscription to all waits for listed members to be rendered. */
+  deferred: Array<() => void> | null = null;
   readonly out: Outbound;
 
   constructor(
@@ -353,6 +355,10 @@ export class SocketGateway {
       return;
     }
     if (!large && !this.charged(client)) return;
+    if (client.deferred) {
+      client.deferred.push(() => this.run(client, command));
+      return;
+    }
     if (client.queued === 0 && command.ids.length <= QUEUE_AT_IDS) {
       this.run(client, command);
       return;
@@ -409,6 +415,10 @@ export class SocketGateway {
       this.subscriptions.unsubscribe(client, command.ids, command.all);
       return;
     }
+    if (command.all && (this.options.source.unsettled ?? 0) > 0) {
+      this.afterSettled(client, command);
+      return;
+    }
     // Read before the client subscribes: a user first rendered by this read (a member held as listed) is
     // announced to the others, and reaches this client in its INIT_STATE only, not again as an update.
     const state = this.initState(command, client.compressed);
@@ -418,6 +428,28 @@ export class SocketGateway {
       return;
     }
     this.sendInitState(client, state);
+  }
+
+  /**
+   * A subscription to all while listed members wait to be rendered: an INIT_STATE streamed meanwhile would
+   * be followed by an update for each of them as it is rendered. It runs once none waits, and the socket's
+   * commands that came meanwhile after it, in order.
+   */
+  private afterSettled(client: Client, command: Extract<ClientCommand, { op: 'subscribe' }>): void {
+    const waiting: Array<() => void> = [];
+    client.deferred = waiting;
+    void this.options.source.settled?.().then(() => {
+      client.deferred = null;
+      if (client.closing) return;
+      this.queue(client, () => {
+        this.run(client, command);
+        // Deferred again (a listing came meanwhile): the rest wait behind it once more.
+        for (const work of waiting) {
+          if (client.deferred) client.deferred.push(work);
+          else work();
+        }
+      });
+    });
   }
 
   /** One presence for `subscribe_to_id` (`{}` if unmonitored); otherwise a map of the monitored ones. */

@@ -306,6 +306,36 @@ describe('the socket gateway on a live service', () => {
       h.app.registry.memberRemoved(GUILD_A, listed); // leave the fixture as it was
     });
 
+    it('subscribe_to_all while listed members wait to be rendered: answered once they are, with them, then the commands after it', async () => {
+      const listed = ['90000000000000003', '90000000000000004'];
+      for (const id of listed) {
+        h.app.registry.memberListed(
+          GUILD_A,
+          { id, username: `listed${id.slice(-1)}` },
+          { status: 'online', client_status: { desktop: 'online' }, activities: [] },
+        );
+      }
+      const client = await SocketClient.connect(h.base);
+      client.send({ op: 2, d: { subscribe_to_all: true } });
+      client.send({ op: 2, d: { subscribe_to_id: ALICE } });
+      // Both commands were read (the pong follows them), and nothing was answered yet.
+      expect(await client.ping()).toBe('pong');
+      expect(client.pending).toEqual([]);
+
+      h.app.registry.settleListed(10);
+      const all = await client.next();
+      expect(all).toMatchObject({ op: 0, seq: 1, t: 'INIT_STATE' });
+      for (const id of listed) {
+        expect((all.d as Record<string, PresenceData>)[id]).toMatchObject({ discord_status: 'online' });
+      }
+      const single = await client.next();
+      expect(single).toMatchObject({ op: 0, seq: 2, t: 'INIT_STATE' });
+      expect(presenceOf(single).discord_user.id).toBe(ALICE);
+      expect(updatedUsers(await untilBarrier(h, client))).toEqual([]);
+
+      for (const id of listed) h.app.registry.memberRemoved(GUILD_A, id); // leave the fixture as it was
+    });
+
     it('subscribe_to_all hears of a user who becomes monitored after it subscribed; so does a subscriber by id', async () => {
       const newcomer = '90000000000000001';
       const toAll = await SocketClient.connect(h.base);
