@@ -26,6 +26,11 @@ const SPARSE = 8;
 export class RecentStatuses {
   private held = new HeldStatuses();
   /**
+   * Users erased within RECENT_STATUS_MS, and when: a change seen before that and heard only now (a member
+   * rendered after being listed, stamped with when it was listed) is not held again.
+   */
+  private readonly forgotten = new Map<Snowflake, number>();
+  /**
    * Lets the entries go once they are old even when nothing asks: a member listing puts every member
    * here at once, and a reader of presences alone never would.
    */
@@ -61,6 +66,8 @@ export class RecentStatuses {
 
   /** `?forget`: nothing seen up to `at` is reported any more. */
   forget(userId: Snowflake, at: number): void {
+    this.forgotten.set(userId, Math.max(at, this.forgotten.get(userId) ?? at));
+    if (this.sweep === null) this.sweepIn(this.keepMs);
     const slot = this.held.slotOf(userId);
     if (slot === NO_SLOT || this.held.forget(slot, at)) return;
     this.held.release(slot);
@@ -72,6 +79,8 @@ export class RecentStatuses {
    * is null, and last seen at `at` if `seen`.
    */
   private hold(userId: Snowflake, status: DiscordStatus | null, at: number, seen: boolean): void {
+    const forgotten = this.forgotten.get(userId);
+    if (forgotten !== undefined && at <= forgotten && forgotten >= this.now() - this.keepMs) return;
     const slot = this.held.touch(userId, this.now());
     if (slot === NO_SLOT) return;
     if (status !== null) this.held.push(slot, STATUSES.indexOf(status), at);
@@ -91,7 +100,9 @@ export class RecentStatuses {
   }
 
   private prune(): void {
-    if (this.held.prune(this.now() - this.keepMs)) this.compact();
+    const before = this.now() - this.keepMs;
+    if (this.held.prune(before)) this.compact();
+    for (const [userId, at] of this.forgotten) if (at < before) this.forgotten.delete(userId);
   }
 
   /** After a burst (a member listing) has gone, its arrays go too. */

@@ -451,6 +451,20 @@ describe('history and stats agree with the live presence', () => {
     expect(await stats(h)).toEqual(early.stats);
     expect(await history(h)).toEqual(early.history);
   });
+  it('of a member listed and not rendered yet: their first status, as their presence says', async () => {
+    const h = await start();
+    const listed = '80351110224678914';
+    // As a member chunk has it: nothing renders it before this read.
+    h.app.registry.memberListed(
+      GUILD_A,
+      { id: listed, username: 'listed' },
+      { status: 'dnd', client_status: { desktop: 'dnd' }, activities: [] },
+    );
+    const seen = await history(h, listed);
+    expect(seen.status_history.map((entry) => entry.status)).toEqual(['dnd']);
+    expect((await stats(h, listed)).current_status).toBe('dnd');
+    h.app.registry.memberRemoved(GUILD_A, listed);
+  });
 });
 
 describe('GET /v1/users/:id/top-tracks', () => {

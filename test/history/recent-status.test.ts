@@ -37,9 +37,17 @@ const STATUSES: DiscordStatus[] = ['online', 'idle', 'dnd', 'offline'];
 /** The rules of RecentStatuses over a map of objects, to compare with. */
 class Model {
   private readonly users = new Map<Snowflake, RecentStatus & { touched: number }>();
-  constructor(private readonly now: () => number) {}
+  /** When each user was last erased. */
+  private readonly forgotten = new Map<Snowflake, number>();
+  constructor(
+    private readonly now: () => number,
+    private readonly keepMs: number,
+  ) {}
 
   observe(change: PresenceChange): void {
+    // Seen before an erasure of the last keepMs: not held.
+    const forgotten = this.forgotten.get(change.userId);
+    if (forgotten !== undefined && change.at <= forgotten && forgotten >= this.now() - this.keepMs) return;
     const held = this.users.get(change.userId);
     if (change.kind === 'unmonitored') {
       if (change.previous.status !== 'offline') this.hold(change.userId, held?.entries ?? [], change.at);
@@ -62,6 +70,7 @@ class Model {
   }
 
   forget(userId: Snowflake, at: number): void {
+    this.forgotten.set(userId, Math.max(at, this.forgotten.get(userId) ?? at));
     const held = this.users.get(userId);
     if (!held) return;
     const entries = held.entries.filter((entry) => entry.ts > at);
@@ -137,6 +146,21 @@ describe('RecentStatuses', () => {
     expect(recent.get(USER)).toEqual(expect.objectContaining({ entries: [], lastSeen: 2_000 }));
     recent.forget(USER, 2_000);
     expect(recent.get(USER)).toBeUndefined();
+  });
+
+  it('after ?forget, a change seen before it and heard only now is not held; one seen after it is', () => {
+    let now = 2_000;
+    const recent = new RecentStatuses(() => now);
+    recent.forget(USER, 2_000);
+    // A member listed at 1_500 and rendered after the erasure: announced with the moment it was listed.
+    recent.observe({ kind: 'monitored', userId: USER, current: snapshot('online'), at: 1_500, listed: true });
+    expect(recent.get(USER)).toBeUndefined();
+    recent.observe(updated('online', 'idle', 2_001));
+    expect(recent.get(USER)?.entries).toEqual([{ status: 'idle', ts: 2_001 }]);
+    // What it remembers of the erasure goes with the time it keeps anything.
+    now += RECENT_STATUS_MS + 2;
+    recent.observe({ kind: 'monitored', userId: USER, current: snapshot('dnd'), at: 1_999 });
+    expect(recent.get(USER)?.entries[0]).toEqual({ status: 'dnd', ts: 1_999 });
   });
 });
 
@@ -316,7 +340,7 @@ describe('RecentStatuses held in typed arrays', () => {
         (operations) => {
           let now = 0;
           const recent = new RecentStatuses(() => now, keepMs);
-          const model = new Model(() => now);
+          const model = new Model(() => now, keepMs);
           for (const [kind, n, from, to, step] of operations) {
             // Few users flap a lot, many come once: both the entries and the slots grow and shrink.
             const userId = idOf(n % 3 === 0 ? n % 9 : n);

@@ -55,6 +55,8 @@ export const historyRoutes =
       },
       async (request, reply) => {
         const id = userIdFrom(request.params);
+        // A member held as listed is rendered by this, and its first status recorded as recent.
+        deps.view.get(id);
         const { status, tracks } = await deps.history.history(id, HISTORY_LIMIT);
         return send(reply, {
           status_history: statusHistoryWith(status, deps.recent?.get(id)),
