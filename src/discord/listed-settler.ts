@@ -40,7 +40,12 @@ export class ListedSettler {
 
   /** Members were listed, or a listing ended: rendering goes on until none waits. */
   kick(): void {
-    if (this.scheduled !== null || this.stopped || this.registry.unsettled === 0) return;
+    if (this.scheduled !== null || this.stopped) return;
+    if (this.registry.unsettled === 0) {
+      this.pausedSince = null;
+      this.clearWake();
+      return;
+    }
     if (this.options.listing?.()) {
       this.pausedSince ??= this.now();
       const left = this.pausedSince + (this.options.maxPauseMs ?? MAX_SETTLE_PAUSE_MS) - this.now();
@@ -76,7 +81,7 @@ export class ListedSettler {
     try {
       this.registry.settleListed(this.options.batch ?? SETTLE_BATCH);
     } catch (error) {
-      // A listener's failure: the member it was told of stays rendered; the rest go on.
+      // A listener's failure: every listener heard of the member, which stays rendered; the rest go on.
       this.logger.error({ err: error }, 'failed to announce a listed member');
     }
     this.kick();

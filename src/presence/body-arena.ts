@@ -20,6 +20,7 @@ const SPARE_BUFFERS = 4;
  * ASCII texts, one per slot, side by side in chunks of memory outside the JS heap: a few buffers, not a
  * string per text for the garbage collector to visit. Each text is held after its digest (`bodyDigest`),
  * and where a slot's are is one record, so a read of one slot among many goes to memory in few places.
+ * A slot may hold UTF-8 instead (`writeUtf8`), with the room for a digest left unused.
  *
  * A text is written after the last one, and a changed text is written anew, leaving a hole. A chunk
  * that is no longer written into and has become at least half holes has its texts copied to the end and
@@ -119,7 +120,7 @@ export class BodyArena {
     if (chunk !== this.current && live <= CHUNK_BYTES / 2) this.empty(chunk);
   }
 
-  /** Bytes the arena has taken: its chunks. */
+  /** Bytes the arena has taken: its chunks, not counting the few spare buffers kept for new ones. */
   get bytes(): number {
     return (this.chunks.length - this.spare.length) * CHUNK_BYTES;
   }
