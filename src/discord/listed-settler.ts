@@ -2,8 +2,9 @@ import type { Logger } from 'pino';
 import type { PresenceRegistry } from '../presence/registry.js';
 
 /**
- * Listed members rendered per turn of the event loop: few enough that a read or a gateway frame waiting
- * behind a batch is not kept long.
+ * Listed members rendered per turn of the event loop: as many as a member chunk brings, so a read or a
+ * gateway frame waits no longer behind a batch than it did behind a chunk rendered as it came, and what
+ * the announcements start (history look-ups) goes to the store in batches of that size.
  */
 export const SETTLE_BATCH = 1_000;
 /** The longest rendering waits for listings under way, should one never end. */
