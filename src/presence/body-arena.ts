@@ -61,8 +61,11 @@ export class BodyArena {
    * its digest, made from the bytes as written.
    */
   write(slot: number, text: string): void {
-    const { chunk, start, length } = this.put(slot, text, 'latin1', text.length);
-    digestInto(chunk, start + DIGEST_BYTES, length, chunk, start);
+    this.put(slot, text, 'latin1', text.length);
+    const at = slot * WHERE;
+    const chunk = this.chunks[this.where[at] as number] as Buffer;
+    const start = this.where[at + 1] as number;
+    digestInto(chunk, start + DIGEST_BYTES, this.where[at + 2] as number, chunk, start);
   }
 
   /**
@@ -75,18 +78,19 @@ export class BodyArena {
 
   /** A copy of the slot's text written by `writeUtf8`. */
   utf8Text(slot: number): string {
-    const at = slot * WHERE;
-    const chunk = this.chunks[this.where[at] as number] as Buffer;
-    const start = (this.where[at + 1] as number) + DIGEST_BYTES;
-    return chunk.toString('utf8', start, start + (this.where[at + 2] as number));
+    return this.read(slot, 'utf8');
   }
 
   /** A copy of the slot's text. */
   text(slot: number): string {
+    return this.read(slot, 'latin1');
+  }
+
+  private read(slot: number, encoding: 'latin1' | 'utf8'): string {
     const at = slot * WHERE;
     const chunk = this.chunks[this.where[at] as number] as Buffer;
     const start = (this.where[at + 1] as number) + DIGEST_BYTES;
-    return chunk.toString('latin1', start, start + (this.where[at + 2] as number));
+    return chunk.toString(encoding, start, start + (this.where[at + 2] as number));
   }
 
   /** The digest of the slot's text, as base64url text. */
@@ -126,12 +130,7 @@ export class BodyArena {
   }
 
   /** Writes `text` as the slot's after room for a digest; `most`: the bytes it can take. */
-  private put(
-    slot: number,
-    text: string,
-    encoding: 'latin1' | 'utf8',
-    most: number,
-  ): { chunk: Buffer; start: number; length: number } {
+  private put(slot: number, text: string, encoding: 'latin1' | 'utf8', most: number): void {
     if (DIGEST_BYTES + most > CHUNK_BYTES) throw new RangeError('a text held must fit in a chunk');
     this.free(slot);
     if (this.current === NOWHERE || this.at + DIGEST_BYTES + most > CHUNK_BYTES) this.open();
@@ -139,7 +138,6 @@ export class BodyArena {
     const start = this.at;
     const length = chunk.write(text, start + DIGEST_BYTES, encoding);
     this.place(slot, start, length);
-    return { chunk, start, length };
   }
 
   /** The slot's digest and text, of `length`, are at `start` in the chunk written into. */
