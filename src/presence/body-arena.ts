@@ -1,15 +1,31 @@
 import { DIGEST_BYTES, digestInto } from './body-digest.js';
 import { grown } from './snowflake-slots.js';
 
+/**
+ * Where the arena keeps its record of each slot's text: Int32s per slot that it alone writes, zero for a
+ * slot never written (SnowflakeSlots with ARENA_ROOM_INTS of room: read beside the slot's key).
+ */
+export interface SlotRoom {
+  /** The Int32s; may be a new array after a slot is added. */
+  readonly room: Int32Array;
+  /** Where the slot's ARENA_ROOM_INTS start in `room`. */
+  roomAt(slot: number): number;
+}
+
 /** Bytes of a chunk: every text held, with its digest, is shorter than this. */
 export const CHUNK_BYTES = 1024 * 1024;
 const NOWHERE = -1;
-const FIRST_CAPACITY = 1024;
 /**
- * Numbers per slot in `where`: its chunk, where its digest starts, its text's length, and one unused, so a
- * record is 16 bytes and never spans two cache lines.
+ * A slot's record: its chunk's number plus one (0: no text), where its digest starts, its text's length,
+ * and its encoding.
  */
-const WHERE = 4;
+export const ARENA_ROOM_INTS = 4;
+const CHUNK = 0;
+const START = 1;
+const LENGTH = 2;
+const ENCODING = 3;
+const ASCII = 0;
+const UTF8 = 1;
 /**
  * Chunks emptied out that are kept to be written into again, at most: a chunk allocated anew is memory
  * mapped anew, its pages faulted in one by one as texts are first written into them.
@@ -19,8 +35,9 @@ const SPARE_BUFFERS = 4;
 /**
  * ASCII texts, one per slot, side by side in chunks of memory outside the JS heap: a few buffers, not a
  * string per text for the garbage collector to visit. Each text is held after its digest (`bodyDigest`),
- * and where a slot's are is one record, so a read of one slot among many goes to memory in few places.
- * A slot may hold UTF-8 instead (`writeUtf8`), with the room for a digest left unused.
+ * and where a slot's are is one record kept in the slot's room (`SlotRoom`), beside its key, so a read
+ * of one slot among many goes to memory in few places. A slot may hold UTF-8 instead (`writeUtf8`), with
+ * the room for a digest left unused.
  *
  * A text is written after the last one, and a changed text is written anew, leaving a hole. A chunk
  * that is no longer written into and has become at least half holes has its texts copied to the end and
@@ -40,20 +57,20 @@ export class BodyArena {
   private readonly spareBuffers: Buffer[] = [];
   private current = NOWHERE;
   private at = CHUNK_BYTES;
-  /** Per slot, WHERE numbers: its chunk (NOWHERE when it holds no text), start, length. */
-  private where = new Int32Array(FIRST_CAPACITY * WHERE).fill(NOWHERE);
 
-  /** Makes room for slots below `capacity`. */
-  reserve(capacity: number): void {
-    const from = this.where.length;
-    if (capacity * WHERE <= from) return;
-    this.where = grown(this.where, capacity * WHERE);
-    this.where.fill(NOWHERE, from);
-  }
+  /** `slots`: where each slot's record is kept. */
+  constructor(private readonly slots: SlotRoom) {}
 
   /** Whether the slot holds a text. */
   holds(slot: number): boolean {
-    return slot * WHERE < this.where.length && this.where[slot * WHERE] !== NOWHERE;
+    return this.slots.room[this.slots.roomAt(slot) + CHUNK] !== 0;
+  }
+
+  /** Whether the slot holds a text written by `writeUtf8`. */
+  holdsUtf8(slot: number): boolean {
+    const at = this.slots.roomAt(slot);
+    const room = this.slots.room;
+    return room[at + CHUNK] !== 0 && room[at + ENCODING] === UTF8;
   }
 
   /**
@@ -62,10 +79,11 @@ export class BodyArena {
    */
   write(slot: number, text: string): void {
     this.put(slot, text, 'latin1', text.length);
-    const at = slot * WHERE;
-    const chunk = this.chunks[this.where[at] as number] as Buffer;
-    const start = this.where[at + 1] as number;
-    digestInto(chunk, start + DIGEST_BYTES, this.where[at + 2] as number, chunk, start);
+    const at = this.slots.roomAt(slot);
+    const room = this.slots.room;
+    const chunk = this.chunkOf(room, at);
+    const start = room[at + START] as number;
+    digestInto(chunk, start + DIGEST_BYTES, room[at + LENGTH] as number, chunk, start);
   }
 
   /**
@@ -87,39 +105,36 @@ export class BodyArena {
   }
 
   private read(slot: number, encoding: 'latin1' | 'utf8'): string {
-    const at = slot * WHERE;
-    const chunk = this.chunks[this.where[at] as number] as Buffer;
-    const start = (this.where[at + 1] as number) + DIGEST_BYTES;
-    return chunk.toString(encoding, start, start + (this.where[at + 2] as number));
+    const at = this.slots.roomAt(slot);
+    const room = this.slots.room;
+    const start = (room[at + START] as number) + DIGEST_BYTES;
+    return this.chunkOf(room, at).toString(encoding, start, start + (room[at + LENGTH] as number));
   }
 
   /** The digest of the slot's text, as base64url text. */
   digestText(slot: number): string {
-    const at = slot * WHERE;
-    const start = this.where[at + 1] as number;
-    return (this.chunks[this.where[at] as number] as Buffer).toString(
-      'base64url',
-      start,
-      start + DIGEST_BYTES,
-    );
+    const at = this.slots.roomAt(slot);
+    const room = this.slots.room;
+    const start = room[at + START] as number;
+    return this.chunkOf(room, at).toString('base64url', start, start + DIGEST_BYTES);
   }
 
   /** A copy of the digest of the slot's text. */
   digest(slot: number): Buffer {
-    const at = slot * WHERE;
-    const start = this.where[at + 1] as number;
-    return Buffer.from(
-      (this.chunks[this.where[at] as number] as Buffer).subarray(start, start + DIGEST_BYTES),
-    );
+    const at = this.slots.roomAt(slot);
+    const room = this.slots.room;
+    const start = room[at + START] as number;
+    return Buffer.from(this.chunkOf(room, at).subarray(start, start + DIGEST_BYTES));
   }
 
   /** Lets the slot's text go, if it has one. */
   free(slot: number): void {
-    const at = slot * WHERE;
-    const chunk = this.where[at] as number;
+    const at = this.slots.roomAt(slot);
+    const room = this.slots.room;
+    const chunk = (room[at + CHUNK] as number) - 1;
     if (chunk === NOWHERE) return;
-    this.where[at] = NOWHERE;
-    const live = (this.live[chunk] as number) - DIGEST_BYTES - (this.where[at + 2] as number);
+    room[at + CHUNK] = 0;
+    const live = (this.live[chunk] as number) - DIGEST_BYTES - (room[at + LENGTH] as number);
     this.live[chunk] = live;
     if (chunk !== this.current && live <= CHUNK_BYTES / 2) this.empty(chunk);
   }
@@ -127,6 +142,11 @@ export class BodyArena {
   /** Bytes the arena has taken: its chunks, not counting the few spare buffers kept for new ones. */
   get bytes(): number {
     return (this.chunks.length - this.spare.length) * CHUNK_BYTES;
+  }
+
+  /** The chunk holding the text of the record at `at`. */
+  private chunkOf(room: Int32Array, at: number): Buffer {
+    return this.chunks[(room[at + CHUNK] as number) - 1] as Buffer;
   }
 
   /** Writes `text` as the slot's after room for a digest; `most`: the bytes it can take. */
@@ -137,16 +157,18 @@ export class BodyArena {
     const chunk = this.chunks[this.current] as Buffer;
     const start = this.at;
     const length = chunk.write(text, start + DIGEST_BYTES, encoding);
-    this.place(slot, start, length);
+    this.place(slot, start, length, encoding === 'utf8' ? UTF8 : ASCII);
   }
 
   /** The slot's digest and text, of `length`, are at `start` in the chunk written into. */
-  private place(slot: number, start: number, length: number): void {
+  private place(slot: number, start: number, length: number, encoding: number): void {
     const chunk = this.current;
-    const at = slot * WHERE;
-    this.where[at] = chunk;
-    this.where[at + 1] = start;
-    this.where[at + 2] = length;
+    const at = this.slots.roomAt(slot);
+    const room = this.slots.room;
+    room[at + CHUNK] = chunk + 1;
+    room[at + START] = start;
+    room[at + LENGTH] = length;
+    room[at + ENCODING] = encoding;
     this.at = start + DIGEST_BYTES + length;
     this.live[chunk] = (this.live[chunk] as number) + DIGEST_BYTES + length;
     let log = this.written[chunk] as Int32Array;
@@ -181,14 +203,16 @@ export class BodyArena {
     this.written[chunk] = new Int32Array(0);
     this.writtenCount[chunk] = 0;
     this.live[chunk] = 0;
+    const room = this.slots.room;
     for (let i = 0; i < count; i++) {
       const slot = log[i] as number;
-      if (this.where[slot * WHERE] !== chunk) continue;
-      const start = this.where[slot * WHERE + 1] as number;
-      const length = this.where[slot * WHERE + 2] as number;
+      const at = this.slots.roomAt(slot);
+      if (room[at + CHUNK] !== chunk + 1) continue;
+      const start = room[at + START] as number;
+      const length = room[at + LENGTH] as number;
       if (this.at + DIGEST_BYTES + length > CHUNK_BYTES) this.open();
       source.copy(this.chunks[this.current] as Buffer, this.at, start, start + DIGEST_BYTES + length);
-      this.place(slot, this.at, length);
+      this.place(slot, this.at, length, room[at + ENCODING] as number);
     }
     // Only now: a chunk opened while copying must not take this one's number, nor its buffer.
     this.spare.push(chunk);

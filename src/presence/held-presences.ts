@@ -1,4 +1,4 @@
-import { BodyArena } from './body-arena.js';
+import { ARENA_ROOM_INTS, BodyArena } from './body-arena.js';
 import { CLIENT_PLATFORMS } from './client-status.js';
 import type { ClientStatus, DiscordStatus, Profile, Snowflake } from './model.js';
 import { PresenceSnapshot } from './snapshot.js';
@@ -40,8 +40,8 @@ export interface HeldPresence {
  * takes the body and its digest as they are held, with no snapshot (`body`, `digestText`).
  */
 export class HeldPresences {
-  private readonly slots = new SnowflakeSlots();
-  private readonly arena = new BodyArena();
+  private readonly slots = new SnowflakeSlots(ARENA_ROOM_INTS);
+  private readonly arena = new BodyArena(this.slots);
   /** Large bodies: UTF-8 bytes, shared with their snapshots as they are, and their digests. */
   private readonly large = new Map<number, LargeBody>();
   private readonly profiles = new Map<number, Profile>();
@@ -100,9 +100,12 @@ export class HeldPresences {
     return slot;
   }
 
-  /** Whether the slot in use holds the text of `addListed` rather than a body. */
+  /**
+   * Whether the slot in use holds the text of `addListed` rather than a body: asked before every read, so
+   * answered from the arena's record, which the read goes on to use, rather than from another column.
+   */
   isListed(slot: number): boolean {
-    return this.versions[slot] === 0;
+    return this.arena.holdsUtf8(slot);
   }
 
   /** The text a listed slot will be rendered from. */
@@ -239,7 +242,6 @@ export class HeldPresences {
   }
 
   private reserve(capacity: number): void {
-    this.arena.reserve(capacity);
     this.versions = grown(this.versions, capacity);
     this.kvRevisions = grown(this.kvRevisions, capacity);
     this.userLengths = grown(this.userLengths, capacity);

@@ -6,20 +6,31 @@ export const NO_SLOT = -1;
 const FIRST_CAPACITY = 1024;
 /** A key's first number: its high digits and how many digits it has, which keeps leading zeros apart. */
 const LENGTHS = 32;
+/** Doubles of a slot's key: its first number and its low digits. */
+const KEY_DOUBLES = 2;
+const INTS_PER_DOUBLE = Float64Array.BYTES_PER_ELEMENT / Int32Array.BYTES_PER_ELEMENT;
 
 /**
  * Snowflakes numbered with small integers (slots), a slot reused once its snowflake is let go, found
  * through an open-addressing table with linear probing: everything is in typed arrays, so however many
  * ids there are, none is an object on the JS heap for the garbage collector to visit.
+ *
+ * A slot's key is a record, and the record may have room beside the key for its owner's columns
+ * (`roomInts`): a lookup that goes on to read them finds them in the cache line the key was read from,
+ * rather than going to memory again (`room`, `roomAt`).
  */
 export class SnowflakeSlots {
   /** Per bucket, the slot whose snowflake is there, or NO_SLOT. */
   private table = new Int32Array(FIRST_CAPACITY * 2).fill(NO_SLOT);
+  /** Doubles per slot's record: its key's two, then its room. */
+  private readonly stride: number;
   /**
-   * Per slot, two numbers side by side (one read from memory finds both): its high digits times LENGTHS
-   * plus its number of digits, 0 for a slot not in use; then its low digits.
+   * Per slot, a record: its high digits times LENGTHS plus its number of digits, 0 for a slot not in use;
+   * then its low digits; then its room, zero until its owner writes it.
    */
-  private keys = new Float64Array(FIRST_CAPACITY * 2);
+  private keys: Float64Array;
+  /** The records again, as Int32s: the room is read and written through these. */
+  private ints: Int32Array;
   private released = new Int32Array(FIRST_CAPACITY);
   private releasedCount = 0;
   /** Slots ever handed out: every slot in use is below it. */
@@ -27,6 +38,19 @@ export class SnowflakeSlots {
   private count = 0;
   /** The snowflake last split, kept here so splitting allocates nothing. */
   private readonly digits: SnowflakeDigits = { high: 0, low: 0, length: 0 };
+
+  /**
+   * `roomInts`: Int32s of room per slot. A record (16 bytes of key and the room) must be a power of two
+   * bytes long, so that none spans two cache lines.
+   */
+  constructor(roomInts = 0) {
+    this.stride = KEY_DOUBLES + roomInts / INTS_PER_DOUBLE;
+    if (!Number.isInteger(this.stride) || (this.stride & (this.stride - 1)) !== 0) {
+      throw new RangeError('a slot’s record must be a power of two bytes long');
+    }
+    this.keys = new Float64Array(FIRST_CAPACITY * this.stride);
+    this.ints = new Int32Array(this.keys.buffer);
+  }
 
   get size(): number {
     return this.count;
@@ -43,7 +67,17 @@ export class SnowflakeSlots {
   }
 
   inUse(slot: number): boolean {
-    return this.keys[slot * 2] !== 0;
+    return this.keys[slot * this.stride] !== 0;
+  }
+
+  /** The records as Int32s, the slots' room among them; a new array once the slots have grown. */
+  get room(): Int32Array {
+    return this.ints;
+  }
+
+  /** Where in `room` the slot's room starts. */
+  roomAt(slot: number): number {
+    return (slot * this.stride + KEY_DOUBLES) * INTS_PER_DOUBLE;
   }
 
   /** The slot of `id`, or NO_SLOT. */
@@ -59,8 +93,8 @@ export class SnowflakeSlots {
     if (known !== NO_SLOT || !splitSnowflake(id, this.digits)) return known;
     if (this.used === this.capacity && this.releasedCount === 0) this.grow();
     const slot = this.releasedCount > 0 ? (this.released[--this.releasedCount] as number) : this.used++;
-    this.keys[slot * 2] = this.first();
-    this.keys[slot * 2 + 1] = this.digits.low;
+    this.keys[slot * this.stride] = this.first();
+    this.keys[slot * this.stride + 1] = this.digits.low;
     this.count++;
     this.place(slot);
     return slot;
@@ -87,9 +121,9 @@ export class SnowflakeSlots {
 
   /** The snowflake of a slot in use. */
   idOf(slot: number): Snowflake {
-    const first = this.keys[slot * 2] as number;
+    const first = this.keys[slot * this.stride] as number;
     const length = first % LENGTHS;
-    return joinSnowflake((first - length) / LENGTHS, this.keys[slot * 2 + 1] as number, length);
+    return joinSnowflake((first - length) / LENGTHS, this.keys[slot * this.stride + 1] as number, length);
   }
 
   /** Takes the snowflake in `hole` out of the table, and frees its slot. */
@@ -109,7 +143,7 @@ export class SnowflakeSlots {
       }
     }
     this.table[hole] = NO_SLOT;
-    this.keys[slot * 2] = 0;
+    this.keys[slot * this.stride] = 0;
     this.released[this.releasedCount++] = slot;
     this.count--;
   }
@@ -125,7 +159,7 @@ export class SnowflakeSlots {
   }
 
   private homeOf(slot: number): number {
-    return this.home(this.keys[slot * 2] as number, this.keys[slot * 2 + 1] as number);
+    return this.home(this.keys[slot * this.stride] as number, this.keys[slot * this.stride + 1] as number);
   }
 
   /** The bucket holding this snowflake, or NO_SLOT. */
@@ -134,7 +168,8 @@ export class SnowflakeSlots {
     for (let bucket = this.home(first, low); ; bucket = (bucket + 1) & mask) {
       const slot = this.table[bucket] as number;
       if (slot === NO_SLOT) return NO_SLOT;
-      if (this.keys[slot * 2 + 1] === low && this.keys[slot * 2] === first) return bucket;
+      const at = slot * this.stride;
+      if (this.keys[at + 1] === low && this.keys[at] === first) return bucket;
     }
   }
 
@@ -148,7 +183,8 @@ export class SnowflakeSlots {
   /** Twice the slots, and a table kept at most half full. */
   private grow(): void {
     const capacity = this.capacity * 2;
-    this.keys = grown(this.keys, capacity * 2);
+    this.keys = grown(this.keys, capacity * this.stride);
+    this.ints = new Int32Array(this.keys.buffer);
     this.released = grown(this.released, capacity);
     this.table = new Int32Array(capacity * 2).fill(NO_SLOT);
     for (let slot = 0; slot < this.used; slot++) if (this.inUse(slot)) this.place(slot);

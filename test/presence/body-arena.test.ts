@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BodyArena, CHUNK_BYTES } from '../../src/presence/body-arena.js';
+import { CHUNK_BYTES } from '../../src/presence/body-arena.js';
+import { arenaOf, arenaWithSlots } from './arena-slots.js';
 
 /** ASCII text of up to `max` characters, mostly short, some near a large body's size. */
 const text = (max: number) =>
@@ -24,8 +25,7 @@ describe('texts held side by side outside the heap', () => {
           },
         ),
         (operations) => {
-          const arena = new BodyArena();
-          arena.reserve(41);
+          const arena = arenaOf(41);
           const model = new Map<number, { text: string; utf8: boolean }>();
           for (const [slot, written, utf8] of operations) {
             if (written === null) {
@@ -44,6 +44,7 @@ describe('texts held side by side outside the heap', () => {
           for (let slot = 0; slot <= 40; slot++) {
             const held = model.get(slot);
             expect(arena.holds(slot)).toBe(held !== undefined);
+            expect(arena.holdsUtf8(slot)).toBe(held?.utf8 === true);
             if (held !== undefined) {
               expect(held.utf8 ? arena.utf8Text(slot) : arena.text(slot)).toBe(held.text);
             }
@@ -57,14 +58,32 @@ describe('texts held side by side outside the heap', () => {
   });
 
   it('keeps its memory to about the texts held while every text is rewritten many times over', () => {
-    const arena = new BodyArena();
     const users = 20_000;
-    arena.reserve(users);
+    const arena = arenaOf(users);
     const body = (slot: number, round: number) => `{"user":${slot},"round":${round}}`.padEnd(900, ' ');
     for (let round = 0; round < 10; round++) {
       for (let slot = 0; slot < users; slot++) arena.write(slot, body(slot, round));
     }
     for (let slot = 0; slot < users; slot += 997) expect(arena.text(slot)).toBe(body(slot, 9));
     expect(arena.bytes).toBeLessThanOrEqual(2 * users * 900 + 2 * CHUNK_BYTES);
+  });
+
+  it('keeps each slot’s text as its slots grow and are let go and handed out again', () => {
+    const { arena, slots } = arenaWithSlots();
+    const body = (slot: number) => `{"user":${slot}}`.padEnd(300, ' ');
+    // Written while there are few slots; the slots then grow many times over, their records moving.
+    for (let n = 0; n < 100; n++) arena.write(slots.add(String(n + 1)), body(n));
+    for (let n = 100; n < 50_000; n++) slots.add(String(n + 1));
+    for (let slot = 0; slot < 100; slot++) expect(arena.text(slot)).toBe(body(slot));
+    for (let slot = 100; slot < 50_000; slot += 499) expect(arena.holds(slot)).toBe(false);
+    // A slot let go and handed out to another id holds nothing until written.
+    arena.free(slots.remove('7'));
+    const again = slots.add('123456789012345678');
+    expect(again).toBe(6);
+    expect(arena.holds(again)).toBe(false);
+    arena.writeUtf8(again, 'née 🎧');
+    expect(arena.holdsUtf8(again)).toBe(true);
+    expect(arena.utf8Text(again)).toBe('née 🎧');
+    expect(arena.text(5)).toBe(body(5));
   });
 });

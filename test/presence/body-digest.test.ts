@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BodyArena } from '../../src/presence/body-arena.js';
 import { bodyDigest } from '../../src/presence/body-digest.js';
+import { arenaOf } from './arena-slots.js';
 
 /** Bytes 0x07, 0x0a, … as the reference test program made them: byte i is (i * 131 + 7) & 0x7f. */
 const pattern = (length: number) => Buffer.from(Array.from({ length }, (_, i) => (i * 131 + 7) & 0x7f));
@@ -56,9 +56,8 @@ describe('bodyDigest', () => {
   });
 
   it('is what the arena keeps beside each text it holds, however the texts move', () => {
-    const arena = new BodyArena();
     const slots = 3000;
-    arena.reserve(slots);
+    const arena = arenaOf(slots);
     const text = (slot: number, round: number) => `${pattern(slot % 200).toString('latin1')}${slot}:${round}`;
     // Rewriting every text empties old chunks out: their texts, and digests, are copied on.
     for (let round = 0; round < 3; round++) {

@@ -68,4 +68,29 @@ describe('snowflakes numbered by slots', () => {
     }
     expect(slots.size).toBe(0);
   });
+
+  it('keeps each slot’s room beside its key, as written, while the slots grow', () => {
+    const slots = new SnowflakeSlots(4);
+    const ids = Array.from({ length: 5_000 }, (_, n) => String(80351110224678912n + BigInt(n) * 4194304n));
+    for (const id of ids) {
+      const slot = slots.add(id);
+      const at = slots.roomAt(slot);
+      slots.room.set([slot, -1 - slot, 7, slot * 3], at);
+    }
+    ids.forEach((id, n) => {
+      const slot = slots.slotOf(id);
+      expect(slot).toBe(n);
+      expect(slots.idOf(slot)).toBe(id);
+      const at = slots.roomAt(slot);
+      expect([...slots.room.subarray(at, at + 4)]).toEqual([n, -1 - n, 7, n * 3]);
+    });
+    // Room and key never overlap: a slot's room is written without changing any id.
+    expect(slots.roomAt(1) - slots.roomAt(0)).toBe(8);
+  });
+
+  it('takes room only in records a power of two bytes long, which never span two cache lines', () => {
+    expect(() => new SnowflakeSlots(2)).toThrow(RangeError);
+    expect(() => new SnowflakeSlots(3)).toThrow(RangeError);
+    expect(() => new SnowflakeSlots(12)).not.toThrow();
+  });
 });
