@@ -14,7 +14,8 @@ import { defaultUser } from '../../src/simulator/state.js';
 import { onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { serveMemoryQuestions } from '../lib/memory.js';
 import { isOfflineInPopulation, populationPresence, populationUser } from '../lib/population.js';
-import { BENCH_GUILD } from '../lib/workload.js';
+import { median } from '../lib/stats.js';
+import { BENCH_GUILD, benchUserId } from '../lib/workload.js';
 
 /**
  * The service as production runs it (startApp, ROLE all, the embedded store in a SQLite file) against a
@@ -28,7 +29,7 @@ import { BENCH_GUILD } from '../lib/workload.js';
  * does for the gateway's (history, stored KV and profile look-ups, the profile queue, the profile fetches
  * from the simulated Discord).
  *
- * Answers `memory` (started with MEMORY_FLAGS), and with BENCH_PROFILE_DIR=<dir> `heap-snapshot` `{name}`
+ * Answers `memory` (started with MEMORY_FLAGS), `lookups` (below), and with BENCH_PROFILE_DIR=<dir> `heap-snapshot` `{name}`
  * (a heap snapshot written to <dir>/<name>.heapsnapshot) and `cpu-profile-start`, then `cpu-profile-stop`
  * `{name}` (a CPU profile of what ran in between, <dir>/<name>.cpuprofile): where a phase's bytes and time
  * go, rather than the whole process's (BENCH_CPU_PROF).
@@ -98,6 +99,27 @@ onMessage<{ type: string; from: number; to: number }>('fill', ({ from, to }) => 
       bodyBytes,
     });
   });
+});
+
+/**
+ * `{type: 'lookups', users, count, rounds}`: the registry's part of a REST read alone, ns per read —
+ * registry.body of a random one of users 0..users-1, as src/http/fast-read.ts takes it — the median of
+ * `rounds` rounds of `count`.
+ */
+onMessage<{ type: string; users: number; count: number; rounds: number }>('lookups', (asked) => {
+  const ids = Array.from({ length: asked.count }, () => benchUserId(Math.floor(Math.random() * asked.users)));
+  const rounds: number[] = [];
+  let bytes = 0;
+  for (let round = 0; round < asked.rounds; round++) {
+    const started = process.hrtime.bigint();
+    for (const id of ids) {
+      const held = registry.body(id);
+      if (held === undefined) throw new Error(`user ${id} is not monitored`);
+      bytes += held.body.length + held.digest.length;
+    }
+    rounds.push(Number(process.hrtime.bigint() - started) / asked.count);
+  }
+  report({ type: 'lookups', nanoseconds: median(rounds), bytes });
 });
 
 serveMemoryQuestions();

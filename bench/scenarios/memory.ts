@@ -63,6 +63,18 @@ interface Run {
   fewBody: number;
   fullBody: number;
   fill: Filled;
+  /** ns per registry.body of a random user: the full process over all, the small one over its FEW. */
+  lookups: { all: number; small: number };
+}
+
+/** Look-ups per round, and rounds, of the registry's part of a read alone (`lookups`). */
+const LOOKUPS = 262_144;
+const LOOKUP_ROUNDS = 9;
+
+/** The registry's part of a read alone, in-process (populated-service `lookups`): ns per read. */
+async function lookups(child: BenchChild, users: number): Promise<number> {
+  child.send({ type: 'lookups', users, count: LOOKUPS, rounds: LOOKUP_ROUNDS });
+  return (await child.next<Message & { nanoseconds: number }>('lookups', FILL_TIMEOUT_MS)).nanoseconds;
 }
 
 async function fill(child: BenchChild, from: number, to: number): Promise<Filled> {
@@ -185,6 +197,7 @@ async function once(profile: boolean): Promise<Run> {
       fewBody: fewFill.bodyBytes / FEW,
       fullBody,
       fill: rest,
+      lookups: { all: 0, small: 0 },
     };
     sides.push(run.small, run.all, run.hot, run.bareAll, run.bareFew, run.arenaAll, run.arenaFew);
     for (const each of sides) await wrk(each.url, WARMUP, each.script);
@@ -192,6 +205,7 @@ async function once(profile: boolean): Promise<Run> {
       for (let i = 0; i < sides.length; i++) await measure(sides[(round + i) % sides.length] as Side);
     }
     if (profile) await cpuProfiled(full.child, 'reads', () => wrk(full.url, LOAD, run.all.script));
+    run.lookups = { all: await lookups(full.child, USERS), small: await lookups(small.child, FEW) };
     return run;
   } finally {
     for (const each of sides) rmSync(dirname(each.script), { recursive: true, force: true });
@@ -312,6 +326,27 @@ export async function memory(): Promise<Row[]> {
       },
       target: null,
       notes: `bare node:http holding the bodies in a Map: ${cpu((run) => run.bareAll)} vs ${cpu((run) => run.bareFew)}; off the JS heap: ${cpu((run) => run.arenaAll)} vs ${cpu((run) => run.arenaFew)}`,
+    },
+    {
+      scenario: 'memory',
+      figure: `the registry's part of GET /v1/users/:id alone at ${formatNumber(USERS)} users`,
+      value: median(runs.map((run) => run.lookups.all)),
+      unit: 'ns',
+      baseline: {
+        label: `the same service holding ${formatNumber(FEW)} users`,
+        value: median(runs.map((run) => run.lookups.small)),
+      },
+      target: null,
+      notes:
+        'in the service processes above once their reads are done, the look-up src/http/fast-read.ts makes ' +
+        "(registry.body: the id's slot, the body copied out of the arena and its tag), of a random user, in a " +
+        `loop of 262,144 in the process; the median of 9 rounds, per run ${spread(
+          runs.map((run) => run.lookups.all),
+          (ns) => `${formatNumber(ns)} ns`,
+        )} vs ${spread(
+          runs.map((run) => run.lookups.small),
+          (ns) => `${formatNumber(ns)} ns`,
+        )}: what going to memory for one user among a million costs, without the socket`,
     },
     {
       scenario: 'memory',
