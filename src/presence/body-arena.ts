@@ -8,7 +8,7 @@ import { grown } from './snowflake-slots.js';
 export interface SlotRoom {
   /** The Int32s; may be a new array after a slot is added. */
   readonly room: Int32Array;
-  /** Where the slot's ARENA_ROOM_INTS start in `room`. */
+  /** Where the ARENA_ROOM_INTS of a slot in use start in `room`. */
   roomAt(slot: number): number;
 }
 

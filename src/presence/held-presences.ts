@@ -87,7 +87,8 @@ export class HeldPresences {
 
   /**
    * A slot for a user not held whose presence is not rendered yet: `text` is what it will be rendered
-   * from, held where the body will be. Version 0 until `update` stores the first body (`isListed`).
+   * from, held where the body will be, as UTF-8 (which is what `isListed` asks of the arena). Version 0
+   * until `update` stores the first body.
    */
   addListed(userId: Snowflake, text: string): number {
     const slot = this.slots.add(userId);
@@ -115,9 +116,11 @@ export class HeldPresences {
 
   /** Lets the user go; their slot may be another's from now on. */
   remove(userId: Snowflake): void {
-    const slot = this.slots.remove(userId);
+    const slot = this.slots.slotOf(userId);
     if (slot === NO_SLOT) return;
+    // Before the slot goes: the arena's record of its text is in the slot's room, cleared as it goes.
     this.arena.free(slot);
+    this.slots.remove(userId);
     this.large.delete(slot);
     this.profiles.delete(slot);
     this.forgetSnapshot(slot);

@@ -16,8 +16,8 @@ const INTS_PER_DOUBLE = Float64Array.BYTES_PER_ELEMENT / Int32Array.BYTES_PER_EL
  * ids there are, none is an object on the JS heap for the garbage collector to visit.
  *
  * A slot's key is a record, and the record may have room beside the key for its owner's columns
- * (`roomInts`): a lookup that goes on to read them finds them in the cache line the key was read from,
- * rather than going to memory again (`room`, `roomAt`).
+ * (`roomInts`): a lookup that goes on to read them finds them beside the key, in the cache line it was
+ * read from or the next, rather than in another array elsewhere in memory (`room`, `roomAt`).
  */
 export class SnowflakeSlots {
   /** Per bucket, the slot whose snowflake is there, or NO_SLOT. */
@@ -26,7 +26,7 @@ export class SnowflakeSlots {
   private readonly stride: number;
   /**
    * Per slot, a record: its high digits times LENGTHS plus its number of digits, 0 for a slot not in use;
-   * then its low digits; then its room, zero until its owner writes it.
+   * then its low digits; then its room, zero for a slot handed out until its owner writes it.
    */
   private keys: Float64Array;
   /** The records again, as Int32s: the room is read and written through these. */
@@ -39,15 +39,12 @@ export class SnowflakeSlots {
   /** The snowflake last split, kept here so splitting allocates nothing. */
   private readonly digits: SnowflakeDigits = { high: 0, low: 0, length: 0 };
 
-  /**
-   * `roomInts`: Int32s of room per slot. A record (16 bytes of key and the room) must be a power of two
-   * bytes long, so that none spans two cache lines.
-   */
-  constructor(roomInts = 0) {
-    this.stride = KEY_DOUBLES + roomInts / INTS_PER_DOUBLE;
-    if (!Number.isInteger(this.stride) || (this.stride & (this.stride - 1)) !== 0) {
-      throw new RangeError('a slot’s record must be a power of two bytes long');
+  /** `roomInts`: Int32s of room per slot, an even number (records are doubles). */
+  constructor(private readonly roomInts = 0) {
+    if (!Number.isInteger(roomInts / INTS_PER_DOUBLE) || roomInts < 0) {
+      throw new RangeError('a slot’s room is a whole number of doubles');
     }
+    this.stride = KEY_DOUBLES + roomInts / INTS_PER_DOUBLE;
     this.keys = new Float64Array(FIRST_CAPACITY * this.stride);
     this.ints = new Int32Array(this.keys.buffer);
   }
@@ -75,7 +72,7 @@ export class SnowflakeSlots {
     return this.ints;
   }
 
-  /** Where in `room` the slot's room starts. */
+  /** Where in `room` the room of a slot below `capacity` starts. */
   roomAt(slot: number): number {
     return (slot * this.stride + KEY_DOUBLES) * INTS_PER_DOUBLE;
   }
@@ -144,6 +141,8 @@ export class SnowflakeSlots {
     }
     this.table[hole] = NO_SLOT;
     this.keys[slot * this.stride] = 0;
+    const room = this.roomAt(slot);
+    this.ints.fill(0, room, room + this.roomInts);
     this.released[this.releasedCount++] = slot;
     this.count--;
   }

@@ -84,13 +84,23 @@ describe('snowflakes numbered by slots', () => {
       const at = slots.roomAt(slot);
       expect([...slots.room.subarray(at, at + 4)]).toEqual([n, -1 - n, 7, n * 3]);
     });
-    // Room and key never overlap: a slot's room is written without changing any id.
-    expect(slots.roomAt(1) - slots.roomAt(0)).toBe(8);
   });
 
-  it('takes room only in records a power of two bytes long, which never span two cache lines', () => {
-    expect(() => new SnowflakeSlots(2)).toThrow(RangeError);
-    expect(() => new SnowflakeSlots(3)).toThrow(RangeError);
-    expect(() => new SnowflakeSlots(12)).not.toThrow();
+  it('hands a slot let go out again with its room cleared', () => {
+    const slots = new SnowflakeSlots(4);
+    const first = slots.add('80351110224678912');
+    slots.room.set([1, 2, 3, 4], slots.roomAt(first));
+    slots.add('80351110224678913');
+    expect(slots.remove('80351110224678912')).toBe(first);
+    const again = slots.add('175928847299117063');
+    expect(again).toBe(first);
+    expect([...slots.room.subarray(slots.roomAt(again), slots.roomAt(again) + 4)]).toEqual([0, 0, 0, 0]);
+    expect(slots.idOf(slots.slotOf('80351110224678913'))).toBe('80351110224678913');
+  });
+
+  it('takes room only in whole doubles', () => {
+    for (const roomInts of [-2, -1, 1, 3, 0.5])
+      expect(() => new SnowflakeSlots(roomInts)).toThrow(RangeError);
+    expect(() => new SnowflakeSlots(6)).not.toThrow();
   });
 });
