@@ -20,6 +20,15 @@ const UNSYNCED = 2;
  * a source address, so every client has a 32-bit number.
  */
 const OTHER_CLIENTS = 1 << 24;
+/** The longest client that is not an IPv4 address: an IPv6 address's text. */
+const MAX_OTHER_NAME = 45;
+/** clientAddressOf's name for a peer whose socket is gone. */
+const UNKNOWN = 'unknown';
+/**
+ * What a client that is neither an address nor `unknown` is counted as, all such together: the names a
+ * window keeps are addresses, never text a client chose.
+ */
+const NOT_AN_ADDRESS = 'invalid';
 
 /**
  * KEYS: a client's count in one window. ARGV: reads to add, how long a new count is kept (ms). The new
@@ -73,6 +82,19 @@ function ipv4Number(address: string): number {
     }
   }
   return dots === 3 && part >= 0 ? number * 256 + part : 0;
+}
+
+/** Whether `name` can be an IPv6 client's text (hex digits, colons, a dotted IPv4 tail) or `unknown`. */
+function isOtherName(name: string): boolean {
+  if (name.length > MAX_OTHER_NAME) return false;
+  if (name === UNKNOWN) return true;
+  for (let i = 0; i < name.length; i++) {
+    const code = name.charCodeAt(i);
+    const digitColonOrDot = (code >= 48 && code <= 58) || code === 46;
+    const hex = (code >= 97 && code <= 102) || (code >= 65 && code <= 70);
+    if (!digitColonOrDot && !hex) return false;
+  }
+  return true;
 }
 
 function dotted(number: number): string {
@@ -139,12 +161,13 @@ export class ReadBudget {
     if (now >= this.windowEnd) this.startWindow(now);
     let number = ipv4Number(client);
     if (number < OTHER_CLIENTS) {
-      number = this.otherNumbers.get(client) ?? 0;
+      const name = isOtherName(client) ? client : NOT_AN_ADDRESS;
+      number = this.otherNumbers.get(name) ?? 0;
       if (number === 0) {
         if (this.size >= this.maxClients) return reads;
         number = this.otherNames.length;
-        this.otherNumbers.set(client, number);
-        this.otherNames.push(client);
+        this.otherNumbers.set(name, number);
+        this.otherNames.push(name);
       }
     }
     let at = this.find(number);

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import { normalizeIP } from '@fastify/rate-limit';
+import ipaddr from 'ipaddr.js';
 import type { TrustFunction } from './trust-proxy.js';
 
 /** The address a request comes from: its TCP peer, or what trusted proxies say in `X-Forwarded-For`. */
@@ -12,10 +13,44 @@ const UNKNOWN = 'unknown';
 /** One IPv6 client is a /64: what one household or one server is given, not one of its 2^64 addresses. */
 export const IPV6_CLIENT_PREFIX = 64;
 
-/** The client address of requests, as Fastify's `request.ip` sees it with the same trust function. */
+/** The longest text of an IP address (an IPv6 one ending in a dotted IPv4 address): anything longer is not one. */
+const MAX_ADDRESS_LENGTH = 45;
+
+/**
+ * Whether `text` is an IPv4 address in dotted decimal or an IPv6 address without a zone. ipaddr.js's
+ * IPv4 parser alone would also take inet_aton's short and hex forms, which no proxy writes.
+ */
+export function isIpAddress(text: string): boolean {
+  if (text.length > MAX_ADDRESS_LENGTH || text.includes('%')) return false;
+  return ipaddr.IPv4.isValidFourPartDecimal(text) || (text.includes(':') && ipaddr.IPv6.isValid(text));
+}
+
+/**
+ * The client address of requests, as trusted proxies name it. An `X-Forwarded-For` entry that is not an IP
+ * address ends the walk at the hop that wrote it, the TCP peer when no proxy is in front: made-up text is
+ * never anyone's address, so no limit counts it and no log line names it. The request's header is cut to
+ * the entries believed, so Fastify's `request.ip`, which walks it again, names the same client.
+ */
 export function clientAddressOf(trust: TrustFunction | null): ClientAddressOf {
   if (trust === null) return (request) => request.socket.remoteAddress ?? UNKNOWN;
-  return (request) => proxyAddr(request, trust) ?? UNKNOWN;
+  // The walk goes no further than an entry that is not an address, and the trust function never sees one.
+  const believed: TrustFunction = (address, hop) =>
+    (hop === 0 || isIpAddress(address.trim())) && trust(address, hop);
+  return (request) => {
+    const chain = proxyAddr.all(request, believed);
+    const last = chain.length - 1;
+    const client = chain[last]?.trim();
+    if (client === undefined) return UNKNOWN;
+    if (last === 0 || isIpAddress(client)) return client;
+    believeOnly(request, chain, last);
+    return chain[last - 1]?.trim() ?? UNKNOWN;
+  };
+}
+
+/** Leaves in the request's `X-Forwarded-For` the entries of `chain` (nearest last) before `hop`. */
+function believeOnly(request: IncomingMessage, chain: (string | undefined)[], hop: number): void {
+  if (hop === 1) delete request.headers['x-forwarded-for'];
+  else request.headers['x-forwarded-for'] = chain.slice(1, hop).reverse().join(', ');
 }
 
 /**

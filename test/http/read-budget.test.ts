@@ -101,8 +101,19 @@ describe('a read budget', () => {
     // The same address however its bytes are written.
     expect(reads.charge('10.020.030.040', 1)).toBe(reads.charge('10.20.30.40', 0));
     // Not addresses: counted by name.
-    for (const name of ['1.2.3', '1.2.3.4.5', '1.2.3.256', '1..2.3', '1.2.3.4 '])
-      expect(reads.charge(name, 2)).toBe(2);
+    for (const name of ['1.2.3', '1.2.3.4.5', '1.2.3.256', '1..2.3']) expect(reads.charge(name, 2)).toBe(2);
+  });
+
+  it('keeps no text that cannot be an address: every such client is counted as one', () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(AT_15_S);
+    const reads = budget();
+    const junk = (n: number) => `${n}${'x'.repeat(15_000)}`;
+    expect([reads.charge(junk(1), 1), reads.charge(junk(2), 1), reads.charge('1.2.3.4 ', 1)]).toEqual([
+      1, 2, 3,
+    ]);
+    expect(reads.charge('2001:DB8:0:1::', 1)).toBe(1);
+    expect(reads.clients).toBe(2);
   });
 
   it('holds at most maxClients clients a window: one more is let through uncounted; the next window holds none', () => {
@@ -284,17 +295,19 @@ describe.skipIf(!hasRedis)('read budgets of several nodes sharing one Redis', ()
       const prefix = uniquePrefix();
       const redis = await limiterConnection(server.url);
       const node = budget({ max: 5, shared: { redis, prefix, syncMs: NEVER } });
-      expect(admitted(node, 'client')).toBe(true);
+      expect(admitted(node, '2001:db8:0:9::')).toBe(true);
       await node.sync();
       server.kill();
       await eventually(() => expect(redis.status).not.toBe('ready'));
-      for (let n = 0; n < 4; n++) expect(admitted(node, 'client')).toBe(true);
+      for (let n = 0; n < 4; n++) expect(admitted(node, '2001:db8:0:9::')).toBe(true);
       await node.sync();
-      expect(admitted(node, 'client')).toBe(false);
+      expect(admitted(node, '2001:db8:0:9::')).toBe(false);
       await server.start();
       await eventually(() => expect(redis.status).toBe('ready'));
       await node.sync();
-      expect(await redis.get(`${prefix}rate-limit:read:${Math.floor(AT_15_S / MINUTE)}:client`)).toBe('6');
+      expect(await redis.get(`${prefix}rate-limit:read:${Math.floor(AT_15_S / MINUTE)}:2001:db8:0:9::`)).toBe(
+        '6',
+      );
     } finally {
       server.remove();
     }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { refusedUpgrade, SocketClient, socketUrl, terminateAll } from '../socket/client.js';
@@ -108,6 +109,23 @@ describe.each([
   it('log lines about a request name the client, not the proxy', async () => {
     await failingRequest(started.h, '198.51.100.20');
     expect(failureLine(started.lines)).toMatchObject({ clientAddress: '198.51.100.20' });
+  });
+
+  it('an X-Forwarded-For entry that is not an IP address names no client: the peer that wrote it is the client', async () => {
+    const { h, lines } = started;
+    await inOneReadWindow();
+    const junk = `${randomUUID()}${'x'.repeat(15_000)}`;
+    lines.length = 0;
+    await failingRequest(h, junk);
+    expect(failureLine(lines)).toMatchObject({ clientAddress: '127.0.0.1' });
+    expect(await read(h, FAST, `198.51.100.50, ${randomUUID()}`)).toBe(200);
+    // The peer's third read: however the text changes, it is one client's budget.
+    expect(await read(h, ROUTED, '1.2.3')).toBe(429);
+    expect(await read(h, ROUTED, 'fe80::1%eth0')).toBe(429);
+    // An address with blanks around it is that address; junk further back is never looked at.
+    expect(await read(h, ROUTED, `${junk}, \t198.51.100.51 `)).toBe(200);
+    expect(await read(h, ROUTED, '198.51.100.51')).toBe(200);
+    expect(await read(h, ROUTED, '198.51.100.51')).toBe(429);
   });
 
   it('IPv6 clients in one /64 share a budget; in another /64 they do not', async () => {
