@@ -48,13 +48,18 @@ export interface WebhookQueue {
    * behind the head (never the head itself, which may be in flight).
    */
   enqueue(webhookId: string, event: QueuedEvent, now: number): Promise<EnqueueOutcome>;
-  /** Leases up to `limit` webhooks whose head is due, for `leaseMs`, and hands their heads over. */
-  claim(now: number, limit: number, leaseMs: number): Promise<Claim[]>;
+  /**
+   * Leases up to `limit` webhooks whose head is due, for `leaseMs`, and hands their heads over, oldest due
+   * first; those in `passing` are left due as they are.
+   */
+  claim(now: number, limit: number, leaseMs: number, passing?: readonly string[]): Promise<Claim[]>;
   /**
    * The head was delivered, or given up: it leaves the queue and the next event is due at once. Resolves
    * with the webhook's events given up in a row (0 after a delivery), or null when the lease was lost.
    */
   settle(claim: Claim, delivered: boolean, now: number): Promise<number | null>;
+  /** Gives the head back untried, due at `now` with its attempts as they were; false when the lease was lost. */
+  release(claim: Claim, now: number): Promise<boolean>;
   /** The head failed and is tried again at `dueAt`; false when the lease was lost. */
   retryLater(claim: Claim, attempts: number, firstAttemptAt: number, dueAt: number): Promise<boolean>;
   /** Forgets everything queued for the webhook (removed or disabled). */

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Metrics } from '../ops/metrics.js';
+import type { Snowflake } from '../presence/model.js';
 import type { DeliveryRecord, StoredWebhook } from '../presence/webhook.js';
 import type { WebhookStore } from '../store/ports.js';
 import type { Claim, WebhookQueue } from '../store/webhook-queue.js';
@@ -11,6 +12,11 @@ import { signature } from './signer.js';
 
 /** Deliveries one node makes at once, to different webhooks. */
 export const DELIVERY_CONCURRENCY = 16;
+/**
+ * Deliveries one user's webhooks have in flight at once on a node: receivers that hang hold no more of
+ * DELIVERY_CONCURRENCY than this, and the rest stays free for everyone else's.
+ */
+export const DELIVERIES_PER_USER = 2;
 /** How often a node looks for events due (retries, and events another node queued). */
 export const POLL_MS = 1_000;
 /**
@@ -36,10 +42,16 @@ export interface DeliveryWorkerOptions {
 /**
  * Delivers queued events: takes the webhooks whose head is due, sends each head, then settles it
  * (delivered, or given up) or schedules its retry. A webhook's next event waits for its head, so each
- * webhook gets its events in order; different webhooks are delivered side by side.
+ * webhook gets its events in order; different webhooks are delivered side by side, at most
+ * DELIVERIES_PER_USER of one user's at a time: a head taken past that is given back untried and passed
+ * over until the user has one less in flight, so the free slots go to the other users in the order their
+ * events fell due.
  */
 export class DeliveryWorker {
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly perUser = new Map<Snowflake, number>();
+  /** Webhooks given back because their user had its share in flight; emptied when it has less. */
+  private readonly passedOver = new Map<Snowflake, Set<string>>();
   private readonly now: () => number;
   private readonly backoff: Backoff;
   private readonly leaseMs: number;
@@ -92,43 +104,88 @@ export class DeliveryWorker {
   }
 
   private async claimWhileAsked(): Promise<void> {
+    const { queue, store, logger } = this.options;
+    let gaveBack: boolean;
     do {
       this.claimAgain = false;
+      gaveBack = false;
       const free = DELIVERY_CONCURRENCY - this.inFlight.size;
       if (free <= 0) return;
       let claims: Claim[];
       try {
-        claims = await this.options.queue.claim(this.now(), free, this.leaseMs);
+        claims = await queue.claim(this.now(), free, this.leaseMs, this.passing());
       } catch (error) {
-        this.options.logger.warn({ err: error }, 'could not take webhook events');
+        logger.warn({ err: error }, 'could not take webhook events');
         return;
       }
-      for (const claim of claims) this.track(claim);
-    } while (this.claimAgain && !this.closed);
+      const owners = await Promise.allSettled(claims.map((claim) => store.webhook(claim.webhookId)));
+      for (const [index, claim] of claims.entries()) {
+        const found = owners[index] as PromiseSettledResult<StoredWebhook | undefined>;
+        if (found.status === 'rejected') {
+          // Left leased: tried again once the lease runs out.
+          logger.warn({ err: found.reason, webhookId: claim.webhookId }, 'webhook delivery failed');
+          continue;
+        }
+        const webhook = found.value?.disabledAt === null ? found.value : undefined;
+        if (webhook && (this.perUser.get(webhook.userId) ?? 0) >= DELIVERIES_PER_USER) {
+          await this.giveBack(claim, webhook.userId);
+          gaveBack = true;
+        } else {
+          this.track(claim, webhook);
+        }
+      }
+    } while ((this.claimAgain || gaveBack) && !this.closed);
   }
 
-  private track(claim: Claim): void {
-    const delivery = this.deliver(claim)
+  /** Every webhook passed over now: those of users with their share in flight. */
+  private passing(): string[] {
+    return [...this.passedOver.values()].flatMap((webhooks) => [...webhooks]);
+  }
+
+  private async giveBack(claim: Claim, userId: Snowflake): Promise<void> {
+    const passed = this.passedOver.get(userId) ?? new Set<string>();
+    this.passedOver.set(userId, passed.add(claim.webhookId));
+    await this.options.queue.release(claim, this.now()).catch((error: unknown) => {
+      // Left leased: due again once the lease runs out.
+      this.options.logger.warn(
+        { err: error, webhookId: claim.webhookId },
+        'could not give a webhook event back',
+      );
+    });
+  }
+
+  /** Delivers the claim's head to the webhook, or drops its queue when the webhook is gone or disabled. */
+  private track(claim: Claim, webhook: StoredWebhook | undefined): void {
+    const userId = webhook?.userId;
+    if (userId !== undefined) this.perUser.set(userId, (this.perUser.get(userId) ?? 0) + 1);
+    const delivery = (webhook ? this.deliver(webhook, claim) : this.dropQueue(claim))
       .catch((error: unknown) => {
         // Left leased: retried once the lease runs out.
         this.options.logger.warn({ err: error, webhookId: claim.webhookId }, 'webhook delivery failed');
       })
       .finally(() => {
         this.inFlight.delete(delivery);
-        // The webhook's next event, if any, is due now.
+        if (userId !== undefined) this.done(userId);
+        // The webhook's next event, if any, is due now; so are the user's passed over.
         void this.poll();
       });
     this.inFlight.add(delivery);
   }
 
-  private async deliver(claim: Claim): Promise<void> {
+  private done(userId: Snowflake): void {
+    const left = (this.perUser.get(userId) ?? 1) - 1;
+    if (left === 0) this.perUser.delete(userId);
+    else this.perUser.set(userId, left);
+    if (left < DELIVERIES_PER_USER) this.passedOver.delete(userId);
+  }
+
+  private async dropQueue(claim: Claim): Promise<void> {
+    await this.options.queue.drop(claim.webhookId);
+    this.options.metrics?.webhookDeliveries('dropped');
+  }
+
+  private async deliver(webhook: StoredWebhook, claim: Claim): Promise<void> {
     const { queue, store, metrics } = this.options;
-    const webhook = await store.webhook(claim.webhookId);
-    if (!webhook || webhook.disabledAt !== null) {
-      await queue.drop(claim.webhookId);
-      metrics?.webhookDeliveries('dropped');
-      return;
-    }
     const startedAt = this.now();
     const attempts = claim.attempts + 1;
     const firstAttemptAt = claim.firstAttemptAt ?? startedAt;

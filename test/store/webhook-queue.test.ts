@@ -169,6 +169,30 @@ function queueContract(name: string, open: () => Promise<WebhookQueue>, skip = f
       expect(await queue.claim(T0 + 10 * LEASE, 10, LEASE)).toEqual([]);
     });
 
+    it('passes over the webhooks it is told to, leaving them due for a later claim', async () => {
+      const queue = await open();
+      for (const webhook of ['A', 'B', 'C']) await queue.enqueue(webhook, event(`${webhook}1`), T0);
+      const claimed = await queue.claim(T0, 2, LEASE, ['A', 'B']);
+      expect(claimed.map((claim) => claim.webhookId)).toEqual(['C']);
+      const later = await queue.claim(T0, 10, LEASE);
+      expect(later.map((claim) => claim.webhookId).sort()).toEqual(['A', 'B']);
+    });
+
+    it('takes a head given back untried again, with its attempts as they were; a lost lease gives nothing back', async () => {
+      const queue = await open();
+      await queue.enqueue('A', event('a1'), T0);
+      const [first] = await queue.claim(T0, 10, LEASE);
+      await queue.retryLater(first as Claim, 1, T0, T0 + 5_000);
+      const [retried] = await queue.claim(T0 + 5_000, 10, LEASE);
+      expect(await queue.release(retried as Claim, T0 + 5_001)).toBe(true);
+      expect(await queue.release(retried as Claim, T0 + 5_001)).toBe(false);
+      expect(await queue.claim(T0 + 5_000, 10, LEASE)).toEqual([]);
+      const [again] = await queue.claim(T0 + 5_001, 10, LEASE);
+      expect(again).toMatchObject({ event: event('a1'), attempts: 1, firstAttemptAt: T0 });
+      expect(await queue.settle(retried as Claim, true, T0 + 5_001)).toBeNull();
+      expect(await queue.settle(again as Claim, true, T0 + 5_001)).toBe(0);
+    });
+
     it('drops everything queued for a webhook, and the lease of its head', async () => {
       const queue = await open();
       for (const id of ['a1', 'a2']) await queue.enqueue('A', event(id), T0);

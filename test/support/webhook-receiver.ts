@@ -27,6 +27,10 @@ export interface WebhookReceiver {
   respond: Respond;
   /** Resolves with the nth request (from 0) once it has arrived. */
   nth(index: number): Promise<Received>;
+  /** Requests held unanswered ('hang') now. */
+  readonly held: number;
+  /** Answers every request held so far with `status`. */
+  release(status?: number): void;
   close(): Promise<void>;
 }
 
@@ -70,6 +74,13 @@ export async function startWebhookReceiver(respond: Respond = () => 200): Promis
     received,
     get connections() {
       return connections;
+    },
+    get held() {
+      return hanging.size;
+    },
+    release: (status = 200) => {
+      for (const response of hanging) response.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+      hanging.clear();
     },
     respond,
     nth: (index) => {

@@ -44,10 +44,11 @@ const ENQUEUE = {
          SELECT (SELECT count(*) FROM collapsed)::integer AS collapsed,
            (SELECT count(*) FROM dropped)::integer AS dropped`,
 };
-/** The webhooks due, locked; one another node or call holds is left to it. */
+/** The webhooks due but those passed over ($3), locked; one another node or call holds is left to it. */
 const LOCK_DUE = {
   name: 'webhook-queue.lock-due',
-  text: `SELECT webhook_id FROM webhook_heads WHERE due_at <= $1 ORDER BY due_at, webhook_id LIMIT $2
+  text: `SELECT webhook_id FROM webhook_heads WHERE due_at <= $1 AND NOT (webhook_id = ANY ($3::text[]))
+         ORDER BY due_at, webhook_id LIMIT $2
          FOR UPDATE SKIP LOCKED`,
 };
 /**
@@ -86,6 +87,10 @@ const SETTLE = {
            due_at = CASE WHEN EXISTS (SELECT 1 FROM webhook_queue WHERE webhook_id = $1 AND seq <> $2)
              THEN $4::bigint END
          WHERE webhook_id = $1`,
+};
+const RELEASE = {
+  name: 'webhook-queue.release',
+  text: 'UPDATE webhook_heads SET due_at = $3, lease = NULL WHERE webhook_id = $1 AND lease = $2',
 };
 const RETRY = {
   name: 'webhook-queue.retry',
@@ -176,11 +181,16 @@ export class PostgresWebhookQueue implements WebhookQueue {
     });
   }
 
-  async claim(now: number, limit: number, leaseMs: number): Promise<Claim[]> {
+  async claim(
+    now: number,
+    limit: number,
+    leaseMs: number,
+    passing: readonly string[] = [],
+  ): Promise<Claim[]> {
     return transaction(this.pool, async (session) => {
       const { rows: due } = await session.query<{ webhook_id: string }>({
         ...LOCK_DUE,
-        values: [now, limit],
+        values: [now, limit, passing],
       });
       if (due.length === 0) return [];
       return leased(session, due, now + leaseMs);
@@ -199,6 +209,11 @@ export class PostgresWebhookQueue implements WebhookQueue {
       await session.query({ ...SETTLE, values: [claim.webhookId, held.head_seq, failures, now] });
       return failures;
     });
+  }
+
+  async release(claim: Claim, now: number): Promise<boolean> {
+    const { rowCount } = await query(this.pool, { ...RELEASE, values: [claim.webhookId, claim.lease, now] });
+    return rowCount === 1;
   }
 
   async retryLater(claim: Claim, attempts: number, firstAttemptAt: number, dueAt: number): Promise<boolean> {

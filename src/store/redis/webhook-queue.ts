@@ -42,27 +42,33 @@ return {collapsed, dropped}
 /**
  * Leasing a webhook moves its score in the due set past the lease: no node sees it due until the lease
  * runs out (its holder died) or its holder settles it. KEYS: due set. ARGV: now, limit, lease end, lease
- * prefix, key prefix.
+ * prefix, key prefix, then the webhooks passed over.
  */
 const CLAIM = `
 local claims = {}
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+local limit = tonumber(ARGV[2])
+local passing = {}
+for i = 6, #ARGV do passing[ARGV[i]] = true end
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, limit + #ARGV - 5)
 for i, id in ipairs(ids) do
-  local tag = '{' .. id .. '}'
-  local head = redis.call('LINDEX', ARGV[5] .. 'webhook-queue:' .. tag, 0)
-  if not head then
-    redis.call('ZREM', KEYS[1], id)
-  else
-    local state = ARGV[5] .. 'webhook-head:' .. tag
-    if redis.call('HGET', state, 'item') ~= head then
-      redis.call('HSET', state, 'item', head, 'attempts', 0, 'first', '')
+  if #claims == limit then break end
+  if not passing[id] then
+    local tag = '{' .. id .. '}'
+    local head = redis.call('LINDEX', ARGV[5] .. 'webhook-queue:' .. tag, 0)
+    if not head then
+      redis.call('ZREM', KEYS[1], id)
+    else
+      local state = ARGV[5] .. 'webhook-head:' .. tag
+      if redis.call('HGET', state, 'item') ~= head then
+        redis.call('HSET', state, 'item', head, 'attempts', 0, 'first', '')
+      end
+      local lease = ARGV[4] .. i
+      redis.call('HSET', state, 'lease', lease)
+      redis.call('ZADD', KEYS[1], ARGV[3], id)
+      local tried = redis.call('HMGET', state, 'attempts', 'first')
+      local body = redis.call('HGET', ARGV[5] .. 'webhook-events:' .. tag, head)
+      claims[#claims + 1] = {id, head, body, tried[1], tried[2], lease}
     end
-    local lease = ARGV[4] .. i
-    redis.call('HSET', state, 'lease', lease)
-    redis.call('ZADD', KEYS[1], ARGV[3], id)
-    local tried = redis.call('HMGET', state, 'attempts', 'first')
-    local body = redis.call('HGET', ARGV[5] .. 'webhook-events:' .. tag, head)
-    claims[#claims + 1] = {id, head, body, tried[1], tried[2], lease}
   end
 end
 return claims
@@ -96,11 +102,20 @@ redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
 return 1
 `;
 
+/** KEYS: head state, due set. ARGV: webhook id, lease, now. */
+const RELEASE = `
+if redis.call('HGET', KEYS[1], 'lease') ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'lease', '')
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return 1
+`;
+
 interface QueueScripts {
   webhookEnqueue(...args: string[]): Promise<[number, number]>;
   webhookClaim(...args: string[]): Promise<[string, string, string | null, string, string, string][]>;
   webhookSettle(...args: string[]): Promise<number>;
   webhookRetry(...args: string[]): Promise<number>;
+  webhookRelease(...args: string[]): Promise<number>;
 }
 
 /**
@@ -120,6 +135,7 @@ export class RedisWebhookQueue implements WebhookQueue {
     redis.defineCommand('webhookClaim', { numberOfKeys: 1, lua: CLAIM });
     redis.defineCommand('webhookSettle', { numberOfKeys: 4, lua: SETTLE });
     redis.defineCommand('webhookRetry', { numberOfKeys: 2, lua: RETRY });
+    redis.defineCommand('webhookRelease', { numberOfKeys: 2, lua: RELEASE });
     this.redis = redis as Redis & QueueScripts;
   }
 
@@ -139,7 +155,12 @@ export class RedisWebhookQueue implements WebhookQueue {
     return { collapsed, dropped };
   }
 
-  async claim(now: number, limit: number, leaseMs: number): Promise<Claim[]> {
+  async claim(
+    now: number,
+    limit: number,
+    leaseMs: number,
+    passing: readonly string[] = [],
+  ): Promise<Claim[]> {
     const claimed = await this.redis.webhookClaim(
       this.due(),
       String(now),
@@ -147,6 +168,7 @@ export class RedisWebhookQueue implements WebhookQueue {
       String(now + leaseMs),
       `${randomUUID()}:`,
       this.prefix,
+      ...passing,
     );
     return claimed.map(([webhookId, item, body, attempts, first, lease]) => {
       const split = item.indexOf(':');
@@ -173,6 +195,17 @@ export class RedisWebhookQueue implements WebhookQueue {
       String(now),
     );
     return failures < 0 ? null : failures;
+  }
+
+  async release(claim: Claim, now: number): Promise<boolean> {
+    const released = await this.redis.webhookRelease(
+      this.key('webhook-head', claim.webhookId),
+      this.due(),
+      claim.webhookId,
+      claim.lease,
+      String(now),
+    );
+    return released === 1;
   }
 
   async retryLater(claim: Claim, attempts: number, firstAttemptAt: number, dueAt: number): Promise<boolean> {

@@ -35,7 +35,7 @@ export class SqliteWebhookQueue implements WebhookQueue {
     count: Statement<[string], number>;
     dropOldest: Statement<[{ webhook: string; count: number }]>;
     insert: Statement<[string, string, string, string]>;
-    due: Statement<[number, number], { webhook_id: string }>;
+    due: Statement<[number, string, number], { webhook_id: string }>;
     head: Statement<[string], EventRow>;
     state: Statement<[string], HeadRow>;
     idle: Statement<[string]>;
@@ -44,12 +44,13 @@ export class SqliteWebhookQueue implements WebhookQueue {
     remove: Statement<[number]>;
     settle: Statement<[{ failures: number; now: number; webhook: string }]>;
     retry: Statement<[number, number, number, string]>;
+    release: Statement<[number, string]>;
     dropQueue: Statement<[string]>;
     dropHead: Statement<[string]>;
   };
   private readonly transactions: {
     enqueue: (webhookId: string, event: QueuedEvent, now: number) => EnqueueOutcome;
-    claim: (now: number, limit: number, leaseMs: number) => Claim[];
+    claim: (now: number, limit: number, leaseMs: number, passing: string) => Claim[];
     settle: (claim: Claim, delivered: boolean, now: number) => number | null;
   };
 
@@ -73,7 +74,10 @@ export class SqliteWebhookQueue implements WebhookQueue {
       insert: db.prepare(
         'INSERT INTO webhook_queue (webhook_id, delivery_id, type, body) VALUES (?, ?, ?, ?)',
       ),
-      due: db.prepare('SELECT webhook_id FROM webhook_heads WHERE due_at <= ? ORDER BY due_at LIMIT ?'),
+      due: db.prepare(
+        `SELECT webhook_id FROM webhook_heads
+         WHERE due_at <= ? AND webhook_id NOT IN (SELECT value FROM json_each(?)) ORDER BY due_at LIMIT ?`,
+      ),
       head: db.prepare(
         'SELECT seq, delivery_id, type, body FROM webhook_queue WHERE webhook_id = ? ORDER BY seq LIMIT 1',
       ),
@@ -103,12 +107,13 @@ export class SqliteWebhookQueue implements WebhookQueue {
       retry: db.prepare(
         'UPDATE webhook_heads SET attempts = ?, first_attempt_at = ?, due_at = ?, lease = NULL WHERE webhook_id = ?',
       ),
+      release: db.prepare('UPDATE webhook_heads SET due_at = ?, lease = NULL WHERE webhook_id = ?'),
       dropQueue: db.prepare('DELETE FROM webhook_queue WHERE webhook_id = ?'),
       dropHead: db.prepare('DELETE FROM webhook_heads WHERE webhook_id = ?'),
     };
     this.transactions = {
       enqueue: db.transaction((webhookId, event, now) => this.enqueueNow(webhookId, event, now)),
-      claim: db.transaction((now, limit, leaseMs) => this.claimNow(now, limit, leaseMs)),
+      claim: db.transaction((now, limit, leaseMs, passing) => this.claimNow(now, limit, leaseMs, passing)),
       settle: db.transaction((claim, delivered, now) => this.settleNow(claim, delivered, now)),
     };
   }
@@ -117,15 +122,29 @@ export class SqliteWebhookQueue implements WebhookQueue {
     return this.transactions.enqueue(webhookId, event, now);
   }
 
-  async claim(now: number, limit: number, leaseMs: number): Promise<Claim[]> {
+  async claim(
+    now: number,
+    limit: number,
+    leaseMs: number,
+    passing: readonly string[] = [],
+  ): Promise<Claim[]> {
+    const passed = JSON.stringify(passing);
     // Looked for first outside a transaction, which in WAL never waits: a poll that finds nothing due
     // must not block the event loop on the write lock while the write thread commits.
-    if (this.statements.due.get(now, 1) === undefined) return [];
-    return this.transactions.claim(now, limit, leaseMs);
+    if (this.statements.due.get(now, passed, 1) === undefined) return [];
+    return this.transactions.claim(now, limit, leaseMs, passed);
   }
 
   async settle(claim: Claim, delivered: boolean, now: number): Promise<number | null> {
     return this.transactions.settle(claim, delivered, now);
+  }
+
+  async release(claim: Claim, now: number): Promise<boolean> {
+    return this.db.transaction(() => {
+      if (!this.holds(claim)) return false;
+      this.statements.release.run(now, claim.webhookId);
+      return true;
+    })();
   }
 
   async retryLater(claim: Claim, attempts: number, firstAttemptAt: number, dueAt: number): Promise<boolean> {
@@ -155,10 +174,10 @@ export class SqliteWebhookQueue implements WebhookQueue {
     return { collapsed, dropped };
   }
 
-  private claimNow(now: number, limit: number, leaseMs: number): Claim[] {
+  private claimNow(now: number, limit: number, leaseMs: number, passing: string): Claim[] {
     const { statements } = this;
     const claims: Claim[] = [];
-    for (const { webhook_id: webhookId } of statements.due.all(now, limit)) {
+    for (const { webhook_id: webhookId } of statements.due.all(now, passing, limit)) {
       const head = statements.head.get(webhookId);
       if (!head) {
         statements.idle.run(webhookId);
