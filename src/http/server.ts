@@ -270,6 +270,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
             view: options.view,
             notMonitored: unmonitored,
             refusalDelayMs: options.abuseRefusalDelayMs ?? ABUSE_REFUSAL_DELAY_MS,
+            chargeReads: readChargeOf(readBudget, limits),
           }),
         );
       }

@@ -9,6 +9,7 @@ import { paceChanges } from '../socket/fanout-pace.js';
 import { SEND_BUFFER_CAP_BYTES } from '../socket/protocol.js';
 import { Subscriptions } from '../socket/subscriptions.js';
 import { EventIds } from './event-id.js';
+import { ReconnectBudget } from './reconnect-budget.js';
 import { ReplayRing } from './replay.js';
 import { SseStream } from './stream.js';
 import { changeEvent, chunkOf, idLine, KEEP_ALIVE, presenceBody, retryChunk, type SseChunk } from './wire.js';
@@ -39,6 +40,8 @@ export interface SseHubOptions {
   /** The replay ring's bounds (replay.ts). */
   replayChanges?: number;
   replayBytes?: number;
+  /** Changes one reconnect may be sent again at most (replay.ts). */
+  replayPerReconnect?: number;
 }
 
 /**
@@ -50,6 +53,8 @@ export interface SseHubOptions {
 export interface StreamRefusal {
   code: 'rate_limited' | 'try_again_later';
   message: string;
+  /** When the client may try again, if the refusal knows. */
+  retryAfterSeconds?: number;
 }
 
 export class SseHub {
@@ -57,6 +62,7 @@ export class SseHub {
   private readonly streams = new Set<SseStream>();
   private readonly ids = new EventIds();
   private readonly ring: ReplayRing;
+  private readonly reconnects: ReconnectBudget;
   private readonly retry: SseChunk;
   private readonly capBytes: number;
   private readonly stalledStreamMs: number;
@@ -66,7 +72,8 @@ export class SseHub {
   private closing = false;
 
   constructor(private readonly options: SseHubOptions) {
-    this.ring = new ReplayRing(options.replayChanges, options.replayBytes);
+    this.ring = new ReplayRing(options.replayChanges, options.replayBytes, options.replayPerReconnect);
+    this.reconnects = new ReconnectBudget(options.slots.perClient);
     this.retry = retryChunk(options.retryMs ?? RETRY_MS);
     this.capBytes = options.sendBufferCapBytes ?? SEND_BUFFER_CAP_BYTES;
     this.stalledStreamMs = options.stalledStreamMs ?? STALLED_STREAM_MS;
@@ -91,8 +98,8 @@ export class SseHub {
   }
 
   /**
-   * Why a new stream of `client` is refused (counted), or null when it may open: then `open` it in the same
-   * turn, so that no other can take the slot meanwhile.
+   * Why a new stream of `client` is refused (counted), or null when it may open, one opening of the client's
+   * budget taken: then `open` it in the same turn, so that no other can take the slot meanwhile.
    */
   refusal(client: string): StreamRefusal | null {
     const { slots, metrics } = this.options;
@@ -100,11 +107,21 @@ export class SseHub {
       metrics?.rateLimited('sockets_per_ip');
       return { code: 'rate_limited', message: `at most ${slots.perClient} sockets and event streams per IP` };
     }
-    if (!slots.full) return null;
-    metrics?.rateLimited('max_sockets');
+    if (slots.full) {
+      metrics?.rateLimited('max_sockets');
+      return {
+        code: 'try_again_later',
+        message: `this server holds as many sockets and event streams as it may (${slots.max}); try again later`,
+      };
+    }
+    const retryAfterSeconds = this.reconnects.take(client);
+    if (retryAfterSeconds === 0) return null;
+    metrics?.rateLimited('stream_opens');
+    const { burst, perMinute } = this.reconnects;
     return {
-      code: 'try_again_later',
-      message: `this server holds as many sockets and event streams as it may (${slots.max}); try again later`,
+      code: 'rate_limited',
+      message: `at most ${burst} event streams opened in a row per IP, then ${perMinute} a minute; retry in ${retryAfterSeconds} ${retryAfterSeconds === 1 ? 'second' : 'seconds'}`,
+      retryAfterSeconds,
     };
   }
 
@@ -145,8 +162,8 @@ export class SseHub {
   /**
    * What a stream starts with. A client that comes back with an id the ring reaches back to is sent what
    * it missed: each missed event again, or, for a user who changed while nobody streamed them, their
-   * presence as it is now. Any other client (a first connection, an id too old, another run's) gets the
-   * presence of every monitored id. Presences sent as they are now carry no id, so a stream cut among them
+   * presence as it is now. Any other client (a first connection, an id too old, another run's, one that
+   * missed more changes than a reconnect is sent again) gets the presence of every monitored id. Presences sent as they are now carry no id, so a stream cut among them
    * is asked for again from the client's previous id; when no missed event follows them, the newest id
    * closes the opening, with no event (the format lets an id stand alone).
    */
@@ -184,8 +201,12 @@ export class SseHub {
     if (sent > 0) this.options.metrics?.sseEventsSent(sent);
   }
 
-  /** Keeps every stream alive, and cuts those whose connection took nothing for too long. */
+  /**
+   * Keeps every stream alive, cuts those whose connection took nothing for too long, and forgets the
+   * clients whose budget of openings is whole again.
+   */
   private tick(): void {
+    this.reconnects.sweep();
     const stalledBefore = Date.now() - this.stalledStreamMs;
     for (const stream of this.streams) {
       if (stream.stalledSince !== null && stream.stalledSince < stalledBefore) {

@@ -1,6 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AppOptions } from '../../src/app.js';
-import { refusedUpgrade, SocketClient, socketUrl, terminateAll } from '../socket/client.js';
+import { describe, expect, it, vi } from 'vitest';
+import { refusedUpgrade, SocketClient, socketUrl } from '../socket/client.js';
 import {
   ALICE,
   BOB,
@@ -19,6 +18,7 @@ import { eventually, within } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { sampleValue, scrape } from '../support/prometheus.js';
 import { type ReadEvent, SseReader } from './reader.js';
+import { many, one, service, stream } from './service.js';
 
 /**
  * Server-Sent Events over loopback, read by hand: what a stream starts with, the changes it is sent, how a
@@ -26,43 +26,10 @@ import { type ReadEvent, SseReader } from './reader.js';
  * requests refused before any stream starts.
  */
 
-const open = new Set<SseReader>();
-
-/** A stream, kept to be closed after the test. */
-async function stream(h: Harness, path: string, headers: Record<string, string> = {}): Promise<SseReader> {
-  const reader = await SseReader.connect(h.base, path, headers);
-  open.add(reader);
-  return reader;
-}
-
-const many = (...ids: string[]) => `/v1/events?ids=${ids.join(',')}`;
-const one = (id: string) => `/v1/users/${id}/events`;
 /** The number in an event id (`<run>-<n>`). */
 const seqOf = (id: string | undefined) => Number(id?.split('-')[1]);
 const isFor = (userId: string) => (event: ReadEvent) =>
   (JSON.parse(event.data) as { user_id: string }).user_id === userId;
-
-/** The seeded world, its streams and sockets closed after each test, and all of them gone from the server. */
-function service(options: { env?: Record<string, string>; sse?: AppOptions['sse'] } = {}): () => Harness {
-  let h: Harness | undefined;
-  beforeAll(async () => {
-    h = await startHarness({ setup: seed, ...options });
-    await fixtureReady(h);
-  });
-  afterEach(async () => {
-    for (const reader of open) reader.close();
-    open.clear();
-    await terminateAll();
-    await eventually(() => {
-      expect(h?.app.sse.streamCount).toBe(0);
-      expect(h?.app.sockets.socketCount).toBe(0);
-    });
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
-  return () => h as Harness;
-}
 
 /** The presence as REST answers it, with the `user_id` events carry. */
 async function withUserId(h: Harness, userId: string) {

@@ -11,6 +11,7 @@ import { bulkIdsOf } from '../bulk-read.js';
 import { ApiError } from '../errors.js';
 import type { NotMonitored } from '../not-monitored.js';
 import { TAGS } from '../openapi.js';
+import type { ReadCharge } from '../rate-limits.js';
 import { errorResponses } from '../schemas/envelope.js';
 import { userIdFrom, userIdParams } from './users.js';
 
@@ -22,6 +23,8 @@ export interface EventRouteDeps {
   maxIds: number;
   /** How long a client past SOCKETS_PER_IP waits for its 429 (net/tarpit.ts). */
   refusalDelayMs: number;
+  /** A stream of several ids costs a read per id, as the bulk read does; null when reads are not limited. */
+  chargeReads: ReadCharge | null;
 }
 
 /** What a refused socket upgrade says too (socket/gateway.ts). */
@@ -71,7 +74,7 @@ const streamResponse = {
   },
 } as const;
 
-const ABOUT = `Server-Sent Events: open it with \`new EventSource(url)\` and listen for \`${PRESENCE_EVENT}\` events. Each event's \`data\` is the presence with its \`user_id\`, as the socket's \`PRESENCE_UPDATE\` \`d\`: first the presence of every id asked for that is monitored, then one per change (KV changes included). Events carry ids; a client that reconnects with \`Last-Event-ID\` (EventSource does) is sent what it missed, or every presence afresh when that is too long ago. A stream counts as a socket against \`SOCKETS_PER_IP\` and \`MAX_SOCKETS\`, and as one read when it opens.`;
+const ABOUT = `Server-Sent Events: open it with \`new EventSource(url)\` and listen for \`${PRESENCE_EVENT}\` events. Each event's \`data\` is the presence with its \`user_id\`, as the socket's \`PRESENCE_UPDATE\` \`d\`: first the presence of every id asked for that is monitored, then one per change (KV changes included). Events carry ids; a client that reconnects with \`Last-Event-ID\` (EventSource does) is sent what it missed, or every presence afresh when that is too long ago. A stream counts as a socket against \`SOCKETS_PER_IP\` and \`MAX_SOCKETS\`, and as one read per id when it opens; a client opening streams faster than its budget of openings allows is refused \`429 rate_limited\`.`;
 
 function lastEventIdOf(request: FastifyRequest): string | undefined {
   const header = request.headers['last-event-id'];
@@ -95,7 +98,7 @@ export const eventRoutes =
         if (refused.code === 'rate_limited') {
           // A client past its cap is answered as slowly as a socket upgrade past it (net/tarpit.ts).
           await new Promise<void>((resolve) => refuseLater(deps.refusalDelayMs, resolve));
-          reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+          reply.header('retry-after', String(refused.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
         }
         throw new ApiError(refused.code, refused.message);
       }
@@ -165,6 +168,10 @@ export const eventRoutes =
           response: { ...streamResponse, ...errorResponses(['invalid_query', 'try_again_later']) },
         },
       },
-      async (request, reply) => stream(request, reply, bulkIdsOf(request.query, deps.maxIds)),
+      async (request, reply) => {
+        const ids = bulkIdsOf(request.query, deps.maxIds);
+        deps.chargeReads?.(request, reply, ids.length);
+        await stream(request, reply, ids);
+      },
     );
   };
