@@ -28,7 +28,7 @@ function isKvPath(url: string): boolean {
  * Clients past their budget of KV writes refused for their key (see rate-limits.ts), until it refills.
  * While they are, such a write is refused before anything else is done for it: a flood of writes with
  * no key, or with made-up keys, costs a look-up at most, not a request's way through the framework, and
- * its body is never read (the connection closes).
+ * its body is never parsed: the connection closes, dropping what the client still sends (net/lingering-close.ts).
  */
 export class RefusedWrites {
   private readonly until = new Map<string, number>();
@@ -100,7 +100,7 @@ export class RefusedWrites {
 
   /** Answers after ABUSE_REFUSAL_DELAY_MS (or up to twice it): the client was refused already, and keeps asking. */
   private refuse(response: ServerResponse, seconds: number): void {
-    // Its body is never read: the client's sending stops at what the connection's buffers hold.
+    // Nothing is read while the refusal is held: the client's sending stops at what the buffers hold.
     response.socket?.pause();
     refuseLater(this.delayMs, () => this.answer(response, seconds));
   }
@@ -119,7 +119,7 @@ export class RefusedWrites {
       'ratelimit-limit': String(this.perMinute),
       'ratelimit-remaining': '0',
       'ratelimit-reset': String(seconds),
-      // Its body is not read: the connection ends with the answer.
+      // Its body is not parsed: the connection ends with the answer.
       connection: 'close',
     });
     response.end(body);

@@ -6,6 +6,7 @@ import type { RecentStatuses } from '../history/recent-status.js';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
 import { clientAddressOf } from '../net/client-address.js';
+import { lingeringClose } from '../net/lingering-close.js';
 import { SECURITY_HEADERS } from '../net/security-headers.js';
 import { ABUSE_REFUSAL_DELAY_MS } from '../net/tarpit.js';
 import type { TrustFunction } from '../net/trust-proxy.js';
@@ -133,7 +134,10 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     serverFactory: (handler) => {
       const api = refused ? refused.handler(options.keys, clientAddress, handler) : handler;
       const serve = options.serveApi === false ? handler : withFastReads(fastReads, api);
-      const server = createServer(serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS), serve);
+      const server = createServer(
+        serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS),
+        lingeringClose(serve),
+      );
       server.setTimeout(STALLED_CONNECTION_MS);
       capConnections(server, {
         perClient: options.connectionsPerIp ?? 0,
@@ -202,7 +206,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     done();
   });
   // A body that was not read (refused before it was, or sent to a route that takes none) is not read after
-  // the answer either, as keeping the connection would need: the connection closes instead.
+  // the answer either, as keeping the connection would need: the connection closes instead, once what the
+  // client was still sending has been dropped (net/lingering-close.ts).
   app.addHook('onSend', (request, reply, payload, done) => {
     if (hasUnreadBody(request.raw)) reply.header('connection', 'close');
     done(null, payload);

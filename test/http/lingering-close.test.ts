@@ -1,0 +1,155 @@
+import { spawn } from 'node:child_process';
+import type { FastifyInstance } from 'fastify';
+import { request as undiciRequest } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey } from '../../src/keys/api-key.js';
+import type { ApiKeyService } from '../../src/keys/service.js';
+import { startHttpServer } from '../support/http-server.js';
+
+/**
+ * A request refused before its body is read (a 413 from Content-Length, a 401) is answered while the
+ * client is still sending. Every common client must read that answer, not a reset connection, whatever
+ * the size of what it sends.
+ */
+const USER = '80351110224678912';
+const LIVE = generateApiKey();
+const keys = {
+  ownerOf: async (key: string) => (key === LIVE ? USER : undefined),
+} as ApiKeyService;
+const MIB = 1024 * 1024;
+const PATH = '/v1/users/@me/kv/big';
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+/** Runs `program` with `args`, feeding it `input`, and resolves with what it printed. */
+function run(program: string, args: string[], input?: Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${program}: ${err}`))));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+}
+
+/** A PUT of `size` bytes from Python, with urllib or requests; prints the status and the body as JSON. */
+const PYTHON = `
+import json, sys
+library, url, size, key = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+body = b"x" * size
+headers = {"Authorization": key} if key else {}
+if library == "requests":
+    import requests
+    answer = requests.put(url, data=body, headers=headers)
+    print(json.dumps({"status": answer.status_code, "body": answer.text}))
+else:
+    import urllib.error, urllib.request
+    try:
+        answer = urllib.request.urlopen(urllib.request.Request(url, data=body, method="PUT", headers=headers))
+    except urllib.error.HTTPError as error:
+        answer = error
+    print(json.dumps({"status": answer.status, "body": answer.read().decode()}))
+`;
+
+type Client = (url: string, size: number, key: string | null) => Promise<Answer>;
+
+const CLIENTS: Record<string, Client> = {
+  'Node fetch': async (url, size, key) => {
+    const answer = await fetch(url, {
+      method: 'PUT',
+      body: Buffer.alloc(size, 120),
+      headers: key ? { authorization: key } : {},
+    });
+    return { status: answer.status, body: await answer.text() };
+  },
+  undici: async (url, size, key) => {
+    const answer = await undiciRequest(url, {
+      method: 'PUT',
+      body: Buffer.alloc(size, 120),
+      headers: key ? { authorization: key } : {},
+    });
+    return { status: answer.statusCode, body: await answer.body.text() };
+  },
+  'Python urllib': async (url, size, key) =>
+    JSON.parse(await run('python3', ['-c', PYTHON, 'urllib', url, String(size), key ?? ''])) as Answer,
+  'Python requests': async (url, size, key) =>
+    JSON.parse(await run('python3', ['-c', PYTHON, 'requests', url, String(size), key ?? ''])) as Answer,
+  curl: async (url, size, key) => {
+    const printed = await run(
+      'curl',
+      [
+        ...['-sS', '-X', 'PUT', '--data-binary', '@-', '-w', '\n%{http_code}'],
+        ...(key ? ['-H', `authorization: ${key}`] : []),
+        url,
+      ],
+      Buffer.alloc(size, 120),
+    );
+    const at = printed.lastIndexOf('\n');
+    return { status: Number(printed.slice(at + 1)), body: printed.slice(0, at) };
+  },
+};
+
+let app: FastifyInstance;
+let base: string;
+
+beforeAll(async () => {
+  ({ app, base } = await startHttpServer({ keys, rateLimits: { read: 0, write: 1_000 } }));
+});
+
+afterAll(async () => {
+  await app?.close();
+});
+
+describe.each(Object.entries(CLIENTS))('%s', (_name, client) => {
+  it.each([4, 64])('reads the 413 of a %i MiB body refused from its Content-Length', async (mib) => {
+    const answer = await client(`${base}${PATH}`, mib * MIB, LIVE);
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body)).toMatchObject({
+      success: false,
+      error: { code: 'payload_too_large' },
+    });
+  });
+
+  it('reads the 401 of a 4 MiB body sent without a key', async () => {
+    const answer = await client(`${base}${PATH}`, 4 * MIB, null);
+    expect(answer.status).toBe(401);
+    expect(JSON.parse(answer.body)).toMatchObject({ success: false, error: { code: 'invalid_api_key' } });
+  });
+});
+
+describe('a keyless write held in the tarpit', () => {
+  let tarpit: FastifyInstance;
+  let tarpitBase: string;
+
+  beforeAll(async () => {
+    ({ app: tarpit, base: tarpitBase } = await startHttpServer({
+      rateLimits: { read: 0, write: 1 },
+      abuseRefusalDelayMs: 0,
+    }));
+    // One write refused for its key spends the budget, the next is refused for it: the client is spent.
+    for (const status of [401, 429]) {
+      expect((await fetch(`${tarpitBase}${PATH}`, { method: 'PUT', body: 'x' })).status).toBe(status);
+    }
+  });
+
+  afterAll(async () => {
+    await tarpit?.close();
+  });
+
+  it.each(['Python urllib', 'curl'])('is answered 429 to %s sending 64 MiB', async (name) => {
+    const answer = await (CLIENTS[name] as Client)(`${tarpitBase}${PATH}`, 64 * MIB, null);
+    expect(answer.status).toBe(429);
+    expect(JSON.parse(answer.body)).toMatchObject({ success: false, error: { code: 'rate_limited' } });
+  });
+});
