@@ -96,7 +96,8 @@ export const eventRoutes =
       const refused = deps.hub.refusal(client);
       if (refused) {
         if (refused.code === 'rate_limited') {
-          // A client past its cap is answered as slowly as a socket upgrade past it (net/tarpit.ts).
+          // A client past its cap or its budget of openings is answered as slowly as a socket upgrade past
+          // its cap (net/tarpit.ts).
           await new Promise<void>((resolve) => refuseLater(deps.refusalDelayMs, resolve));
           reply.header('retry-after', String(refused.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
         }
