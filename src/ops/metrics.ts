@@ -7,7 +7,7 @@ export type SubscriptionKind = 'id' | 'ids' | 'all';
 export type StoreBackend = 'sqlite' | 'postgres' | 'redis';
 /**
  * Which budget refused: per-IP reads, KV writes, sockets per IP, sockets of the process, connections per IP,
- * a socket's commands, event streams a client opened, a user's bot commands.
+ * a socket's commands, a socket's frames, event streams a client opened, a user's bot commands.
  */
 export type RateLimit =
   | 'read'
@@ -16,6 +16,7 @@ export type RateLimit =
   | 'max_sockets'
   | 'connections_per_ip'
   | 'socket_commands'
+  | 'socket_frames'
   | 'stream_opens'
   | 'bot_commands';
 /**
@@ -249,7 +250,7 @@ export class Metrics {
     });
     this.rateLimits = new Counter({
       name: 'presently_rate_limited_total',
-      help: 'Requests, connections and socket commands refused by a limit: read, write, connections_per_ip, sockets_per_ip, max_sockets, socket_commands, stream_opens or bot_commands.',
+      help: 'Requests, connections and socket commands refused by a limit: read, write, connections_per_ip, sockets_per_ip, max_sockets, socket_commands, socket_frames, stream_opens or bot_commands.',
       labelNames: ['limit'],
       registers,
     });

@@ -14,6 +14,7 @@ import type { PresenceSnapshot } from '../presence/snapshot.js';
 import { CommandBudget, refillMs, SOCKET_COMMAND_BURST } from './command-budget.js';
 import { CommandQueue } from './command-queue.js';
 import { paceChanges } from './fanout-pace.js';
+import { type FramePace, framePace } from './frame-budget.js';
 import {
   FRAGMENT_AT_BYTES,
   type Fragments,
@@ -61,7 +62,7 @@ export interface SocketGatewayOptions {
   clientAddress: ClientAddressOf;
   /** Ids one socket may subscribe to. */
   maxIdsPerSocket: number;
-  /** Op 2 and op 4 frames per socket per minute (after a burst); 0 switches the limit off. */
+  /** Op 2 and op 4 frames per socket per minute (after a burst), and the frame budget's share of them; 0: neither. */
   commandsPerMinute: number;
   /** `subscribe_to_all` is allowed. */
   subscribeToAll: boolean;
@@ -82,6 +83,8 @@ class Client {
   /** Users whose update came while a stream was under way: sent after it, as they are then. */
   waiting: Set<Snowflake> | null = null;
   budget: CommandBudget | null = null;
+  /** Frames of any op it may send (frame-budget.ts). */
+  frames: CommandBudget | null = null;
   /** Commands of this socket waiting in the command queue. */
   queued = 0;
   /** Its budget is spent while commands wait: it is closed 4009 after them, and heard no more. */
@@ -116,6 +119,9 @@ export class SocketGateway {
    * more, so that closing a socket and opening another is no way to a fresh budget.
    */
   private readonly clientBudgets = new Map<string, CommandBudget>();
+  /** Each client's frames over all its sockets, as `clientBudgets` counts its commands. */
+  private readonly clientFrameBudgets = new Map<string, CommandBudget>();
+  private readonly framePace: FramePace;
   /** Upgrades whose refusal is being held (refuseAbuse): let go at once when the gateway closes. */
   private readonly held = new Set<Duplex>();
   readonly subscriptions = new Subscriptions<Client>();
@@ -145,11 +151,14 @@ export class SocketGateway {
   constructor(private readonly options: SocketGatewayOptions) {
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     this.sendBufferCap = options.sendBufferCapBytes ?? SEND_BUFFER_CAP_BYTES;
+    this.framePace = framePace(options.commandsPerMinute, this.heartbeatIntervalMs);
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: MAX_CLIENT_FRAME_BYTES,
       perMessageDeflate: false,
       clientTracking: false,
+      // A ping is answered once charged to the frame budget (`connected`), not before.
+      autoPong: false,
     });
     // A handshake ws refuses (no Sec-WebSocket-Key, another version…) is answered in the envelope too,
     // not with ws's own text/html page.
@@ -291,6 +300,11 @@ export class SocketGateway {
     }));
     this.clients.add(client);
     ws.on('message', (data) => this.arrived(client, data));
+    // Pings and pongs are frames too: a flood of them ends at the frame budget as a flood of heartbeats does.
+    ws.on('ping', (data) => {
+      if (this.heard(client)) ws.pong(data);
+    });
+    ws.on('pong', () => this.heard(client));
     ws.on('close', () => this.released(client));
     this.sendSingle(client, helloJson(this.heartbeatIntervalMs));
   }
@@ -313,9 +327,17 @@ export class SocketGateway {
     this.options.slots.release(client.ip);
   }
 
+  /**
+   * Whether a frame of the socket is to be handled: not once it is on its way out, which has said all it
+   * will be heard for, nor past its frame budget. Charged before anything is done with the frame: one past
+   * the budget costs a comparison, not a parse.
+   */
+  private heard(client: Client): boolean {
+    return !client.closing && !client.spent && this.frameCharged(client);
+  }
+
   private arrived(client: Client, data: RawData): void {
-    // A socket on its way out has said all it will be heard for.
-    if (client.closing || client.spent) return;
+    if (!this.heard(client)) return;
     client.lastFrameAt = Date.now();
     try {
       this.received(client, data);
@@ -371,9 +393,31 @@ export class SocketGateway {
    * (after the commands it has waiting, if any; it is read no further meanwhile).
    */
   private charged(client: Client): boolean {
-    client.budget ??= new CommandBudget(this.options.commandsPerMinute);
-    if (client.budget.take() && this.clientBudget(client.ip).take()) return true;
-    this.options.metrics?.rateLimited('socket_commands');
+    const perMinute = this.options.commandsPerMinute;
+    client.budget ??= new CommandBudget(perMinute);
+    const pool = this.clientBudget(this.clientBudgets, client.ip, perMinute, SOCKET_COMMAND_BURST);
+    if (client.budget.take() && pool.take()) return true;
+    this.limited(client, 'socket_commands', refillMs(perMinute));
+    return false;
+  }
+
+  /** Takes a frame's worth of the socket's frame budget; false when it is spent, as `charged`. */
+  private frameCharged(client: Client): boolean {
+    const { perMinute, burst } = this.framePace;
+    client.frames ??= new CommandBudget(perMinute, burst);
+    const pool = this.clientBudget(this.clientFrameBudgets, client.ip, perMinute, burst);
+    if (client.frames.take() && pool.take()) return true;
+    this.limited(client, 'socket_frames', refillMs(perMinute, burst));
+    return false;
+  }
+
+  /**
+   * Closes a socket past one of its budgets 4009 (after the commands it has waiting, if any; it is read no
+   * further meanwhile), and refuses its client new sockets until such a budget would have filled again.
+   */
+  private limited(client: Client, limit: 'socket_commands' | 'socket_frames', coolingMs: number): void {
+    this.options.metrics?.rateLimited(limit);
+    this.cooling.set(client.ip, Math.max(this.cooling.get(client.ip) ?? 0, Date.now() + coolingMs));
     if (client.queued === 0) {
       this.end(client, Close.RateLimited);
     } else {
@@ -381,17 +425,23 @@ export class SocketGateway {
       client.socket.pause();
       this.queue(client, () => this.end(client, Close.RateLimited));
     }
-    return false;
   }
 
-  /** The client's budget over all its sockets; unlimited when SOCKETS_PER_IP is off. */
-  private clientBudget(ip: string): CommandBudget {
-    let budget = this.clientBudgets.get(ip);
+  /**
+   * The client's budget over all its sockets, in `budgets`: what SOCKETS_PER_IP sockets of `perMinute`
+   * after `burst` may spend together; unlimited when SOCKETS_PER_IP is off.
+   */
+  private clientBudget(
+    budgets: Map<string, CommandBudget>,
+    ip: string,
+    perMinute: number,
+    burst: number,
+  ): CommandBudget {
+    let budget = budgets.get(ip);
     if (!budget) {
       const sockets = this.options.socketsPerIp;
-      const perMinute = sockets === 0 ? 0 : this.options.commandsPerMinute * sockets;
-      budget = new CommandBudget(perMinute, SOCKET_COMMAND_BURST * sockets);
-      this.clientBudgets.set(ip, budget);
+      budget = new CommandBudget(sockets === 0 ? 0 : perMinute * sockets, burst * sockets);
+      budgets.set(ip, budget);
     }
     return budget;
   }
@@ -547,7 +597,9 @@ export class SocketGateway {
   private sweep(): void {
     const now = Date.now();
     for (const [ip, until] of this.cooling) if (until <= now) this.cooling.delete(ip);
-    for (const [ip, budget] of this.clientBudgets) if (budget.spent() === 0) this.clientBudgets.delete(ip);
+    for (const budgets of [this.clientBudgets, this.clientFrameBudgets]) {
+      for (const [ip, budget] of budgets) if (budget.spent() === 0) budgets.delete(ip);
+    }
     const silentSince = now - 2 * this.heartbeatIntervalMs;
     for (const client of this.clients) {
       if (client.lastFrameAt < silentSince) this.end(client, Close.HeartbeatTimeout);
@@ -562,9 +614,6 @@ export class SocketGateway {
     if (client.closing) return;
     client.closing = true;
     client.waiting = null;
-    if (close === Close.RateLimited && this.options.commandsPerMinute > 0) {
-      this.cooling.set(client.ip, Date.now() + refillMs(this.options.commandsPerMinute));
-    }
     if (close === Close.GoingAway) {
       // Shutting down: the client's side of the close handshake is awaited, as it comes.
       client.ws.close(close.code, close.reason);

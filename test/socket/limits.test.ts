@@ -64,19 +64,22 @@ describe('with the default limits', () => {
       expect(await refusals(h, 'socket_commands')).toBe(before + 1);
     });
 
-    it('heartbeats are not counted: 100 of them between the 10 commands close nothing', async () => {
+    it('heartbeats spend no command: with one between each of the 10 commands, the 11th command is refused', async () => {
       const h = service();
+      const before = await refusals(h, 'socket_commands');
       const client = await connect(h.base);
       const frames: unknown[] = [];
       for (let i = 0; i < SOCKET_COMMAND_BURST; i++) {
+        if (i > 0) frames.push({ op: 3 });
         frames.push(subscribeTo(i % 2 === 0 ? ALICE : BOB));
-        for (let beat = 0; beat < 10; beat++) frames.push({ op: 3 });
       }
-      // The budget is spent by the ten commands, not by the heartbeats: the next command is the one refused.
+      // The command budget is spent by the ten commands, not by the heartbeats (which the frame budget has
+      // room for): the next command is the one refused.
       frames.push(subscribeTo(ALICE));
       client.writeRaw(inOneWrite(frames));
       expect(await client.closedWith()).toEqual({ code: 4009, reason: 'rate_limited' });
       expect(inits(client.pending)).toHaveLength(SOCKET_COMMAND_BURST);
+      expect(await refusals(h, 'socket_commands')).toBe(before + 1);
     });
 
     it('op 4 counts as op 2 does', async () => {
@@ -415,10 +418,10 @@ describe('frames larger than a heartbeat', () => {
     expect(await client.closedWith()).toEqual({ code: 4009, reason: 'rate_limited' });
   });
 
-  it('nested deeper than any command are refused 4006 unparsed; a small heartbeat is never counted', async () => {
+  it('nested deeper than any command are refused 4006 unparsed; a small heartbeat is no command', async () => {
     const h = service();
     const client = await connect(h.base);
-    client.writeRaw(inOneWrite(Array.from({ length: 50 }, () => ({ op: 3 }))));
+    client.writeRaw(inOneWrite(Array.from({ length: SOCKET_COMMAND_BURST + 1 }, () => ({ op: 3 }))));
     expect((await client.subscribe({ subscribe_to_id: ALICE })).t).toBe('INIT_STATE');
     client.writeRaw(wireFrame(`{"op":3,"d":${'['.repeat(30_000)}${']'.repeat(30_000)}}`));
     expect(await client.closedWith()).toEqual({ code: 4006, reason: 'invalid_payload' });
