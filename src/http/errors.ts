@@ -1,7 +1,7 @@
-import { STATUS_CODES } from 'node:http';
+import { type OutgoingHttpHeaders, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { SECURITY_HEADER_LINES } from '../net/security-headers.js';
+import { SECURITY_HEADER_LINES, SECURITY_HEADERS } from '../net/security-headers.js';
 import { StoreUnavailableError } from '../store/unavailable.js';
 
 /** Every error code of the API contract, with its HTTP status. */
@@ -186,4 +186,27 @@ export function rawErrorAnswer(status: number, code: ErrorCode, message: string)
     'Connection: close\r\n\r\n' +
     body
   );
+}
+
+/**
+ * Answers a request no route sees (refused on its way in) in the envelope, with `headers` besides; its
+ * connection closes after.
+ */
+export function answerOutsideRoutes(
+  response: ServerResponse,
+  status: number,
+  code: ErrorCode,
+  message: string,
+  headers: OutgoingHttpHeaders = {},
+): void {
+  const body = JSON.stringify({ success: false, error: { code, message } });
+  response.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'access-control-allow-origin': '*',
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    ...headers,
+    connection: 'close',
+  });
+  response.end(body);
 }

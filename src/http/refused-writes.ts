@@ -2,10 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isApiKeyShape } from '../keys/api-key.js';
 import type { ApiKeyService } from '../keys/service.js';
 import { clientKey } from '../net/client-address.js';
-import { SECURITY_HEADERS } from '../net/security-headers.js';
 import { ABUSE_REFUSAL_DELAY_MS, refuseLater } from '../net/tarpit.js';
 import type { Metrics } from '../ops/metrics.js';
 import { presentedKey } from './auth.js';
+import { answerOutsideRoutes, ERROR_STATUS } from './errors.js';
 import type { RequestHandler } from './fast-read.js';
 import { keylessWriteRefusal } from './rate-limits.js';
 
@@ -109,19 +109,11 @@ export class RefusedWrites {
     if (response.destroyed) return;
     this.metrics?.rateLimited('write');
     const message = keylessWriteRefusal(this.perMinute, seconds);
-    const body = JSON.stringify({ success: false, error: { code: 'rate_limited', message } });
-    response.writeHead(429, {
-      ...SECURITY_HEADERS,
-      'access-control-allow-origin': '*',
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
+    answerOutsideRoutes(response, ERROR_STATUS.rate_limited, 'rate_limited', message, {
       'retry-after': String(seconds),
       'ratelimit-limit': String(this.perMinute),
       'ratelimit-remaining': '0',
       'ratelimit-reset': String(seconds),
-      // Its body is not parsed: the connection ends with the answer.
-      connection: 'close',
     });
-    response.end(body);
   }
 }

@@ -20,6 +20,7 @@ import type { WebhookService } from '../webhooks/service.js';
 import { capConnections } from './connection-cap.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
+import { MALFORMED_REQUEST_OPTIONS, refuseExpectations, refuseMalformed } from './malformed-requests.js';
 import { notMonitored } from './not-monitored.js';
 import { registerOpenApi } from './openapi.js';
 import type { PageExample } from './page/render.js';
@@ -135,9 +136,10 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       const api = refused ? refused.handler(options.keys, clientAddress, handler) : handler;
       const serve = options.serveApi === false ? handler : withFastReads(fastReads, api);
       const server = createServer(
-        serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS),
-        lingeringClose(serve),
+        { ...serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS), ...MALFORMED_REQUEST_OPTIONS },
+        lingeringClose(refuseMalformed(serve)),
       );
+      refuseExpectations(server);
       server.setTimeout(STALLED_CONNECTION_MS);
       capConnections(server, {
         perClient: options.connectionsPerIp ?? 0,
