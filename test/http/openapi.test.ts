@@ -63,7 +63,14 @@ const BEYOND_CONTRACT = [
  * Routes of the contract this version does not serve yet. Each leaves the list with the change that serves
  * it: the check fails while a listed route is documented.
  */
-const NOT_YET_SERVED: string[] = [];
+const NOT_YET_SERVED: string[] = [
+  // The per-user privacy settings, the account's erasure and its export: routes the contract names and the
+  // service does not answer yet.
+  'GET /v1/users/@me/privacy',
+  'PATCH /v1/users/@me/privacy',
+  'DELETE /v1/users/@me',
+  'GET /v1/users/@me/export',
+];
 /** The page that shows the document: not an operation of the API. */
 const NOT_IN_DOCUMENT = [`GET ${DOCS_PATH}`];
 /** Operations that need the user's API key. */
