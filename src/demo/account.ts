@@ -24,7 +24,7 @@ export async function prepareDemoAccount(
   services: { keys: ApiKeyService; kv: KvService },
 ): Promise<DemoAccount> {
   const handover = await services.keys.handOver(userId, async (key) => ({ accepted: true, key }));
-  if (handover.outcome === 'not-stored') throw handover.error;
+  if ('error' in handover) throw handover.error;
   const { kv } = await services.kv.read(userId);
   const missing = Object.entries(DEMO_KV).filter(([key]) => !Object.hasOwn(kv, key));
   if (missing.length > 0) {

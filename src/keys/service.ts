@@ -2,14 +2,25 @@ import type { Snowflake } from '../presence/model.js';
 import type { ApiKeyStore } from '../store/ports.js';
 import { generateApiKey, hashApiKey, isApiKeyShape, sameKeyHash } from './api-key.js';
 
+/**
+ * How long a key being handed over works before it is activated: longer than a message to Discord takes
+ * with its retries. A pending key whose handover never ended (the process stopped) stops working then.
+ */
+export const PENDING_KEY_MS = 10 * 60_000;
+
 /** How handing a new key over ended, with what sending it answered. */
 export type KeyHandover<T> =
-  /** Sent and stored: the new key is the user's only live key. */
+  /** Stored, sent, and activated: the new key is the user's only live key. */
   | { outcome: 'active'; sent: T }
-  /** Not sent: nothing was stored, whatever key the user had still works. */
+  /** Not sent: the key stored for it is forgotten, whatever key the user had still works. */
   | { outcome: 'not-sent'; sent: T }
-  /** Sent, but storing it failed: the key the user was sent does not work. */
-  | { outcome: 'not-stored'; sent: T; error: unknown };
+  /** Not stored, so never sent: the user's keys are as they were. */
+  | { outcome: 'not-stored'; error: unknown }
+  /**
+   * Sent, but not activated: whatever key the user had still works, and the one sent stops working within
+   * PENDING_KEY_MS, if it works at all.
+   */
+  | { outcome: 'not-activated'; sent: T; error: unknown };
 
 /** Issues and checks API keys. The key itself exists only in the message that hands it over. */
 export class ApiKeyService {
@@ -19,35 +30,56 @@ export class ApiKeyService {
   ) {}
 
   /**
-   * A new key for the user, live only once `send` has delivered it: a key that never reached its owner
-   * must not have replaced the one they have. Once stored, their previous key stops working in that write.
+   * A new key for the user. It is stored, pending, before `send` hands it over, so it works by the time its
+   * owner can read it, beside their previous key; once sent it becomes their only key, which ends the
+   * previous one in that write. A key that never reached its owner must not have replaced the one they
+   * have: if the send fails, the pending key is forgotten.
    */
   async handOver<T extends { accepted: boolean }>(
     userId: Snowflake,
     send: (key: string) => Promise<T>,
   ): Promise<KeyHandover<T>> {
     const key = generateApiKey();
-    const sent = await send(key);
-    if (!sent.accepted) return { outcome: 'not-sent', sent };
+    const hash = hashApiKey(key);
+    const now = this.now();
     try {
-      await this.store.replaceKey(userId, hashApiKey(key), this.now());
+      await this.store.addPendingKey(userId, hash, now, now + PENDING_KEY_MS);
     } catch (error) {
-      return { outcome: 'not-stored', sent, error };
+      return { outcome: 'not-stored', error };
     }
-    return { outcome: 'active', sent };
+    const sent = await send(key).catch(async (error: unknown) => {
+      await this.forget(userId, hash);
+      throw error;
+    });
+    if (!sent.accepted) {
+      await this.forget(userId, hash);
+      return { outcome: 'not-sent', sent };
+    }
+    try {
+      if (await this.store.activateKey(userId, hash, this.now())) return { outcome: 'active', sent };
+      return { outcome: 'not-activated', sent, error: new Error('the new key was no longer pending') };
+    } catch (error) {
+      await this.forget(userId, hash);
+      return { outcome: 'not-activated', sent, error };
+    }
   }
 
-  /** Makes a key stop working, whoever owns it; false when it was not live. */
+  /** Makes a key stop working, whoever owns it, live or pending; false when it was neither. */
   revoke(key: string): Promise<boolean> {
     return this.store.revokeKey(hashApiKey(key));
   }
 
-  /** The owner of a live key, or undefined. */
+  /** The owner of a live key, or of one being handed over, or undefined. */
   async ownerOf(key: string): Promise<Snowflake | undefined> {
     if (!isApiKeyShape(key)) return undefined;
     const hash = hashApiKey(key);
-    const found = await this.store.findKey(hash);
+    const found = await this.store.findKey(hash, this.now());
     // The lookup is by hash; the final comparison is constant-time all the same.
     return found && sameKeyHash(found.hash, hash) ? found.userId : undefined;
+  }
+
+  /** A pending key that could not be forgotten still stops working once it expires. */
+  private async forget(userId: Snowflake, hash: Buffer): Promise<void> {
+    await this.store.discardPendingKey(userId, hash).catch(() => undefined);
   }
 }

@@ -14,7 +14,14 @@ const OPERATIONS: {
 } = {
   profiles: { getProfiles: true, putProfiles: true } satisfies Record<keyof ProfileStore, true>,
   kv: { getKv: true, getKvs: true, writeKv: true } satisfies Record<keyof KvStore, true>,
-  apiKeys: { replaceKey: true, revokeKey: true, findKey: true } satisfies Record<keyof ApiKeyStore, true>,
+  apiKeys: {
+    replaceKey: true,
+    addPendingKey: true,
+    activateKey: true,
+    discardPendingKey: true,
+    revokeKey: true,
+    findKey: true,
+  } satisfies Record<keyof ApiKeyStore, true>,
   history: {
     appendHistory: true,
     history: true,

@@ -142,6 +142,7 @@ export class DiscordSimulator {
   private origin: string | null = null;
   private readonly messages = new Map<string, APIMessage>();
   private readonly botMessages = new BotMessages(MAX_KEPT_MESSAGES);
+  private readers: Array<(message: APIMessage) => Promise<void> | void> = [];
   private readonly requestLog = new RequestLog();
   /** Breaks connections and refuses the bot the ways Discord does. */
   readonly faults: SimulatorFaults;
@@ -420,6 +421,18 @@ export class DiscordSimulator {
     return this.createMessage(channel, author, { content: input.content });
   }
 
+  /**
+   * Runs `reader` on each message the bot posts, once it is there to read and before the bot's request is
+   * answered: a user who acts on a message the instant it arrives, before the bot knows Discord took it.
+   * Returns what removes it.
+   */
+  readEachMessage(reader: (message: APIMessage) => Promise<void> | void): () => void {
+    this.readers.push(reader);
+    return () => {
+      this.readers = this.readers.filter((other) => other !== reader);
+    };
+  }
+
   /** Messages the bot posted through REST, oldest first; only one channel's if given. */
   sentMessages(channelId?: string): APIMessage[] {
     return this.botMessages.sent(channelId);
@@ -513,9 +526,13 @@ export class DiscordSimulator {
     }));
   }
 
-  private postBotMessage(channel: SimChannel, body: RESTPostAPIChannelMessageJSONBody): APIMessage {
+  private async postBotMessage(
+    channel: SimChannel,
+    body: RESTPostAPIChannelMessageJSONBody,
+  ): Promise<APIMessage> {
     const message = this.createMessage(channel, this.state.botUser, body);
     this.botMessages.add(message);
+    for (const reader of this.readers) await reader(message);
     return message;
   }
 

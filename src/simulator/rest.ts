@@ -37,8 +37,8 @@ export interface RestContext {
   shardCount: number;
   maxConcurrency: number;
   rateLimit: RateLimitOptions;
-  /** Records a message the bot posts (and echoes it on the gateway). */
-  postMessage(channel: SimChannel, body: RESTPostAPIChannelMessageJSONBody): APIMessage;
+  /** Records a message the bot posts (and echoes it on the gateway); answered once its readers are done. */
+  postMessage(channel: SimChannel, body: RESTPostAPIChannelMessageJSONBody): Promise<APIMessage>;
 }
 
 export interface DiscordError {

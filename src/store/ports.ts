@@ -55,10 +55,22 @@ export interface KvStore {
 export interface ApiKeyStore {
   /** Makes `hash` the user's only key: the previous one stops working in the same write. */
   replaceKey(userId: Snowflake, hash: Buffer, createdAt: number): Promise<void>;
-  /** Revokes the key with this hash, leaving its owner without one; false when no live key has it. */
+  /**
+   * Keeps `hash` as the user's pending key until `expiresAt`: it works beside their live key, which stays
+   * as it is, until it is activated, discarded or expires. It replaces a pending key the user had.
+   */
+  addPendingKey(userId: Snowflake, hash: Buffer, createdAt: number, expiresAt: number): Promise<void>;
+  /**
+   * Makes the user's pending key `hash` their only key, the live one stopping in the same write; false
+   * when it is pending no more (expired by `now`, revoked, or replaced by another).
+   */
+  activateKey(userId: Snowflake, hash: Buffer, now: number): Promise<boolean>;
+  /** Forgets the user's pending key `hash`, if it still is. */
+  discardPendingKey(userId: Snowflake, hash: Buffer): Promise<void>;
+  /** Revokes the key with this hash, live or pending; false when neither has it. */
   revokeKey(hash: Buffer): Promise<boolean>;
-  /** The owner of the key with this hash, if it is live. */
-  findKey(hash: Buffer): Promise<{ userId: Snowflake; hash: Buffer } | undefined>;
+  /** The owner of the key with this hash, if it is live, or pending and not expired at `now`. */
+  findKey(hash: Buffer, now?: number): Promise<{ userId: Snowflake; hash: Buffer } | undefined>;
 }
 
 /** One user's share of a history batch: what the rules decided to write. */

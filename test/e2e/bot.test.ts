@@ -133,7 +133,7 @@ function messagesWithKeys(h: Harness, channelId?: string): APIMessage[] {
 /** The store refuses the next key write, as a full disk would; restore the spy after. */
 function failNextKeyWrite(h: Harness) {
   return vi
-    .spyOn(h.app.store.apiKeys, 'replaceKey')
+    .spyOn(h.app.store.apiKeys, 'activateKey')
     .mockRejectedValueOnce(new Error('SQLITE_FULL: database or disk is full'));
 }
 
@@ -270,15 +270,15 @@ describe('?apikey', () => {
   it('when the key cannot be stored after Discord took it, says it is not active; the previous key works', async () => {
     const h = await start();
     const old = await obtainApiKey(h, USER);
-    const replaceKey = failNextKeyWrite(h);
+    const activateKey = failNextKeyWrite(h);
     const dm = h.simulator.dmChannelFor(USER);
     const sent = h.simulator.sendMessage({ channelId: dm, author: USER, content: '?apikey' });
     const isReply = (message: APIMessage) => message.message_reference?.message_id === sent.id;
     const unsaved = keyFrom(await h.simulator.waitForMessage(isReply));
     const notice = await h.simulator.waitForMessage(isReply);
-    replaceKey.mockRestore();
+    activateKey.mockRestore();
     expect(notice.content).toMatch(
-      /^The key above is not active: I could not save it\. Your previous key still works/,
+      /^The key above is not active: I could not save it, and it stops working within 10 minutes if it works at all\. Your previous key still works/,
     );
     expect(keysIn(notice.content)).toEqual([]);
 
@@ -375,7 +375,7 @@ describe('leaked keys', () => {
   it('a leaked key whose replacement cannot be stored stays revoked; the owner is told the new one is not active', async () => {
     const h = await start();
     const old = await obtainApiKey(h, USER);
-    const replaceKey = failNextKeyWrite(h);
+    const activateKey = failNextKeyWrite(h);
     h.simulator.sendMessage({ guildId: GUILD, channelId: CHANNEL, author: USER, content: old });
     const dm = h.simulator.dmChannelFor(USER);
     const unsaved = keyFrom(
@@ -386,9 +386,9 @@ describe('leaked keys', () => {
     const notice = await h.simulator.waitForMessage(
       (message) => message.channel_id === dm && /not active/.test(message.content),
     );
-    replaceKey.mockRestore();
+    activateKey.mockRestore();
     expect(notice.content).toMatch(
-      /^The key above is not active: I could not save it\. Your old key is revoked/,
+      /^The key above is not active: I could not save it, and it stops working within 10 minutes if it works at all\. Your old key is revoked/,
     );
     expect(keysIn(notice.content)).toEqual([]);
     for (const key of [old, unsaved]) {

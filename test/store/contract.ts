@@ -170,6 +170,61 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
       expect(await store.apiKeys.findKey(later)).toEqual({ userId: '1', hash: later });
     });
 
+    describe('a key handed over', () => {
+      const live = Buffer.alloc(32, 1);
+      const pending = Buffer.alloc(32, 2);
+      const later = () => Date.now() + 60_000;
+
+      it('works while pending beside the live key; activated, it is the only key', async () => {
+        const store = await open();
+        await store.apiKeys.replaceKey('1', live, T0);
+        await store.apiKeys.addPendingKey('1', pending, Date.now(), later());
+        expect(await store.apiKeys.findKey(pending)).toEqual({ userId: '1', hash: pending });
+        expect(await store.apiKeys.findKey(live)).toEqual({ userId: '1', hash: live });
+        expect(await store.apiKeys.activateKey('1', pending, Date.now())).toBe(true);
+        expect(await store.apiKeys.findKey(live)).toBeUndefined();
+        expect(await store.apiKeys.findKey(pending)).toEqual({ userId: '1', hash: pending });
+        // Activated once: it is pending no more, and stays the live key.
+        expect(await store.apiKeys.activateKey('1', pending, Date.now())).toBe(false);
+        expect(await store.apiKeys.findKey(pending)).toEqual({ userId: '1', hash: pending });
+      });
+
+      it('discarded, never works again and cannot be activated; the live key stays', async () => {
+        const store = await open();
+        await store.apiKeys.replaceKey('1', live, T0);
+        await store.apiKeys.addPendingKey('1', pending, Date.now(), later());
+        await store.apiKeys.discardPendingKey('1', pending);
+        expect(await store.apiKeys.findKey(pending)).toBeUndefined();
+        expect(await store.apiKeys.activateKey('1', pending, Date.now())).toBe(false);
+        expect(await store.apiKeys.findKey(live)).toEqual({ userId: '1', hash: live });
+      });
+
+      it('expired, works no more and cannot be activated', async () => {
+        const store = await open();
+        await store.apiKeys.replaceKey('1', live, T0);
+        await store.apiKeys.addPendingKey('1', pending, Date.now() - 2_000, Date.now() - 1_000);
+        expect(await store.apiKeys.findKey(pending)).toBeUndefined();
+        expect(await store.apiKeys.activateKey('1', pending, Date.now())).toBe(false);
+        expect(await store.apiKeys.findKey(live)).toEqual({ userId: '1', hash: live });
+      });
+
+      it('revoked while pending, works no more and cannot be activated; a newer pending key replaces an older', async () => {
+        const store = await open();
+        await store.apiKeys.addPendingKey('1', pending, Date.now(), later());
+        expect(await store.apiKeys.revokeKey(pending)).toBe(true);
+        expect(await store.apiKeys.findKey(pending)).toBeUndefined();
+        expect(await store.apiKeys.activateKey('1', pending, Date.now())).toBe(false);
+
+        const newer = Buffer.alloc(32, 3);
+        await store.apiKeys.addPendingKey('1', pending, Date.now(), later());
+        await store.apiKeys.addPendingKey('1', newer, Date.now(), later());
+        expect(await store.apiKeys.findKey(pending)).toBeUndefined();
+        expect(await store.apiKeys.activateKey('1', pending, Date.now())).toBe(false);
+        expect(await store.apiKeys.activateKey('1', newer, Date.now())).toBe(true);
+        expect(await store.apiKeys.findKey(newer)).toEqual({ userId: '1', hash: newer });
+      });
+    });
+
     describe('KV', () => {
       it('never passes the limit under concurrent writes: each is checked against what is stored', async () => {
         const store = await open();

@@ -1,8 +1,10 @@
+import { PENDING_KEY_MS } from '../../keys/service.js';
 import type { Command } from './command.js';
 
 /**
- * `?apikey`: a new key, by DM only. The key is sent first and replaces the previous one only once Discord
- * took the message: a key that never arrived must not leave the user without the one they have.
+ * `?apikey`: a new key, by DM only. The key works, beside the previous one, from before it is sent, and
+ * replaces the previous one only once Discord took the message: a key that never arrived must not leave
+ * the user without the one they have.
  */
 export const apikeyCommand: Command = {
   name: 'apikey',
@@ -21,17 +23,23 @@ export const apikeyCommand: Command = {
         ].join('\n'),
       ),
     );
+    if (handover.outcome === 'not-stored') {
+      await reply(
+        `I could not make you a new API key: I could not save it. Your previous key still works. Send \`${prefix}apikey\` again in a moment.`,
+      );
+      // Logged where every failed command is.
+      throw handover.error;
+    }
     const { sent } = handover;
     if (!sent.accepted) {
       await reply(
         `I could not send you a new API key: ${sent.reason}. Your previous key still works. Send \`${prefix}apikey\` to try again.`,
       );
     }
-    if (handover.outcome === 'not-stored') {
+    if (handover.outcome === 'not-activated') {
       await reply(
-        `The key above is not active: I could not save it. Your previous key still works. Send \`${prefix}apikey\` again in a moment.`,
+        `The key above is not active: I could not save it, and it stops working within ${PENDING_KEY_MS / 60_000} minutes if it works at all. Your previous key still works. Send \`${prefix}apikey\` again in a moment.`,
       );
-      // Logged where every failed command is.
       throw handover.error;
     }
   },

@@ -112,6 +112,12 @@ export const MIGRATIONS: readonly string[] = [
      failures         INTEGER NOT NULL DEFAULT 0
    );
    CREATE INDEX webhook_heads_due ON webhook_heads (due_at, webhook_id) WHERE due_at IS NOT NULL`,
+  `CREATE TABLE api_keys_pending (
+     user_id    TEXT PRIMARY KEY,
+     key_hash   BYTEA NOT NULL UNIQUE,
+     created_at BIGINT NOT NULL,
+     expires_at BIGINT NOT NULL
+   )`,
 ];
 
 /**

@@ -33,6 +33,11 @@ export class RedisKeys {
     return `${this.prefix}user-api-key:{${userId}}`;
   }
 
+  /** The hash of the user's key being handed over; it and its owner entry expire together. */
+  pendingKey(userId: Snowflake): string {
+    return `${this.prefix}pending-api-key:{${userId}}`;
+  }
+
   profile(userId: Snowflake): string {
     return `${this.prefix}profile:{${userId}}`;
   }

@@ -121,6 +121,12 @@ export const MIGRATIONS: readonly string[] = [
      failures         INTEGER NOT NULL DEFAULT 0
    ) STRICT;
    CREATE INDEX webhook_heads_due ON webhook_heads (due_at) WHERE due_at IS NOT NULL`,
+  `CREATE TABLE api_keys_pending (
+     user_id    TEXT PRIMARY KEY,
+     key_hash   BLOB NOT NULL UNIQUE,
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   ) STRICT`,
 ];
 
 /** Brings the database to the newest schema, each step in its own transaction. */
