@@ -24,6 +24,7 @@ import type { PresenceRegistry, PresenceSource } from './presence/registry.js';
 import { PresenceReplica } from './presence/replica.js';
 import { redactUrl } from './redact-url.js';
 import { SocketGateway, type SocketGatewayOptions } from './socket/gateway.js';
+import { SubscriptionBudget } from './socket/subscription-budget.js';
 import { SseHub, type SseHubOptions } from './sse/hub.js';
 import type { Store } from './store/ports.js';
 import { openPostgresStore } from './store/postgres/index.js';
@@ -209,8 +210,11 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
 
     const trustProxy = trustFunction(config.trustProxy);
     const slots = new PushSlots(config.socketsPerIp, config.maxSockets);
+    const budget = new SubscriptionBudget(config.maxSubscriptions);
     const sse =
-      config.role === 'ingest' ? null : new SseHub({ source: view, slots, logger, metrics, ...options.sse });
+      config.role === 'ingest'
+        ? null
+        : new SseHub({ source: view, slots, budget, logger, metrics, ...options.sse });
     if (sse) intake.push(async () => sse.close());
     const http = await buildHttpServer({
       view,
@@ -258,6 +262,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             logger,
             socketsPerIp: config.socketsPerIp,
             slots,
+            budget,
             clientAddress: clientAddressOf(trustProxy),
             maxIdsPerSocket: config.subscriptionsPerSocket,
             commandsPerMinute: config.socketCommandsPerMinute,

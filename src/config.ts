@@ -8,6 +8,7 @@ import {
   DEFAULT_YOUTUBE_MUSIC_NAMES,
 } from './presence/youtube-music.js';
 import { redactUrl } from './redact-url.js';
+import { defaultMaxSockets, defaultMaxSubscriptions, heapSizeLimit } from './socket/heap-share.js';
 import type { SqliteLocation } from './store/sqlite/index.js';
 import { DEFAULT_WEBHOOKS_PER_USER, WEBHOOKS_PER_USER_MAX } from './webhooks/rules.js';
 
@@ -44,6 +45,8 @@ export interface Config {
   socketsPerIp: number;
   /** Sockets one process holds at most; 0: no cap. */
   maxSockets: number;
+  /** Subscriptions to ids one process holds at most, over its sockets and event streams; 0: no cap. */
+  maxSubscriptions: number;
   /** Whose `X-Forwarded-For` is believed; null: the client is the TCP peer. */
   trustProxy: TrustProxy;
   /** Concurrent HTTP connections per client (trusted proxies aside); 0 switches the cap off. */
@@ -93,8 +96,11 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-/** Reads and validates the environment. The only reader of process.env is main.ts, which passes it here. */
-export function loadConfig(env: Env): Config {
+/**
+ * Reads and validates the environment. The only reader of process.env is main.ts, which passes it here.
+ * `heapBytes`: the heap's limit, which the caps on sockets and subscriptions follow unless set.
+ */
+export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
   const read = (name: string): string | undefined => {
     const value = env[name];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
@@ -316,7 +322,8 @@ export function loadConfig(env: Env): Config {
     rateLimitRead: integer('RATE_LIMIT_READ', 1200, 0, 1_000_000),
     rateLimitWrite: integer('RATE_LIMIT_WRITE', 120, 0, 1_000_000),
     socketsPerIp: integer('SOCKETS_PER_IP', 100, 0, 1_000_000),
-    maxSockets: integer('MAX_SOCKETS', 50_000, 0, 10_000_000),
+    maxSockets: integer('MAX_SOCKETS', defaultMaxSockets(heapBytes), 0, 10_000_000),
+    maxSubscriptions: integer('MAX_SUBSCRIPTIONS', defaultMaxSubscriptions(heapBytes), 0, 1_000_000_000),
     trustProxy,
     connectionsPerIp: integer('CONNECTIONS_PER_IP', DEFAULT_CONNECTIONS_PER_IP, 0, 1_000_000),
     subscriptionsPerSocket: integer('SUBSCRIPTIONS_PER_SOCKET', 1000, 1, 1_000_000),

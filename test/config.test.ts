@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { DEFAULT_MUSIC_APP_IDS } from '../src/presence/music-apps.js';
+import { defaultMaxSockets, HEAP_BYTES_PER_SOCKET, heapSizeLimit } from '../src/socket/heap-share.js';
+import { SUBSCRIPTION_BYTES } from '../src/socket/id-subscribers.js';
 
 describe('loadConfig', () => {
   it('gives the documented defaults for an empty environment', () => {
@@ -292,9 +294,26 @@ describe('loadConfig', () => {
     }
   });
 
+  it('derives MAX_SOCKETS and MAX_SUBSCRIPTIONS from the heap’s limit unless set: twice the heap, twice as many', () => {
+    const gib = 2 ** 30;
+    const small = loadConfig({}, gib);
+    expect(small.maxSockets).toBe(gib / HEAP_BYTES_PER_SOCKET);
+    expect(small.maxSubscriptions).toBe(Math.floor(gib / 2 / SUBSCRIPTION_BYTES));
+    const large = loadConfig({}, 2 * gib);
+    expect(large.maxSockets).toBe(2 * small.maxSockets);
+    expect(large.maxSubscriptions).toBe(Math.floor((2 * gib) / 2 / SUBSCRIPTION_BYTES));
+    expect(loadConfig({ MAX_SOCKETS: '7', MAX_SUBSCRIPTIONS: '0' }, gib)).toMatchObject({
+      maxSockets: 7,
+      maxSubscriptions: 0,
+    });
+    expect(() => loadConfig({ MAX_SUBSCRIPTIONS: 'lots' })).toThrow(
+      /^MAX_SUBSCRIPTIONS: must be a whole number/,
+    );
+  });
+
   it('reads the socket limits: MAX_SOCKETS and SOCKET_COMMANDS_PER_MINUTE (0: off), SUBSCRIBE_TO_ALL', () => {
     expect(loadConfig({})).toMatchObject({
-      maxSockets: 50_000,
+      maxSockets: defaultMaxSockets(heapSizeLimit()),
       socketCommandsPerMinute: 60,
       subscribeToAll: true,
     });

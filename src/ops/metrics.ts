@@ -14,6 +14,7 @@ export type RateLimit =
   | 'write'
   | 'sockets_per_ip'
   | 'max_sockets'
+  | 'max_subscriptions'
   | 'connections_per_ip'
   | 'socket_commands'
   | 'socket_frames'
@@ -250,7 +251,7 @@ export class Metrics {
     });
     this.rateLimits = new Counter({
       name: 'presently_rate_limited_total',
-      help: 'Requests, connections and socket commands refused by a limit: read, write, connections_per_ip, sockets_per_ip, max_sockets, socket_commands, socket_frames, stream_opens or bot_commands.',
+      help: 'Requests, connections and socket commands refused by a limit: read, write, connections_per_ip, sockets_per_ip, max_sockets, max_subscriptions, socket_commands, socket_frames, stream_opens or bot_commands.',
       labelNames: ['limit'],
       registers,
     });

@@ -36,6 +36,7 @@ import {
   parseClientFrame,
   SEND_BUFFER_CAP_BYTES,
 } from './protocol.js';
+import type { SubscriptionBudget } from './subscription-budget.js';
 import { Subscriptions } from './subscriptions.js';
 
 export const SOCKET_PATH = '/socket';
@@ -58,6 +59,8 @@ export interface SocketGatewayOptions {
   socketsPerIp: number;
   /** SOCKETS_PER_IP and MAX_SOCKETS, shared with the event streams (src/sse/). */
   slots: PushSlots;
+  /** MAX_SUBSCRIPTIONS, shared with the event streams; none: no cap. */
+  budget?: SubscriptionBudget;
   /** Where an upgrade comes from, as the HTTP routes see it (trusted proxies looked past). */
   clientAddress: ClientAddressOf;
   /** Ids one socket may subscribe to. */
@@ -124,7 +127,7 @@ export class SocketGateway {
   private readonly framePace: FramePace;
   /** Upgrades whose refusal is being held (refuseAbuse): let go at once when the gateway closes. */
   private readonly held = new Set<Duplex>();
-  readonly subscriptions = new Subscriptions<Client>();
+  readonly subscriptions: Subscriptions<Client>;
   private readonly commands = new CommandQueue();
   private readonly heartbeatIntervalMs: number;
   private readonly sendBufferCap: number;
@@ -149,6 +152,7 @@ export class SocketGateway {
   };
 
   constructor(private readonly options: SocketGatewayOptions) {
+    this.subscriptions = new Subscriptions(options.budget);
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     this.sendBufferCap = options.sendBufferCapBytes ?? SEND_BUFFER_CAP_BYTES;
     this.framePace = framePace(options.commandsPerMinute, this.heartbeatIntervalMs);
@@ -467,6 +471,12 @@ export class SocketGateway {
     }
     if (command.all && (this.options.source.unsettled ?? 0) > 0) {
       this.afterSettled(client, command);
+      return;
+    }
+    // Refused before anything is read: the subscriptions of every other socket and stream go on.
+    if (!this.subscriptions.fits(client, command.ids)) {
+      this.options.metrics?.rateLimited('max_subscriptions');
+      this.end(client, Close.SubscriptionsFull);
       return;
     }
     // Read before the client subscribes: a user first rendered by this read (a member held as listed) is

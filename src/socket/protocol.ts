@@ -16,6 +16,10 @@ export const Close = {
   InternalError: { code: 1011, reason: 'internal_error' },
   /** The process holds MAX_SOCKETS already. */
   TryAgainLater: { code: 1013, reason: 'try_again_later' },
+  SubscriptionsFull: {
+    code: 1013,
+    reason: 'try_again_later: the server holds as many subscriptions as it may',
+  },
   UnknownOpcode: { code: 4004, reason: 'unknown_opcode' },
   RequiresDataObject: { code: 4005, reason: 'requires_data_object' },
   InvalidPayload: { code: 4006, reason: 'invalid_payload' },

@@ -1,51 +1,59 @@
 import type { Snowflake } from '../presence/model.js';
+import { IdSubscribers } from './id-subscribers.js';
+import { SubscriptionBudget } from './subscription-budget.js';
 
 /**
- * Who listens to whom. Each subscriber's own subscriptions are kept next to the index, so releasing a
- * closed socket removes exactly what it added.
+ * Who listens to whom. Subscribers are numbered, and who holds which id is kept by number in typed arrays
+ * (id-subscribers.ts): an id costs a few dozen bytes outside the JS heap, not a Set, a Map entry and a
+ * string on it. Every id subscribed is taken from the process's budget, and given back when let go.
  */
 export class Subscriptions<S> {
-  private readonly byUser = new Map<Snowflake, Set<S>>();
+  private index = new IdSubscribers();
+  private readonly numbers = new Map<S, number>();
+  /** Per number its subscriber; undefined: a number free to hand out again. */
+  private readonly subscribers: Array<S | undefined> = [];
+  private readonly freeNumbers: number[] = [];
   private readonly toAll = new Set<S>();
-  private readonly bySubscriber = new Map<S, Set<Snowflake>>();
 
-  /** Adds ids (repeats ignored); returns how many ids the subscriber now holds. */
+  constructor(private readonly budget = new SubscriptionBudget(0)) {}
+
+  /** Whether the budget has room for the ids the subscriber does not hold yet: ask before `subscribe`. */
+  fits(subscriber: S, ids: readonly Snowflake[]): boolean {
+    if (this.budget.fits(ids.length)) return true;
+    const number = this.numbers.get(subscriber);
+    let count = 0;
+    for (const id of new Set(ids)) if (number === undefined || !this.index.has(number, id)) count++;
+    return this.budget.fits(count);
+  }
+
+  /** Adds ids (repeats ignored), taking them from the budget; returns how many ids the subscriber now holds. */
   subscribe(subscriber: S, ids: readonly Snowflake[], all: boolean): number {
-    let own = this.bySubscriber.get(subscriber);
-    if (!own) {
-      own = new Set();
-      this.bySubscriber.set(subscriber, own);
-    }
-    for (const id of ids) {
-      if (own.has(id)) continue;
-      own.add(id);
-      let set = this.byUser.get(id);
-      if (!set) {
-        set = new Set();
-        this.byUser.set(id, set);
-      }
-      set.add(subscriber);
-    }
+    const number = this.numberOf(subscriber);
+    let added = 0;
+    for (const id of ids) if (this.index.add(number, id)) added++;
+    this.budget.take(added);
     if (all) this.toAll.add(subscriber);
-    return own.size;
+    return this.index.held(number);
   }
 
   unsubscribe(subscriber: S, ids: readonly Snowflake[], all: boolean): void {
-    const own = this.bySubscriber.get(subscriber);
     if (all) this.toAll.delete(subscriber);
-    if (!own) return;
-    for (const id of all ? [...own] : ids) {
-      if (!own.delete(id)) continue;
-      const set = this.byUser.get(id);
-      set?.delete(subscriber);
-      if (set?.size === 0) this.byUser.delete(id);
-    }
+    const number = this.numbers.get(subscriber);
+    if (number === undefined) return;
+    let removed = 0;
+    if (all) removed = this.index.removeHolder(number);
+    else for (const id of ids) if (this.index.remove(number, id)) removed++;
+    this.letGo(removed);
   }
 
   /** Everything the subscriber held: called when its socket closes. */
   release(subscriber: S): void {
     this.unsubscribe(subscriber, [], true);
-    this.bySubscriber.delete(subscriber);
+    const number = this.numbers.get(subscriber);
+    if (number === undefined) return;
+    this.numbers.delete(subscriber);
+    this.subscribers[number] = undefined;
+    this.freeNumbers.push(number);
   }
 
   subscribedToAll(subscriber: S): boolean {
@@ -54,35 +62,58 @@ export class Subscriptions<S> {
 
   /** Whether the subscriber hears of this user's changes. */
   isSubscribed(subscriber: S, userId: Snowflake): boolean {
-    return this.toAll.has(subscriber) || this.byUser.get(userId)?.has(subscriber) === true;
+    if (this.toAll.has(subscriber)) return true;
+    const number = this.numbers.get(subscriber);
+    return number !== undefined && this.index.has(number, userId);
   }
 
   /** Whether anybody hears of this user's changes: most users' changes go to nobody. */
   heard(userId: Snowflake): boolean {
-    return this.toAll.size > 0 || this.byUser.has(userId);
+    return this.toAll.size > 0 || this.index.heard(userId);
   }
 
   holds(subscriber: S): number {
-    return this.bySubscriber.get(subscriber)?.size ?? 0;
+    const number = this.numbers.get(subscriber);
+    return number === undefined ? 0 : this.index.held(number);
   }
 
   /** Every subscriber of the user's changes, each once. */
   *subscribersOf(userId: Snowflake): Iterable<S> {
-    const specific = this.byUser.get(userId);
-    if (specific) yield* specific;
+    for (const number of this.index.holdersOf(userId)) {
+      const subscriber = this.subscribers[number];
+      if (subscriber !== undefined) yield subscriber;
+    }
     for (const subscriber of this.toAll) {
-      if (!specific?.has(subscriber)) yield subscriber;
+      if (!this.index.has(this.numbers.get(subscriber) as number, userId)) yield subscriber;
     }
   }
 
   /** Subscriptions held across all subscribers (ids plus subscribe-to-all flags): zero when all are released. */
   get count(): number {
-    let count = this.toAll.size;
-    for (const set of this.byUser.values()) count += set.size;
-    return count;
+    return this.toAll.size + this.index.size;
   }
 
   get subscriberCount(): number {
-    return this.bySubscriber.size;
+    return this.numbers.size;
+  }
+
+  /** Bytes the subscriptions to ids take, outside the JS heap. */
+  get bytes(): number {
+    return this.index.bytes;
+  }
+
+  private numberOf(subscriber: S): number {
+    let number = this.numbers.get(subscriber);
+    if (number === undefined) {
+      number = this.freeNumbers.pop() ?? this.subscribers.length;
+      this.numbers.set(subscriber, number);
+      this.subscribers[number] = subscriber;
+    }
+    return number;
+  }
+
+  private letGo(removed: number): void {
+    this.budget.give(removed);
+    if (this.index.sparse()) this.index = this.index.compacted();
   }
 }

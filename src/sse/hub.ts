@@ -7,6 +7,7 @@ import type { PresenceSource } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
 import { paceChanges } from '../socket/fanout-pace.js';
 import { SEND_BUFFER_CAP_BYTES } from '../socket/protocol.js';
+import { SubscriptionBudget } from '../socket/subscription-budget.js';
 import { Subscriptions } from '../socket/subscriptions.js';
 import { EventIds } from './event-id.js';
 import { ReconnectBudget } from './reconnect-budget.js';
@@ -28,6 +29,8 @@ export interface SseHubOptions {
   source: PresenceSource;
   /** SOCKETS_PER_IP and MAX_SOCKETS, shared with the socket gateway. */
   slots: PushSlots;
+  /** MAX_SUBSCRIPTIONS, shared with the socket gateway; none: no cap. */
+  budget?: SubscriptionBudget;
   logger: Logger;
   metrics?: Metrics;
   keepAliveMs?: number;
@@ -58,7 +61,8 @@ export interface StreamRefusal {
 }
 
 export class SseHub {
-  private readonly subscriptions = new Subscriptions<SseStream>();
+  private readonly budget: SubscriptionBudget;
+  private readonly subscriptions: Subscriptions<SseStream>;
   private readonly streams = new Set<SseStream>();
   private readonly ids = new EventIds();
   private readonly ring: ReplayRing;
@@ -72,6 +76,8 @@ export class SseHub {
   private closing = false;
 
   constructor(private readonly options: SseHubOptions) {
+    this.budget = options.budget ?? new SubscriptionBudget(0);
+    this.subscriptions = new Subscriptions(this.budget);
     this.ring = new ReplayRing(options.replayChanges, options.replayBytes, options.replayPerReconnect);
     this.reconnects = new ReconnectBudget(options.slots.perClient);
     this.retry = retryChunk(options.retryMs ?? RETRY_MS);
@@ -98,10 +104,11 @@ export class SseHub {
   }
 
   /**
-   * Why a new stream of `client` is refused (counted), or null when it may open, one opening of the client's
-   * budget taken: then `open` it in the same turn, so that no other can take the slot meanwhile.
+   * Why a new stream of `client` naming `ids` distinct ids is refused (counted), or null when it may open,
+   * one opening of the client's budget taken: then `open` it in the same turn, so that no other can take
+   * the slot meanwhile.
    */
-  refusal(client: string): StreamRefusal | null {
+  refusal(client: string, ids: number): StreamRefusal | null {
     const { slots, metrics } = this.options;
     if (slots.clientFull(client)) {
       metrics?.rateLimited('sockets_per_ip');
@@ -112,6 +119,13 @@ export class SseHub {
       return {
         code: 'try_again_later',
         message: `this server holds as many sockets and event streams as it may (${slots.max}); try again later`,
+      };
+    }
+    if (!this.budget.fits(ids)) {
+      metrics?.rateLimited('max_subscriptions');
+      return {
+        code: 'try_again_later',
+        message: `this server holds as many subscriptions as it may (${this.budget.max}); try again later`,
       };
     }
     const retryAfterSeconds = this.reconnects.take(client);

@@ -93,7 +93,7 @@ export const eventRoutes =
   async (app) => {
     const stream = async (request: FastifyRequest, reply: FastifyReply, ids: Snowflake[]): Promise<void> => {
       const client = clientKey(request.ip);
-      const refused = deps.hub.refusal(client);
+      const refused = deps.hub.refusal(client, ids.length);
       if (refused) {
         if (refused.code === 'rate_limited') {
           // A client past its cap or its budget of openings is answered as slowly as a socket upgrade past
