@@ -34,7 +34,7 @@ const TAG_DESCRIPTIONS: Record<(typeof TAGS)[keyof typeof TAGS], string> = {
     'Signed HTTP callbacks to the user’s own server when their presence, music or KV changes; needs their API key',
   Socket: 'Lanyard’s real-time WebSocket protocol',
   Service: 'About the service itself',
-  Operations: 'For probes, load balancers and Prometheus: not rate limited, on every role',
+  Operations: 'For probes, load balancers and Prometheus, on every role: limited per client apart from reads',
 };
 
 /** Keyed routes: the key itself in `Authorization`, or `Bearer <key>`. */

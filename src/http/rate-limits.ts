@@ -1,5 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
 import { clientKey } from '../net/client-address.js';
 import type { Snowflake } from '../presence/model.js';
@@ -99,7 +99,12 @@ function duration(seconds: number): string {
  * fast path (fast-read.ts) charges too, so a client's reads count once wherever they are answered.
  */
 export function limitReads(scope: FastifyInstance, budget: ReadBudget, settings: RateLimitSettings): void {
-  scope.addHook('onRequest', (request, reply, done) => {
+  scope.addHook('onRequest', readLimit(budget, settings));
+}
+
+/** The hook of `limitReads`: one read of `budget` charged to the request's client, `429` past it. */
+export function readLimit(budget: ReadBudget, settings: RateLimitSettings): onRequestHookHandler {
+  return (request, reply, done) => {
     const used = budget.charge(clientKey(request.ip), 1);
     if (!answerBudget(budget, used, reply)) {
       done();
@@ -108,7 +113,7 @@ export function limitReads(scope: FastifyInstance, budget: ReadBudget, settings:
     settings.onLimited?.('read');
     const wait = duration(budget.secondsLeft());
     done(new ApiError('rate_limited', `more than ${budget.max} reads a minute; retry in ${wait}`));
-  });
+  };
 }
 
 /**

@@ -29,6 +29,7 @@ import {
   type RateLimitSettings,
   readBudgetOf,
   readChargeOf,
+  readLimit,
   writeBudgetsOf,
 } from './rate-limits.js';
 import { RefusedWrites } from './refused-writes.js';
@@ -217,19 +218,32 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   // No `allowedHeaders`: the plugin then echoes Access-Control-Request-Headers, `authorization` included.
   // Not strict: an OPTIONS that is no preflight gets the CORS headers and a 204, not a plain-text 400.
   await app.register(cors, { origin: '*', methods: CORS_METHODS, maxAge: 86_400, strictPreflight: false });
-  if (options.ops) {
-    // Probes and scrapers: outside both rate-limit scopes, on every role.
-    const { metrics, metricsToken, readiness } = options.ops;
-    await app.register(healthRoutes({ readiness, draining: () => closing }));
-    await app.register(metricsRoutes({ metrics, token: metricsToken }));
-  }
-  // Two scopes, two budgets: every read route shares the per-IP one, the KV routes the per-key one.
+  // Three budgets: every read route and every path no route serves share the per-IP one, probes and the
+  // scrape have one of the same size of their own, the KV routes the per-key one.
   const readBudget = readBudgetOf(limits);
+  // Counted by this node alone, and apart from reads: a client that spent its reads does not fail the
+  // health checks a load balancer makes from the same address.
+  const probeBudget = options.ops ? readBudgetOf({ read: limits.read, write: 0 }) : null;
+  app.addHook('onClose', (_instance, done) => {
+    readBudget?.close();
+    probeBudget?.close();
+    done();
+  });
   if (readBudget) {
     fastReads.limitWith(readBudget);
-    app.addHook('onClose', (_instance, done) => {
-      readBudget.close();
-      done();
+    const chargeRead = readLimit(readBudget, limits);
+    app.addHook('onRequest', function chargeNotFound(request, reply, done) {
+      if (request.is404) chargeRead.call(this, request, reply, done);
+      else done();
+    });
+  }
+  if (options.ops) {
+    // Probes and scrapers, on every role.
+    const { metrics, metricsToken, readiness } = options.ops;
+    await app.register(async (probes) => {
+      if (probeBudget) limitReads(probes, probeBudget, limits);
+      await probes.register(healthRoutes({ readiness, draining: () => closing }));
+      await probes.register(metricsRoutes({ metrics, token: metricsToken }));
     });
   }
   await app.register(async (reads) => {

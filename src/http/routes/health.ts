@@ -54,10 +54,10 @@ export const healthRoutes =
           tags: [TAGS.operations],
           summary: 'Liveness: the process runs',
           description:
-            'For a liveness probe: 200 as long as the process runs. Nothing else is looked at, so Discord or the store being away never fails it (restarting would not bring them back). Not rate limited.',
+            'For a liveness probe: 200 as long as the process runs. Nothing else is looked at, so Discord or the store being away never fails it (restarting would not bring them back). Rate limited per client apart from reads (`RATE_LIMIT_READ` a minute), far above what a probe asks.',
           response: {
             200: successResponse('the process runs', healthSchema),
-            ...errorResponses([], { rateLimited: false }),
+            ...errorResponses([]),
           },
         },
       },
@@ -73,10 +73,10 @@ export const healthRoutes =
         schema: {
           tags: [TAGS.operations],
           summary: 'Readiness: the node can serve what it is for',
-          description: `For a readiness probe or a load balancer's health check: 200 when every check of this node's role passes, \`503 not_ready\` naming the failed ones otherwise, and while the node shuts down. ${READINESS_CHECKS} Not rate limited.`,
+          description: `For a readiness probe or a load balancer's health check: 200 when every check of this node's role passes, \`503 not_ready\` naming the failed ones otherwise, and while the node shuts down. ${READINESS_CHECKS} Rate limited per client apart from reads (\`RATE_LIMIT_READ\` a minute), far above what a probe asks.`,
           response: {
             200: successResponse('every check passes', readySchema),
-            ...errorResponses(['not_ready'], { rateLimited: false }),
+            ...errorResponses(['not_ready']),
           },
         },
       },

@@ -16,7 +16,7 @@ export const metricsRoutes =
   (deps: MetricsRouteDeps): FastifyPluginAsync =>
   async (app) => {
     const expected = deps.token === null ? null : digest(deps.token);
-    const errors = errorResponses(['invalid_metrics_token'], { rateLimited: false });
+    const errors = errorResponses(['invalid_metrics_token']);
     app.get(
       '/metrics',
       {
@@ -24,7 +24,7 @@ export const metricsRoutes =
           tags: [TAGS.operations],
           summary: 'Prometheus metrics',
           description:
-            'What this node counts — presences, sockets, the Discord gateway, HTTP requests, the store, bot commands, rate limits — and the process’s own metrics, in Prometheus’s text format: docs/operations.md, section “Metrics”, lists them. Open unless the operator set `METRICS_TOKEN`; then the scrape sends it as `Authorization: Bearer <token>`. Not rate limited.',
+            'What this node counts — presences, sockets, the Discord gateway, HTTP requests, the store, bot commands, rate limits — and the process’s own metrics, in Prometheus’s text format: docs/operations.md, section “Metrics”, lists them. Open unless the operator set `METRICS_TOKEN`; then the scrape sends it as `Authorization: Bearer <token>`. Rate limited per client with the probes, apart from reads (`RATE_LIMIT_READ` a minute), far above what a scraper asks.',
           security: METRICS_SECURITY,
           response: {
             200: {

@@ -79,23 +79,13 @@ export function errorEnvelope(codes: readonly ErrorCode[]) {
   } as const;
 }
 
-export interface ErrorResponseOptions {
-  /** False for a route outside both rate-limit scopes (probes, the scrape): it never answers 429. */
-  rateLimited?: boolean;
-}
-
 /**
  * Response schemas, by status, for the error codes a route answers (besides those every route may):
  * each status lists its codes and when they are answered.
  */
-export function errorResponses(
-  codes: readonly ErrorCode[],
-  options: ErrorResponseOptions = {},
-): Record<number, object> {
-  const always =
-    options.rateLimited === false ? EVERY_ROUTE.filter((code) => code !== 'rate_limited') : EVERY_ROUTE;
+export function errorResponses(codes: readonly ErrorCode[]): Record<number, object> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, ...always]) {
+  for (const code of [...codes, ...EVERY_ROUTE]) {
     const status = ERROR_STATUS[code];
     const listed = byStatus.get(status) ?? [];
     if (!listed.includes(code)) listed.push(code);
