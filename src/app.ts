@@ -193,8 +193,8 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       // An erased history is erased here too, whichever node ran `?forget`.
       bus.subscribe('history.forgotten', ({ userId, at }) => recent.forget(userId, at));
     }
-    const readiness: ReadinessCheck[] = [storeCheck(store)];
-    if (cluster && backend !== 'redis') readiness.push(redisCheck(cluster.requests));
+    const readiness: ReadinessCheck[] = [storeCheck(store, backend === 'redis' ? cluster : null)];
+    if (cluster && backend !== 'redis') readiness.push(redisCheck(cluster));
     if (discordSide) readiness.push(gatewayCheck(discordSide.gateway, discordSide));
     if (replicaSync) readiness.push(replicaCheck(replicaSync));
 

@@ -14,35 +14,63 @@ export class RedisBus implements Bus {
   private readonly resubscribed = new Set<() => void>();
   private readonly disconnected = new Set<() => void>();
   private connectedOnce = false;
+  private listening = false;
+  private closed = false;
+  private lastRefusal = '';
 
   constructor(
     private readonly publisher: Redis,
     private readonly prefix: string,
     private readonly logger: Logger,
   ) {
-    // No ready check (INFO) on this connection: ioredis sends it after naming the connection, and if a
-    // SUBSCRIBE got through first, INFO is refused in subscriber mode with an exception nobody can catch.
-    this.subscriber = publisher.duplicate({ enableReadyCheck: false });
+    this.subscriber = publisher.duplicate({
+      // No ready check (INFO) on this connection: ioredis sends it after naming the connection, and if a
+      // SUBSCRIBE got through first, INFO is refused in subscriber mode with an exception nobody can catch.
+      enableReadyCheck: false,
+      // The library's own resubscription rejects with nobody to catch it when Redis refuses this node's
+      // password after a reconnect: `ready()` resubscribes instead, and handles the refusal.
+      autoResubscribe: false,
+    });
     // The command connection reports outages; this one's errors are the same ones.
     this.subscriber.on('error', () => {});
     this.subscriber.on('message', (channel: string, message: string) => this.deliver(channel, message));
     this.subscriber.on('close', () => {
+      this.listening = false;
       if (this.connectedOnce) for (const listener of this.disconnected) listener();
     });
     this.subscriber.on('ready', () => {
-      if (!this.connectedOnce) {
-        this.connectedOnce = true;
-        return;
-      }
-      // Once this resolves, the library's own resubscription (sent first on this connection) is done too.
+      // Without a ready check, `ready` comes before Redis has accepted the password: subscribing says.
       this.ready().then(
         () => {
+          // A retry that raced an earlier one: this connection is listening already.
+          if (this.listening) return;
+          this.listening = true;
+          this.lastRefusal = '';
+          if (!this.connectedOnce) {
+            this.connectedOnce = true;
+            return;
+          }
           this.logger.warn('reconnected to Redis; re-reading shared state');
           for (const listener of this.resubscribed) listener();
         },
-        (error: unknown) => this.logger.error({ err: error }, 'could not resubscribe after reconnecting'),
+        (error: unknown) => {
+          if (this.closed) return;
+          // Refused again on every retry while the password is wrong: one line per kind of refusal.
+          const message = error instanceof Error ? error.message : String(error);
+          if (message !== this.lastRefusal) {
+            this.lastRefusal = message;
+            this.logger.error({ err: error }, 'could not resubscribe after reconnecting; connecting again');
+          }
+          // A refused password leaves the connection open and useless: drop it, and retry as after an outage.
+          this.subscriber.disconnect(true);
+        },
       );
     });
+  }
+
+  /** Whether messages are being received: subscribed, on a connection Redis accepted. */
+  get subscribed(): boolean {
+    return this.listening || this.handlers.size === 0;
   }
 
   channelOf(topic: Topic): string {
@@ -86,6 +114,7 @@ export class RedisBus implements Bus {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.handlers.clear();
     this.resubscribed.clear();
     this.disconnected.clear();

@@ -4,6 +4,9 @@ import type { Logger } from 'pino';
 import { RedisBus } from '../bus/redis.js';
 import { RedisPresences } from '../store/redis/presences.js';
 
+/** What Redis answers a client whose password or user it does not accept (AUTH, or a command before it). */
+const REFUSED_CREDENTIALS = /WRONGPASS|NOAUTH/;
+
 export interface ClusterLink {
   /** For background work (presences, history, profiles): waits while Redis is away, then catches up. */
   redis: Redis;
@@ -15,6 +18,10 @@ export interface ClusterLink {
   presences: RedisPresences;
   /** Resolves once the command connections are up: a fail-fast one refuses commands before that. */
   ready(): Promise<void>;
+  /** PING on the fail-fast connection. */
+  ping(): Promise<string>;
+  /** Why this node cannot use Redis now (a connection down, or its password refused); null when it can. */
+  unusable(): string | null;
   close(): Promise<void>;
 }
 
@@ -40,12 +47,19 @@ export function connectCluster(url: string, prefix: string, logger: Logger, name
   redis.on('ready', () => {
     lastError = '';
   });
+  // What readiness says while a connection is down: whether Redis refused the password, never the error's
+  // text, which names hosts.
+  let refused = false;
+  const noteRefusal = (error: Error): void => {
+    refused = REFUSED_CREDENTIALS.test(error.message);
+  };
+  redis.on('error', noteRefusal);
   const requests = redis.duplicate({
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: 2_000,
   });
-  requests.on('error', () => {});
+  requests.on('error', noteRefusal);
   const limiter = redis.duplicate({
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -63,6 +77,14 @@ export function connectCluster(url: string, prefix: string, logger: Logger, name
     limiter,
     bus,
     presences,
+    ping: () => requests.ping(),
+    unusable: () => {
+      const up = [redis, requests, limiter].every((client) => client.status === 'ready') && bus.subscribed;
+      if (up) return null;
+      return refused
+        ? 'Redis refused the password in REDIS_URL, retrying'
+        : 'a connection to Redis is down, reconnecting';
+    },
     ready: async () => {
       for (const client of [redis, requests, limiter]) {
         if (client.status !== 'ready') await once(client, 'ready');

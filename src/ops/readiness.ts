@@ -52,21 +52,37 @@ export async function checkReadiness(checks: readonly ReadinessCheck[]): Promise
   return report;
 }
 
-/** The store answers a trivial query (SQLite, PostgreSQL) or PING (Redis) within STORE_PING_TIMEOUT_MS. */
-export function storeCheck(store: { ping(): Promise<boolean> }): ReadinessCheck {
+/** A node's connections to Redis, as readiness sees them. */
+export interface RedisLinkState {
+  /** Why Redis cannot be used now (a connection down, the password refused); null when it can. */
+  unusable(): string | null;
+}
+
+/**
+ * The store answers a trivial query (SQLite, PostgreSQL) or PING (Redis) within STORE_PING_TIMEOUT_MS; a
+ * store in Redis also needs every connection of the node up and let in, its subscription's included.
+ */
+export function storeCheck(
+  store: { ping(): Promise<boolean> },
+  redis: RedisLinkState | null = null,
+): ReadinessCheck {
   return {
     name: 'store',
-    problem: `the store did not answer within ${STORE_PING_TIMEOUT_MS} ms`,
-    check: () => withTimeout(store.ping(), STORE_PING_TIMEOUT_MS),
+    problem: () => redis?.unusable() ?? `the store did not answer within ${STORE_PING_TIMEOUT_MS} ms`,
+    check: () => !redis?.unusable() && withTimeout(store.ping(), STORE_PING_TIMEOUT_MS),
   };
 }
 
-/** Redis answers PING within STORE_PING_TIMEOUT_MS: a node whose durable store is elsewhere still needs it. */
-export function redisCheck(redis: { ping(): Promise<string> }): ReadinessCheck {
+/**
+ * Redis answers PING within STORE_PING_TIMEOUT_MS on connections that are all up and let in: a node whose
+ * durable store is elsewhere still needs it.
+ */
+export function redisCheck(redis: RedisLinkState & { ping(): Promise<string> }): ReadinessCheck {
   return {
     name: 'redis',
-    problem: `Redis did not answer within ${STORE_PING_TIMEOUT_MS} ms`,
+    problem: () => redis.unusable() ?? `Redis did not answer within ${STORE_PING_TIMEOUT_MS} ms`,
     check: () =>
+      !redis.unusable() &&
       withTimeout(
         redis.ping().then((answer) => answer === 'PONG'),
         STORE_PING_TIMEOUT_MS,
