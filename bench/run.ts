@@ -7,6 +7,7 @@ import { fanout } from './scenarios/fanout.js';
 import { hostile } from './scenarios/hostile.js';
 import { ingestHistory } from './scenarios/ingest-history.js';
 import { memory } from './scenarios/memory.js';
+import { redisKvCap } from './scenarios/redis-kv-cap.js';
 import { restRead } from './scenarios/rest-read.js';
 import { socketCapacity } from './scenarios/socket-capacity.js';
 import { sse } from './scenarios/sse.js';
@@ -29,6 +30,7 @@ const SCENARIOS: Record<string, () => Promise<Row[]>> = {
   'socket-capacity': socketCapacity,
   'ingest-history': ingestHistory,
   'api-nodes': apiNodes,
+  'redis-kv-cap': redisKvCap,
   memory,
   startup,
   card,

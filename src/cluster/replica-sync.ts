@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import type { RedisBus } from '../bus/redis.js';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceReplica, PublishedPresence } from '../presence/replica.js';
+import { type PresenceReplica, type PublishedPresence, withKv } from '../presence/replica.js';
 import type { RedisPresences } from '../store/redis/presences.js';
 
 export interface ReplicaSyncOptions {
   replica: PresenceReplica;
-  presences: Pick<RedisPresences, 'list'>;
+  presences: Pick<RedisPresences, 'list' | 'kvJsons' | 'read'>;
   bus: RedisBus;
   logger: Logger;
   /** A full read that failed is tried again after this long; RESYNC_RETRY_MS unless told. */
@@ -15,6 +15,11 @@ export interface ReplicaSyncOptions {
 
 /** A failed full read leaves the node not ready: it is tried again after this long, until one succeeds. */
 export const RESYNC_RETRY_MS = 5_000;
+
+/** KVs held apart read in one round trip by a full read: each may be as large as the KV limit allows. */
+const KV_READ_BATCH = 16;
+/** A full read reads a user again at most this often when their KV keeps changing under it. */
+const KV_READ_ROUNDS = 5;
 
 /**
  * Keeps an API node's replica equal to the shared presences: a full read at start-up and after every
@@ -34,6 +39,8 @@ export class ReplicaSync {
   private disconnects = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Users whose publications wait for a KV read apart: the next ones wait behind it, in order. */
+  private readonly arriving = new Map<Snowflake, Promise<void>>();
 
   constructor(private readonly options: ReplicaSyncOptions) {}
 
@@ -43,7 +50,7 @@ export class ReplicaSync {
     this.unsubscribers.push(
       bus.subscribe('presence.changed', (published) => {
         if (this.reading) this.reading.push(published);
-        else replica.apply(published);
+        else this.receive(published);
       }),
       bus.onResubscribed(() => void this.resync()),
       // What is published while the bus is away is lost: the replica is behind until the next full read.
@@ -113,7 +120,7 @@ export class ReplicaSync {
     try {
       const listing: PublishedPresence[] = [];
       for await (const published of presences.list()) listing.push(published);
-      replica.resync(listing);
+      replica.resync(await this.withKvs(listing));
       // Dropped meanwhile: what was published since is lost, and the read the reconnect asks for is due.
       this.lastReadSucceeded = this.disconnects === disconnects;
       logger.info({ users: listing.length, ms: Date.now() - started }, 'presences read from Redis');
@@ -131,7 +138,81 @@ export class ReplicaSync {
       this.pendingReads--;
       const arrived = this.reading ?? [];
       this.reading = null;
-      for (const published of arrived) replica.apply(published);
+      for (const published of arrived) this.receive(published);
     }
+  }
+
+  /**
+   * Applies a publication, once its KV is back in if it travelled apart: the KV held already when it is
+   * that one, else read once from Redis. A user's later publications wait behind a read.
+   */
+  private receive(published: PublishedPresence): void {
+    const { replica, logger } = this.options;
+    const { userId } = published;
+    const before = this.arriving.get(userId);
+    const whole = before ? undefined : this.wholeFromHeld(published);
+    if (whole) {
+      replica.apply(whole);
+      return;
+    }
+    const applied = (before ?? Promise.resolve())
+      .then(async () => {
+        // Stale already (a replay, or overtaken): not worth reading its KV for.
+        if (published.json !== null && published.version <= replica.versionOf(userId)) return;
+        const [read] = await this.withKvs([published], false);
+        if (read) replica.apply(read);
+      })
+      .catch((error: unknown) => {
+        logger.warn(
+          { err: error, userId },
+          'could not read a KV published apart; reading every presence again',
+        );
+        void this.resync();
+      })
+      .finally(() => {
+        if (this.arriving.get(userId) === applied) this.arriving.delete(userId);
+      });
+    this.arriving.set(userId, applied);
+  }
+
+  /** The publication as the replica takes it, when nothing needs reading for it; undefined otherwise. */
+  private wholeFromHeld(published: PublishedPresence): PublishedPresence | undefined {
+    if (published.json === null || published.kvTag === undefined) return published;
+    const kvJson = this.options.replica.kvJsonOf(published.userId, published.kvTag);
+    return kvJson === undefined ? undefined : withKv(published, kvJson);
+  }
+
+  /**
+   * The publications with their KVs back in, those held apart read in batches. A KV replaced since its
+   * publication was read is no longer there: a full read reads that user again, a single publication is
+   * left out (the one that replaced it follows).
+   */
+  private async withKvs(listing: PublishedPresence[], again = true): Promise<PublishedPresence[]> {
+    const { presences } = this.options;
+    const whole: PublishedPresence[] = [];
+    let pending = listing;
+    for (let round = 0; pending.length > 0; round++) {
+      if (round === KV_READ_ROUNDS) throw new Error('KVs kept changing while they were read');
+      const missing: PublishedPresence[] = [];
+      for (const published of pending) {
+        const held = this.wholeFromHeld(published);
+        if (held) whole.push(held);
+        else missing.push(published);
+      }
+      pending = [];
+      for (let i = 0; i < missing.length; i += KV_READ_BATCH) {
+        const batch = missing.slice(i, i + KV_READ_BATCH);
+        const kvJsons = await presences.kvJsons(batch.map((p) => [p.userId, p.kvTag as string] as const));
+        for (const [index, published] of batch.entries()) {
+          const kvJson = kvJsons[index];
+          if (kvJson !== null && kvJson !== undefined) whole.push(withKv(published, kvJson));
+          else if (again) {
+            const current = await presences.read(published.userId);
+            if (current) pending.push(current);
+          }
+        }
+      }
+    }
+    return whole;
   }
 }

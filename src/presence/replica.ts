@@ -18,11 +18,17 @@ export interface PublishedPresence {
   kvAt?: number;
   /** When the ingest node saw the change (epoch ms); absent from what older nodes published. */
   at?: number;
+  /**
+   * Set when the KV travels apart: `json` is then the presence without its KV's JSON, which is stored
+   * under this tag, the same bytes for as long as the tag is the same.
+   */
+  kvTag?: string;
 }
 
 interface Entry {
   snapshot: PresenceSnapshot;
   kvRevision: number;
+  kvTag: string | undefined;
 }
 
 /**
@@ -65,7 +71,16 @@ export class PresenceReplica implements PresenceSource {
     return this.entries.get(userId)?.kvRevision ?? 0;
   }
 
-  /** Applies one publication; true when it changed what this replica serves. */
+  /** The KV's JSON held for the user when it is the one of `kvTag`, to go into their next presence as is. */
+  kvJsonOf(userId: Snowflake, kvTag: string): string | Buffer | undefined {
+    const held = this.entries.get(userId);
+    return held?.kvTag === kvTag ? held.snapshot.kvJson() : undefined;
+  }
+
+  /**
+   * Applies one publication, its KV's JSON put back in (`withKv`) if it travelled apart; true when it
+   * changed what this replica serves.
+   */
   apply(published: PublishedPresence): boolean {
     const held = this.entries.get(published.userId);
     if (published.json !== null && held && published.version <= held.snapshot.version) return false;
@@ -102,7 +117,7 @@ export class PresenceReplica implements PresenceSource {
       return true;
     }
     const current = snapshotOfPublished(published.json, published);
-    this.entries.set(userId, { snapshot: current, kvRevision: published.kvRevision });
+    this.entries.set(userId, { snapshot: current, kvRevision: published.kvRevision, kvTag: published.kvTag });
     this.emit(
       held
         ? { kind: 'updated', userId, previous: held.snapshot, current, at }
@@ -114,6 +129,12 @@ export class PresenceReplica implements PresenceSource {
   private emit(change: PresenceChange): void {
     for (const listener of this.listeners) listener(change);
   }
+}
+
+/** A publication whose KV travelled apart, with the KV's JSON back in its place: the last field. */
+export function withKv(published: PublishedPresence, kvJson: string | Buffer): PublishedPresence {
+  if (published.json === null) return published;
+  return { ...published, json: `${published.json.slice(0, -1)}${kvJson.toString()}}` };
 }
 
 /** The snapshot of a publication; one from an older node, which did not say its status or KV offset, is parsed. */

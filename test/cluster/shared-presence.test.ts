@@ -117,6 +117,24 @@ function listening(song: string, start: number): RawPresence {
   };
 }
 
+/** A KV of `kib` KiB or so: values of `text` repeated, every key different. */
+function kvOf(kib: number, text: string): Record<string, string> {
+  const kv: Record<string, string> = {};
+  for (let i = 0; Buffer.byteLength(JSON.stringify(kv)) < kib * 1024; i++)
+    kv[`key${i}`] = `${i} ${text.repeat(40)}`;
+  return kv;
+}
+
+/** Every message published on the presence channel from now on, as received by a plain subscriber. */
+async function recordPresenceMessages(): Promise<string[]> {
+  const subscriber = new Redis(REDIS_TEST_URL);
+  const messages: string[] = [];
+  subscriber.on('message', (_channel: string, message: string) => messages.push(message));
+  await subscriber.subscribe(`${prefix}bus:presence.changed`);
+  closers.push(() => void subscriber.disconnect());
+  return messages;
+}
+
 const online: RawPresence = { status: 'online', client_status: { desktop: 'online' }, activities: [] };
 const idle: RawPresence = { status: 'idle', client_status: { desktop: 'idle' }, activities: [] };
 
@@ -222,6 +240,66 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     expect(await api.sync.waitForKv(ALICE.id, 5, 50)).toBe(false);
   });
 
+  it('a large KV travels apart: presence changes publish without it, and the replica serves the owner’s bytes', async () => {
+    const zero = await ingestNode(0);
+    const api = await apiNode();
+    const published = await recordPresenceMessages();
+    // Large: held as UTF-8 bytes. Medium: held as escaped ASCII text. Both go apart from the presence.
+    const large = kvOf(64, '🎧 "quoted" \\ back\u0001slash é');
+    const medium = kvOf(4, 'é');
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
+    zero.registry.memberSeen(GUILD_ON_0, BOB, online);
+    zero.registry.kvLoaded(ALICE.id, large, 1);
+    zero.registry.kvLoaded(BOB.id, medium, 1);
+    const sameBytes = () => {
+      for (const user of [ALICE, BOB]) {
+        const owner = zero.registry.get(user.id)?.body;
+        const served = api.replica.get(user.id)?.body;
+        expect(served && owner && Buffer.from(served).equals(Buffer.from(owner)), user.username).toBe(true);
+      }
+    };
+    await eventually(sameBytes);
+    expect(api.replica.get(ALICE.id)?.presence.kv).toEqual(large);
+    expect(api.replica.get(BOB.id)?.presence.kv).toEqual(medium);
+
+    published.splice(0);
+    const start = Date.now();
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, idle);
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, listening('Apart', start));
+    zero.registry.memberSeen(GUILD_ON_0, BOB, idle);
+    await eventually(() => {
+      expect(api.replica.get(ALICE.id)?.presence.spotify?.song).toBe('Apart');
+      expect(api.replica.get(BOB.id)?.presence.discord_status).toBe('idle');
+    });
+    sameBytes();
+    expect(published.length).toBeGreaterThanOrEqual(3);
+    for (const message of published) {
+      expect(message.length).toBeLessThan(4 * 1024);
+      expect(message).not.toContain('quoted');
+    }
+
+    // A KV write reaches the replica once, and the presence changes after it go without it again.
+    const rewritten = kvOf(64, 'rewritten ✓');
+    zero.registry.kvLoaded(ALICE.id, rewritten, 2);
+    await eventually(() => expect(api.replica.kvRevisionOf(ALICE.id)).toBe(2));
+    sameBytes();
+    published.splice(0);
+    zero.registry.memberSeen(GUILD_ON_0, ALICE, idle);
+    await eventually(() => expect(api.replica.get(ALICE.id)?.presence.discord_status).toBe('idle'));
+    sameBytes();
+    expect(api.replica.get(ALICE.id)?.presence.kv).toEqual(rewritten);
+    for (const message of published) expect(message.length).toBeLessThan(4 * 1024);
+
+    // An API node started now reads the KVs apart with everything else, and serves the same bytes.
+    const later = await apiNode();
+    for (const user of [ALICE, BOB]) {
+      const owner = zero.registry.get(user.id)?.body as string | Buffer;
+      expect(
+        Buffer.from(later.replica.get(user.id)?.body as string | Buffer).equals(Buffer.from(owner)),
+      ).toBe(true);
+    }
+  });
+
   it('after a restart, a node leaves the users it had that are gone once its guilds are loaded', async () => {
     const before = await ingestNode(0);
     before.registry.memberSeen(GUILD_ON_0, ALICE, online);
@@ -295,6 +373,8 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
         if (failures-- > 0) throw new Error('BUSY Redis is busy running a script');
         return l.presences.list();
       },
+      kvJsons: l.presences.kvJsons.bind(l.presences),
+      read: l.presences.read.bind(l.presences),
     };
     const replica = new PresenceReplica();
     const sync = new ReplicaSync({ replica, presences, bus: l.bus, logger, retryMs: 50 });

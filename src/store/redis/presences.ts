@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { DiscordStatus, Snowflake } from '../../presence/model.js';
 import type { PublishedPresence } from '../../presence/replica.js';
 import type { PresenceSnapshot } from '../../presence/snapshot.js';
+import { execAll } from './exec.js';
 
 /**
  * Ingest nodes are numbered by their lowest shard id. A user seen on several nodes (guilds on several
@@ -27,23 +28,37 @@ return 1
 `;
 
 /**
- * KEYS: presence hash, user's nodes, node's users, monitored set.
- * ARGV: user id, node, presence JSON, KV revision, channel, liveness prefix, status, KV offset, seen at.
- * Returns the new version, 0 when nothing changed, -1 when another node owns the user.
+ * KEYS: presence hash, user's nodes, node's users, monitored set, the user's KV held apart.
+ * ARGV: user id, node, presence JSON (without the KV when it is held apart), KV revision, channel,
+ * liveness prefix, status, KV offset, seen at, KV tag ('' when the KV is inside the JSON).
+ * Returns the new version, 0 when nothing changed, NOT_OWNER when another node owns the user, NEEDS_KV
+ * when the KV of that tag is not held apart yet.
  */
 const PUT = `
-local alive = ARGV[6]
+local alive, tag = ARGV[6], ARGV[10]
 redis.call('SADD', KEYS[2], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[1])
 ${MIN_NODE}
-if owner ~= tonumber(ARGV[2]) then return -1 end
-if redis.call('HGET', KEYS[1], 'json') == ARGV[3] then return 0 end
+local held = redis.call('HGET', KEYS[1], 'kvTag') or ''
+if owner ~= tonumber(ARGV[2]) then
+  -- A KV this node stored apart just before learning it is not the owner is nobody's.
+  if tag ~= '' and tag ~= held then redis.call('HDEL', KEYS[5], tag) end
+  return -1
+end
+if tag ~= '' and redis.call('HEXISTS', KEYS[5], tag) == 0 then return -2 end
+if held == tag and redis.call('HGET', KEYS[1], 'json') == ARGV[3] then return 0 end
 local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
-redis.call('HSET', KEYS[1], 'json', ARGV[3], 'kv', ARGV[4], 'status', ARGV[7], 'kvAt', ARGV[8])
+redis.call('HSET', KEYS[1], 'json', ARGV[3], 'kv', ARGV[4], 'status', ARGV[7], 'kvAt', ARGV[8], 'kvTag', tag)
+if tag ~= held then
+  for _, stale in ipairs(redis.call('HKEYS', KEYS[5])) do
+    if stale ~= tag then redis.call('HDEL', KEYS[5], stale) end
+  end
+end
 redis.call('SADD', KEYS[4], ARGV[1])
-redis.call('PUBLISH', ARGV[5], cjson.encode({userId = ARGV[1], version = version,
-  kvRevision = tonumber(ARGV[4]), json = ARGV[3], status = ARGV[7], kvAt = tonumber(ARGV[8]),
-  at = tonumber(ARGV[9])}))
+local message = {userId = ARGV[1], version = version, kvRevision = tonumber(ARGV[4]), json = ARGV[3],
+  status = ARGV[7], kvAt = tonumber(ARGV[8]), at = tonumber(ARGV[9])}
+if tag ~= '' then message.kvTag = tag end
+redis.call('PUBLISH', ARGV[5], cjson.encode(message))
 return version
 `;
 
@@ -58,7 +73,7 @@ if redis.call('SREM', KEYS[2], ARGV[2]) == 0 then return 0 end
 ${MIN_NODE}
 if owner == nil then
   local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
-  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1], KEYS[5])
   redis.call('SREM', KEYS[4], ARGV[1])
   redis.call('PUBLISH', ARGV[3], cjson.encode({userId = ARGV[1], version = version, kvRevision = 0,
     json = cjson.null, at = tonumber(ARGV[6])}))
@@ -73,12 +88,57 @@ return 3
 
 /** What `put` answers when another node publishes the user. */
 export const NOT_OWNER = -1;
+/** What the script answers when the KV it is told of is not held apart yet: it is stored, then put again. */
+const NEEDS_KV = -2;
+
+/**
+ * A KV whose JSON is at least this long travels apart from the presence: stored once per KV write, read
+ * once by each API node, while the presence's other changes publish only the rest of its JSON.
+ */
+export const KV_APART_BYTES = 4 * 1024;
 
 export type LeaveOutcome = 'not-here' | 'unmonitored' | 'handed-over' | 'still-elsewhere';
 const LEAVE_OUTCOMES: readonly LeaveOutcome[] = ['not-here', 'unmonitored', 'handed-over', 'still-elsewhere'];
 
 /** How many users one listing round trip reads. */
 const LISTING_BATCH = 1_000;
+
+/** A presence hash's fields, as `publishedOf` reads them. */
+const PRESENCE_FIELDS = ['json', 'version', 'kv', 'status', 'kvAt', 'kvTag'] as const;
+
+/** A presence hash's fields as the publication they stand for; null when the user is not there. */
+function publishedOf(userId: Snowflake, reply: readonly (string | null)[]): PublishedPresence | null {
+  const [json, version, kv, status, kvAt, kvTag] = reply;
+  if (json === null || json === undefined) return null;
+  return {
+    userId,
+    version: Number(version),
+    kvRevision: Number(kv),
+    json,
+    // Written by an older node: the replica reads them from the JSON.
+    ...(status && kvAt ? { status: status as DiscordStatus, kvAt: Number(kvAt) } : {}),
+    ...(kvTag ? { kvTag } : {}),
+  };
+}
+
+/**
+ * What names a KV's JSON held apart: its revision, and its length, which tells the escaped text of an
+ * ASCII body from the UTF-8 of a large one (the same bytes when there is nothing to escape).
+ */
+function kvTagOf(kvRevision: number, kvJson: string | Buffer): string {
+  return `${kvRevision}:${kvJson.length}`;
+}
+
+/** The presence's JSON with its KV's JSON taken out: the KV is last, so the closing brace is all that follows. */
+function withoutKv(snapshot: PresenceSnapshot): string | Buffer {
+  const json = snapshot.jsonData();
+  const at = snapshot.jsonKvAt;
+  return typeof json === 'string'
+    ? `${json.slice(0, at)}}`
+    : Buffer.concat([json.subarray(0, at), CLOSING_BRACE]);
+}
+
+const CLOSING_BRACE = Buffer.from('}');
 
 interface PresenceScripts {
   presencePut(...args: (string | Buffer)[]): Promise<number>;
@@ -104,35 +164,66 @@ export class RedisPresences {
   ) {
     this.channel = channels.presence;
     this.handoverChannel = channels.handover;
-    redis.defineCommand('presencePut', { numberOfKeys: 4, lua: PUT });
-    redis.defineCommand('presenceLeave', { numberOfKeys: 4, lua: LEAVE });
+    redis.defineCommand('presencePut', { numberOfKeys: 5, lua: PUT });
+    redis.defineCommand('presenceLeave', { numberOfKeys: 5, lua: LEAVE });
     redis.defineCommand('presenceClaim', { numberOfKeys: 2, lua: CLAIM });
     this.redis = redis as Redis & PresenceScripts;
   }
 
   /**
    * This node sees the user with this presence. Returns the published version, 0 when the shared
-   * presence is already this one, NOT_OWNER when another node owns the user.
+   * presence is already this one, NOT_OWNER when another node owns the user. A large KV is stored apart
+   * the first time the owner puts it (a plain write, beside a script that never sees it); the presence's
+   * JSON then goes without it, with the KV's tag.
    */
-  put(
+  async put(
     node: number,
     userId: Snowflake,
     snapshot: PresenceSnapshot,
     kvRevision: number,
     at: number,
   ): Promise<number> {
-    return this.redis.presencePut(
-      ...this.keys(node, userId),
+    const keys = this.keys(node, userId);
+    const kvJson = snapshot.kvJson();
+    const apart = kvJson.length >= KV_APART_BYTES;
+    const tag = apart ? kvTagOf(kvRevision, kvJson) : '';
+    const args = [
+      ...keys,
       userId,
       String(node),
-      snapshot.jsonData(),
+      apart ? withoutKv(snapshot) : snapshot.jsonData(),
       String(kvRevision),
       this.channel,
       this.alivePrefix(),
       snapshot.status,
       String(snapshot.jsonKvAt),
       String(at),
-    );
+      tag,
+    ];
+    const version = await this.redis.presencePut(...args);
+    if (version !== NEEDS_KV) return version;
+    // Stored and put in one transaction: no reader sees the presence name a KV that is not there yet.
+    const multi = this.redis.multi().hset(keys[4], tag, kvJson);
+    (multi as unknown as PresenceScripts).presencePut(...args);
+    const [, again] = (await execAll(multi)) as [number, number];
+    return again;
+  }
+
+  /**
+   * The KV JSON held apart for each user under the tag asked for, in order: null where it is no longer
+   * held (a newer KV replaced it, or the user is gone).
+   */
+  async kvJsons(wanted: readonly (readonly [Snowflake, string])[]): Promise<(string | null)[]> {
+    if (wanted.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const [userId, tag] of wanted) pipeline.hget(this.kvApartKey(userId), tag);
+    return (await execAll(pipeline)) as (string | null)[];
+  }
+
+  /** One user's shared presence as stored now, null when nobody monitors them. */
+  async read(userId: Snowflake): Promise<PublishedPresence | null> {
+    const reply = await this.redis.hmget(this.presenceKey(userId), ...PRESENCE_FIELDS);
+    return publishedOf(userId, reply);
   }
 
   /** This node no longer sees the user, since `at`. */
@@ -200,32 +291,29 @@ export class RedisPresences {
     for await (const batch of stream) {
       const ids = [...new Set(batch as string[])];
       const pipeline = this.redis.pipeline();
-      for (const id of ids) pipeline.hmget(this.presenceKey(id), 'json', 'version', 'kv', 'status', 'kvAt');
-      const replies = (await pipeline.exec()) ?? [];
-      for (const [index, [error, reply]] of replies.entries()) {
-        if (error) throw error;
-        const [json, version, kv, status, kvAt] = reply as (string | null)[];
+      for (const id of ids) pipeline.hmget(this.presenceKey(id), ...PRESENCE_FIELDS);
+      const replies = await execAll(pipeline);
+      for (const [index, reply] of replies.entries()) {
         // Removed between the scan and the read: its removal was published, or will be listed next time.
-        if (json === null || json === undefined) continue;
-        yield {
-          userId: ids[index] as Snowflake,
-          version: Number(version),
-          kvRevision: Number(kv),
-          json,
-          // Written by an older node: the replica reads them from the JSON.
-          ...(status && kvAt ? { status: status as DiscordStatus, kvAt: Number(kvAt) } : {}),
-        };
+        const published = publishedOf(ids[index] as Snowflake, reply as (string | null)[]);
+        if (published) yield published;
       }
     }
   }
 
-  private keys(node: number, userId: Snowflake): [string, string, string, string] {
+  private keys(node: number, userId: Snowflake): [string, string, string, string, string] {
     return [
       this.presenceKey(userId),
       `${this.prefix}presence-nodes:{${userId}}`,
       this.nodeUsersKey(node),
       this.monitoredKey(),
+      this.kvApartKey(userId),
     ];
+  }
+
+  /** The user's KV JSON held apart, by tag: one field, but for a moment while a newer one replaces it. */
+  private kvApartKey(userId: Snowflake): string {
+    return `${this.prefix}presence-kv:{${userId}}`;
   }
 
   private presenceKey(userId: Snowflake): string {
