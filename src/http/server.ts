@@ -7,6 +7,7 @@ import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
 import { clientAddressOf } from '../net/client-address.js';
 import { lingeringClose } from '../net/lingering-close.js';
+import { pipelinedTurns } from '../net/pipelined-turns.js';
 import { SECURITY_HEADERS } from '../net/security-headers.js';
 import { ABUSE_REFUSAL_DELAY_MS } from '../net/tarpit.js';
 import type { TrustFunction } from '../net/trust-proxy.js';
@@ -138,7 +139,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       const serve = options.serveApi === false ? handler : withFastReads(fastReads, api);
       const server = createServer(
         { ...serverOptions(options.timeouts ?? DEFAULT_HTTP_TIMEOUTS), ...MALFORMED_REQUEST_OPTIONS },
-        lingeringClose(refuseMalformed(serve)),
+        pipelinedTurns(lingeringClose(refuseMalformed(serve))),
       );
       refuseExpectations(server);
       server.setTimeout(STALLED_CONNECTION_MS);
