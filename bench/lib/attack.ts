@@ -32,6 +32,40 @@ export function serveAttack(attack: Attack): void {
   report({ type: 'ready' });
 }
 
+/** What a flood served by `serveFlood` did since it was last started, and whether it is at work. */
+export interface Flood {
+  tally: Tally;
+  active: boolean;
+}
+
+/**
+ * In an attack process of `count` clients that go on until stopped: `start` starts each as `startEach`
+ * does, and `stop` ends them, given what `start` returned for each. Says `ready` as serveAttack does.
+ */
+export function serveFlood<T>(
+  count: number,
+  start: (i: number, settled: () => void) => T,
+  stop: (clients: T[]) => Promise<void>,
+): Flood {
+  const flood: Flood = { tally: {}, active: false };
+  let clients: T[] = [];
+  serveAttack({
+    start: async () => {
+      flood.tally = {};
+      flood.active = true;
+      const started = startEach(count, start);
+      clients = started.clients;
+      await started.settled;
+    },
+    stop: async () => {
+      flood.active = false;
+      await stop(clients);
+      return flood.tally;
+    },
+  });
+  return flood;
+}
+
 /**
  * In an attack process: starts `count` clients with `start(i, settled)`; `settled` resolves once each has
  * called its own (at work, or refused: either way done starting), however many times it calls it.

@@ -6,6 +6,8 @@ import { SOCKET_COMMAND_BURST } from '../../src/socket/command-budget.js';
 import { addTally, disengage, engage, type Tally } from '../lib/attack.js';
 import { type BlockRecords, blockRecords, markBlock } from '../lib/blocks.js';
 import { type BenchChild, type LoopDelay, type Message, startChild } from '../lib/child.js';
+import { MEMORY_FLAGS, type MemoryUsage, memoryOf } from '../lib/memory.js';
+import { sampleRss } from '../lib/proc-rss.js';
 import type { Row } from '../lib/results.js';
 import { startService } from '../lib/service.js';
 import { formatNumber, quantile, spread } from '../lib/stats.js';
@@ -34,6 +36,18 @@ const MEMBER_WRITE_EVERY_MS = 1_000;
 /** As many as one address may hold: SOCKETS_PER_IP's default, and most of CONNECTIONS_PER_IP's. */
 const FLOOD_SOCKETS = 100;
 const FLOOD_CONNECTIONS = 200;
+/** Sockets of another address sending bare heartbeats, beside the flood's padded ones. */
+const BARE_HEARTBEAT_SOCKETS = 50;
+/** A padded heartbeat's `d`: just under the size past which a frame is charged as a command. */
+const HEARTBEAT_PADDING = 1000;
+/** `X-Forwarded-For` of the forged-client flood: a random start, then this many `x` (a header may be 16 KiB). */
+const FORWARDED_FOR_PAD_BYTES = 15_000;
+/** How often the service's resident memory is read during a block. */
+const RSS_SAMPLE_MS = 100;
+/** The service's heap after the forged-client flood, against before it, after a full collection. */
+const MAX_HEAP_GROWTH_BYTES = 32 * 1024 * 1024;
+/** The service's peak resident memory under the forged-client flood, against its quiet blocks'. */
+const MAX_RSS_GROWTH_BYTES = 128 * 1024 * 1024;
 /** The attack's processes run at this niceness (the lowest priority): see `client` below. */
 const ATTACKER_NICENESS = 19;
 
@@ -61,6 +75,8 @@ interface Phase {
   attackers: BenchChild[];
   /** What the attack is, for the notes. */
   what: string;
+  /** The service's memory is reported and bounded (an attack that could make it keep what it is sent). */
+  memory?: boolean;
 }
 
 /** What one block cost: CPU (µs) of the service and of the attack's clients, and how late the loops ran. */
@@ -69,6 +85,8 @@ interface BlockCost {
   attack: number;
   /** The service's, the readers' and the subscribers' event loops, in that order. */
   loops: LoopDelay[];
+  /** The service's highest resident memory, in bytes. */
+  rssPeak: number;
 }
 
 /** Everything the blocks measured, by block label `<phase>:<side>:<block>`. */
@@ -189,14 +207,60 @@ function phaseRows(phase: Phase, measured: Measured): Row[] {
   ];
 }
 
+const megabytes = (bytes: number) => bytes / (1024 * 1024);
+
+/**
+ * The service's memory over a phase: its peak resident memory under attack against quiet, and its heap
+ * after a full collection once the phase is over against before it began.
+ */
+function memoryRows(
+  phase: Phase,
+  costs: Record<string, BlockCost>,
+  heap: { before: MemoryUsage; after: MemoryUsage },
+): Row[] {
+  const peak = (side: Side) =>
+    Math.max(...Array.from({ length: BLOCKS }, (_, b) => costs[labelOf(phase.key, side, b)]?.rssPeak ?? 0));
+  const [attack, quiet] = [peak('attack'), peak('quiet')];
+  const grown = heap.after.heapUsed - heap.before.heapUsed;
+  return [
+    {
+      scenario: 'hostile',
+      figure: `service peak RSS during ${phase.title}`,
+      value: megabytes(attack),
+      unit: 'MB',
+      baseline: { label: 'same run, quiet blocks', value: megabytes(quiet) },
+      target: {
+        text: `≤ quiet + ${megabytes(MAX_RSS_GROWTH_BYTES)} MB`,
+        met: attack <= quiet + MAX_RSS_GROWTH_BYTES,
+      },
+      notes: `read from /proc every ${RSS_SAMPLE_MS} ms through each block; the attack: ${phase.what}`,
+    },
+    {
+      scenario: 'hostile',
+      figure: `service heap kept after ${phase.title}`,
+      value: megabytes(grown),
+      unit: 'MB',
+      baseline: { label: 'heap used before the phase', value: megabytes(heap.before.heapUsed) },
+      target: { text: `≤ ${megabytes(MAX_HEAP_GROWTH_BYTES)} MB`, met: grown <= MAX_HEAP_GROWTH_BYTES },
+      notes:
+        `heap used after full collections once the phase's last block settled, less before its first: ` +
+        `${formatNumber(megabytes(heap.after.heapUsed))} MB against ` +
+        `${formatNumber(megabytes(heap.before.heapUsed))} MB; RSS ` +
+        `${formatNumber(megabytes(heap.after.rss))} MB against ${formatNumber(megabytes(heap.before.rss))} MB`,
+    },
+  ];
+}
+
 /**
  * A public instance under attack while its ordinary users go on: REST readers poll ordinary users'
  * presences from a handful of addresses, and subscribers follow them on sockets while the simulated
  * Discord changes them; their p99 latencies are measured in blocks without an attack and in blocks with
  * one, alternating, for each attack in turn: a member whose KV is at the cap, writing and read by slow
  * readers and 100 sockets; a subscribe-frame flood past the per-socket limit; a flood of writes without a
- * valid key. Every limit is at its default. At the end the member's KV is read back (presence and store)
- * against their last acknowledged write, and the service must still be running.
+ * valid key; heartbeats sent back to back from 150 sockets; requests each naming a made-up client of 15 KB
+ * in `X-Forwarded-For`, straight to the service (it trusts one proxy hop, `TRUST_PROXY=1`, as behind one
+ * proxy), with its memory reported. Every limit is at its default. At the end the member's KV is read
+ * back (presence and store) against their last acknowledged write, and the service must still be running.
  */
 export async function hostile(): Promise<Row[]> {
   const defaults = loadConfig({});
@@ -210,6 +274,8 @@ export async function hostile(): Promise<Row[]> {
       users: USERS + 1,
       defaultLimits: true,
       apiKeyUser: MEMBER,
+      trustProxy: '1',
+      nodeFlags: MEMORY_FLAGS,
     });
     const { child: service, discord, ready } = started;
     let exited: string | null = null;
@@ -321,6 +387,57 @@ export async function hostile(): Promise<Row[]> {
         ],
       },
       {
+        key: 'heartbeat-flood',
+        title: 'a heartbeat flood',
+        what:
+          `${FLOOD_SOCKETS} sockets from one address send op 3 frames padded to ` +
+          `${formatNumber(HEARTBEAT_PADDING)} B of \`d\` back to back, and ${BARE_HEARTBEAT_SOCKETS} sockets ` +
+          'from another send bare `{"op":3}` back to back, connecting again whenever closed',
+        attackers: [
+          await client(
+            'heartbeat-flood',
+            {
+              SOCKETS: String(FLOOD_SOCKETS),
+              ADDRESS: loopback(20, 2)[0] as string,
+              KIND: 'padded heartbeats',
+              FRAME: JSON.stringify({ op: 3, d: 'x'.repeat(HEARTBEAT_PADDING) }),
+            },
+            true,
+          ),
+          await client(
+            'heartbeat-flood',
+            {
+              SOCKETS: String(BARE_HEARTBEAT_SOCKETS),
+              ADDRESS: loopback(20, 2)[1] as string,
+              KIND: 'bare heartbeats',
+              FRAME: JSON.stringify({ op: 3 }),
+            },
+            true,
+          ),
+        ],
+      },
+      {
+        key: 'forwarded-for-flood',
+        title: 'a forged X-Forwarded-For flood',
+        what:
+          `${FLOOD_CONNECTIONS} connections from one address, straight to the service, GET an ordinary ` +
+          `user's presence back to back, each request's \`X-Forwarded-For\` a made-up client: 16 random ` +
+          `characters and ${formatNumber(FORWARDED_FOR_PAD_BYTES)} \`x\``,
+        memory: true,
+        attackers: [
+          await client(
+            'forwarded-for-flood',
+            {
+              CONNECTIONS: String(FLOOD_CONNECTIONS),
+              ADDRESS: loopback(21, 1)[0] as string,
+              PATH_TO_READ: `/v1/users/${benchUserId(0)}`,
+              PAD_BYTES: String(FORWARDED_FOR_PAD_BYTES),
+            },
+            true,
+          ),
+        ],
+      },
+      {
         key: 'write-flood',
         title: 'a keyless write flood',
         what:
@@ -357,10 +474,12 @@ export async function hostile(): Promise<Row[]> {
     const block = async (phase: Phase, side: Side, label: string): Promise<BlockCost> => {
       const [serviceBefore, attackBefore] = [await service.cpuMicros(), await totalCpu(phase.attackers)];
       await Promise.all(watched.map((child) => child.loopDelay()));
+      const rss = sampleRss(service.process.pid as number, RSS_SAMPLE_MS);
       markBlock(normal, label);
       await sleep(BLOCK_MS);
       markBlock(normal, null);
       return {
+        rssPeak: await rss.stop(),
         loops: await Promise.all(watched.map((child) => child.loopDelay())),
         service: (await service.cpuMicros()) - serviceBefore,
         attack: side === 'attack' ? (await totalCpu(phase.attackers)) - attackBefore : 0,
@@ -371,7 +490,9 @@ export async function hostile(): Promise<Row[]> {
     await sleep(WARMUP_MS);
     const costs: Record<string, BlockCost> = {};
     const tallies: Record<string, Tally> = {};
+    const heaps: Record<string, { before: MemoryUsage; after: MemoryUsage }> = {};
     for (const phase of phases) {
+      const heapBefore = phase.memory ? await memoryOf(service) : null;
       for (let b = 0; b < BLOCKS; b++) {
         const sides: Side[] = b % 2 === 0 ? ['quiet', 'attack'] : ['attack', 'quiet'];
         for (const side of sides) {
@@ -383,6 +504,7 @@ export async function hostile(): Promise<Row[]> {
           await settled();
         }
       }
+      if (heapBefore) heaps[phase.key] = { before: heapBefore, after: await memoryOf(service) };
     }
     discord.send({ type: 'updates', perSecond: 0 });
 
@@ -402,7 +524,10 @@ export async function hostile(): Promise<Row[]> {
 
     const storeAgrees = stored.digest === verified.acknowledged;
     return [
-      ...phases.flatMap((phase) => phaseRows(phase, measured)),
+      ...phases.flatMap((phase) => {
+        const heap = heaps[phase.key];
+        return [...phaseRows(phase, measured), ...(heap ? memoryRows(phase, costs, heap) : [])];
+      }),
       {
         scenario: 'hostile',
         figure: 'service process exits during the run',
@@ -412,8 +537,8 @@ export async function hostile(): Promise<Row[]> {
         target: { text: 'none', met: true },
         notes:
           `every limit at its default (reads ${defaults.rateLimitRead} a minute per address, the normal ` +
-          `readers ${readsPerMinute} from each); the service ran through all ${phases.length} phases and ` +
-          'answered at the end',
+          `readers ${readsPerMinute} from each), TRUST_PROXY=1; the service ran through all ` +
+          `${phases.length} phases and answered at the end`,
       },
       {
         scenario: 'hostile',
