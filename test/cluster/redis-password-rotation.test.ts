@@ -90,10 +90,15 @@ describe.skipIf(!hasRedis)('a Redis password rotated under the nodes', () => {
       }, 20_000);
     }
     simulator.setPresence(USER, { status: 'dnd' });
-    // Every node has been refused by Redis at least once (its log says so), and is still there.
+    // Every node has been refused by Redis (its log says so), and its connections have kept trying for a
+    // while: background work and the subscription meet the refusal too.
     for (const node of nodes) {
       await eventually(() => expect(node.output()).toContain('WRONGPASS'), 20_000);
     }
+    const refused = async () =>
+      Number((await admin.info('errorstats')).match(/errorstat_WRONGPASS:count=(\d+)/)?.[1] ?? 0);
+    const refusedAtFirst = await refused();
+    await eventually(async () => expect(await refused()).toBeGreaterThan(refusedAtFirst + 40), 30_000);
     for (const node of nodes) expect(node.child.exitCode, node.output()).toBeNull();
 
     await admin.config('SET', 'requirepass', PASSWORD);
