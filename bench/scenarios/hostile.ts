@@ -3,9 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config.js';
 import { PATCH_BODY_LIMIT, PUT_BODY_LIMIT } from '../../src/http/routes/kv.js';
 import { SOCKET_COMMAND_BURST } from '../../src/socket/command-budget.js';
+import { HEARTBEAT_INTERVAL_MS } from '../../src/socket/protocol.js';
 import { addTally, disengage, engage, type Tally } from '../lib/attack.js';
 import { type BlockRecords, blockRecords, markBlock } from '../lib/blocks.js';
 import { type BenchChild, type LoopDelay, type Message, startChild } from '../lib/child.js';
+import { raiseFileLimit } from '../lib/fd-limit.js';
 import { MEMORY_FLAGS, type MemoryUsage, memoryOf } from '../lib/memory.js';
 import { sampleRss } from '../lib/proc-rss.js';
 import type { Row } from '../lib/results.js';
@@ -50,6 +52,18 @@ const MAX_HEAP_GROWTH_BYTES = 32 * 1024 * 1024;
 const MAX_RSS_GROWTH_BYTES = 128 * 1024 * 1024;
 /** The attack's processes run at this niceness (the lowest priority): see `client` below. */
 const ATTACKER_NICENESS = 19;
+/** The subscription flood: sockets each holding ids of their own that nobody monitors, spread over addresses. */
+const SUBSCRIPTION_FLOOD_SOCKETS = 20_000;
+const SUBSCRIPTION_FLOOD_IDS = 1_000;
+/** Below SOCKETS_PER_IP, and CONNECTIONS_PER_IP counting the upgrades under way. */
+const SUBSCRIPTION_FLOOD_PER_ADDRESS = 64;
+/** Its addresses are 127.40.0.1 on, apart from every other client's. */
+const SUBSCRIPTION_FLOOD_FIRST_OCTET = 40;
+const SUBSCRIPTION_FLOOD_OPENING = 256;
+/** Descriptors the service and the flood need beyond the flood's sockets. */
+const SPARE_FILES = 4_096;
+/** The service's heap, after a full collection, while it holds the subscription flood. */
+const MAX_FLOOD_HEAP_BYTES = 1024 * 1024 * 1024;
 
 /** Measured blocks per side and phase; quiet and attack alternate (QA AQ QA), so drifts cancel. */
 const BLOCKS = 3;
@@ -77,6 +91,8 @@ interface Phase {
   what: string;
   /** The service's memory is reported and bounded (an attack that could make it keep what it is sent). */
   memory?: boolean;
+  /** The service's heap is measured while it holds the attack, before the attackers let go. */
+  heldHeap?: boolean;
 }
 
 /** What one block cost: CPU (µs) of the service and of the attack's clients, and how late the loops ran. */
@@ -209,6 +225,40 @@ function phaseRows(phase: Phase, measured: Measured): Row[] {
 
 const megabytes = (bytes: number) => bytes / (1024 * 1024);
 
+/** Raises the service's and the flood's open-file limits for the flood's sockets; what they got, for the notes. */
+function fileLimits(service: BenchChild, flood: BenchChild): string {
+  const wanted = SUBSCRIPTION_FLOOD_SOCKETS + SPARE_FILES;
+  const [ours, theirs] = [service, flood].map((child) => raiseFileLimit(child.process.pid as number, wanted));
+  const short = ours?.shortBecause ?? theirs?.shortBecause;
+  return (
+    `open files allowed: service ${formatNumber(ours?.limit ?? 0)}, flood ${formatNumber(theirs?.limit ?? 0)}` +
+    (short ? ` (short of ${formatNumber(wanted)}: ${short})` : '')
+  );
+}
+
+/** The usage with the larger heap. */
+const largest = (a: MemoryUsage | undefined, b: MemoryUsage): MemoryUsage =>
+  a && a.heapUsed > b.heapUsed ? a : b;
+
+/** The service's heap while it held an attack: the largest of its blocks', after full collections. */
+function heldHeapRow(phase: Phase, held: MemoryUsage, tally: Readonly<Tally>): Row {
+  return {
+    scenario: 'hostile',
+    figure: `service heap holding ${phase.title}`,
+    value: megabytes(held.heapUsed),
+    unit: 'MB',
+    baseline: null,
+    target: {
+      text: `≤ ${formatNumber(megabytes(MAX_FLOOD_HEAP_BYTES))} MB`,
+      met: held.heapUsed <= MAX_FLOOD_HEAP_BYTES,
+    },
+    notes:
+      `heap used after full collections at the end of each attack block, before the attack let go (the ` +
+      `largest); outside the heap ${formatNumber(megabytes(held.arrayBuffers))} MB of typed arrays, RSS ` +
+      `${formatNumber(megabytes(held.rss))} MB. The attack: ${phase.what}; what it got: ${listTally(tally)}`,
+  };
+}
+
 /**
  * The service's memory over a phase: its peak resident memory under attack against quiet, and its heap
  * after a full collection once the phase is over against before it began.
@@ -259,7 +309,8 @@ function memoryRows(
  * readers and 100 sockets; a subscribe-frame flood past the per-socket limit; a flood of writes without a
  * valid key; heartbeats sent back to back from 150 sockets; requests each naming a made-up client of 15 KB
  * in `X-Forwarded-For`, straight to the service (it trusts one proxy hop, `TRUST_PROXY=1`, as behind one
- * proxy), with its memory reported. Every limit is at its default. At the end the member's KV is read
+ * proxy), with its memory reported; 20,000 sockets each subscribed to 1,000 ids nobody monitors, with the
+ * service's heap while it holds them. Every limit is at its default. At the end the member's KV is read
  * back (presence and store) against their last acknowledged write, and the service must still be running.
  */
 export async function hostile(): Promise<Row[]> {
@@ -331,6 +382,19 @@ export async function hostile(): Promise<Row[]> {
     });
     const normal = [readers, subscribers];
     const watched = [service, readers, subscribers];
+    const subscriptionFlood = await client(
+      'subscription-flood',
+      {
+        SOCKETS: String(SUBSCRIPTION_FLOOD_SOCKETS),
+        PER_ADDRESS: String(SUBSCRIPTION_FLOOD_PER_ADDRESS),
+        FIRST_OCTET: String(SUBSCRIPTION_FLOOD_FIRST_OCTET),
+        IDS: String(SUBSCRIPTION_FLOOD_IDS),
+        HEARTBEAT_MS: String(HEARTBEAT_INTERVAL_MS / 2),
+        OPENING: String(SUBSCRIPTION_FLOOD_OPENING),
+      },
+      true,
+    );
+    const floodFiles = fileLimits(service, subscriptionFlood);
 
     const phases: Phase[] = [
       {
@@ -438,6 +502,17 @@ export async function hostile(): Promise<Row[]> {
         ],
       },
       {
+        key: 'subscription-flood',
+        title: 'a subscription flood',
+        what:
+          `${formatNumber(SUBSCRIPTION_FLOOD_SOCKETS)} sockets, ${SUBSCRIPTION_FLOOD_PER_ADDRESS} per address ` +
+          `from 127.${SUBSCRIPTION_FLOOD_FIRST_OCTET}.0.1 on, each subscribe_to_ids of ` +
+          `${formatNumber(SUBSCRIPTION_FLOOD_IDS)} ids of its own that nobody monitors, then only heartbeats ` +
+          `(MAX_SUBSCRIPTIONS at its default, ${formatNumber(defaults.maxSubscriptions)}); ${floodFiles}`,
+        heldHeap: true,
+        attackers: [subscriptionFlood],
+      },
+      {
         key: 'write-flood',
         title: 'a keyless write flood',
         what:
@@ -491,6 +566,7 @@ export async function hostile(): Promise<Row[]> {
     const costs: Record<string, BlockCost> = {};
     const tallies: Record<string, Tally> = {};
     const heaps: Record<string, { before: MemoryUsage; after: MemoryUsage }> = {};
+    const heldHeaps: Record<string, MemoryUsage> = {};
     for (const phase of phases) {
       const heapBefore = phase.memory ? await memoryOf(service) : null;
       for (let b = 0; b < BLOCKS; b++) {
@@ -498,6 +574,9 @@ export async function hostile(): Promise<Row[]> {
         for (const side of sides) {
           if (side === 'attack') await engage(phase.attackers);
           costs[labelOf(phase.key, side, b)] = await block(phase, side, labelOf(phase.key, side, b));
+          if (side === 'attack' && phase.heldHeap) {
+            heldHeaps[phase.key] = largest(heldHeaps[phase.key], await memoryOf(service));
+          }
           if (side === 'attack') {
             tallies[phase.key] = addTally(tallies[phase.key] ?? {}, await disengage(phase.attackers));
           }
@@ -526,7 +605,12 @@ export async function hostile(): Promise<Row[]> {
     return [
       ...phases.flatMap((phase) => {
         const heap = heaps[phase.key];
-        return [...phaseRows(phase, measured), ...(heap ? memoryRows(phase, costs, heap) : [])];
+        const held = heldHeaps[phase.key];
+        return [
+          ...phaseRows(phase, measured),
+          ...(heap ? memoryRows(phase, costs, heap) : []),
+          ...(held ? [heldHeapRow(phase, held, tallies[phase.key] ?? {})] : []),
+        ];
       }),
       {
         scenario: 'hostile',
