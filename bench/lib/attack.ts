@@ -104,10 +104,16 @@ export async function hangUp(sockets: Iterable<Socket>): Promise<void> {
   );
 }
 
+/**
+ * How long an attack may take to be at work: tens of thousands of sockets, each subscribing to a thousand
+ * ids, are set up in tens of seconds on a machine shared with the service.
+ */
+const ENGAGE_TIMEOUT_MS = 300_000;
+
 /** In the driver: starts the attacks and waits until all of them are at work. */
 export async function engage(attackers: readonly BenchChild[]): Promise<void> {
   for (const attacker of attackers) attacker.send({ type: 'start' });
-  await Promise.all(attackers.map((attacker) => attacker.next('engaged', 60_000)));
+  await Promise.all(attackers.map((attacker) => attacker.next('engaged', ENGAGE_TIMEOUT_MS)));
 }
 
 /** In the driver: stops the attacks; their tallies, added up. */
