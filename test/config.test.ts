@@ -298,10 +298,10 @@ describe('loadConfig', () => {
     const gib = 2 ** 30;
     const small = loadConfig({}, gib);
     expect(small.maxSockets).toBe(gib / HEAP_BYTES_PER_SOCKET);
-    expect(small.maxSubscriptions).toBe(Math.floor(gib / 2 / SUBSCRIPTION_BYTES));
+    expect(small.maxSubscriptions).toBe(Math.floor(gib / SUBSCRIPTION_BYTES));
     const large = loadConfig({}, 2 * gib);
     expect(large.maxSockets).toBe(2 * small.maxSockets);
-    expect(large.maxSubscriptions).toBe(Math.floor((2 * gib) / 2 / SUBSCRIPTION_BYTES));
+    expect(large.maxSubscriptions).toBe(Math.floor((2 * gib) / SUBSCRIPTION_BYTES));
     expect(loadConfig({ MAX_SOCKETS: '7', MAX_SUBSCRIPTIONS: '0' }, gib)).toMatchObject({
       maxSockets: 7,
       maxSubscriptions: 0,

@@ -8,9 +8,9 @@ import { SUBSCRIPTION_BYTES } from './id-subscribers.js';
 export const HEAP_BYTES_PER_SOCKET = 64 * 1024;
 /**
  * Subscriptions to ids are held outside the heap (id-subscribers.ts): all of them together may take
- * up to this share of the heap's limit again.
+ * as much memory again as the heap's limit, at their most costly.
  */
-export const SUBSCRIPTIONS_SHARE_OF_HEAP = 0.5;
+export const SUBSCRIPTIONS_SHARE_OF_HEAP = 1;
 
 /**
  * The heap this process may grow to: `--max-old-space-size` when given, else what V8 chose for the
