@@ -1,8 +1,10 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
 import { ApiKeyService, PENDING_KEY_MS } from '../../src/keys/service.js';
 import type { Store } from '../../src/store/ports.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { eventually } from '../support/eventually.js';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.js';
 
 /**
@@ -124,3 +126,40 @@ handoverContract(
   async () => openPostgresStore(await (database as TestDatabase).schema()),
   !hasPostgres,
 );
+
+describe.skipIf(!hasPostgres)('a key revoked on PostgreSQL while its activation is under way', () => {
+  it('stays revoked: the revocation waits for the activation and then finds the key live', async () => {
+    // Statements wait for the lock the test holds for as long as the test takes.
+    const store = await openPostgresStore(await (database as TestDatabase).schema(), {
+      timeouts: { statementMs: 60_000 },
+    });
+    closers.push(() => store.close());
+    const hash = hashApiKey(generateApiKey());
+    await store.apiKeys.addPendingKey(USER, hash, Date.now(), Date.now() + 60_000);
+    // The pending row is held, so the activation and then the revocation queue behind it, in that order.
+    let activated: Promise<boolean> | undefined;
+    let revoked: Promise<boolean> | undefined;
+    const holder = await store.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM api_keys_pending WHERE user_id = $1 FOR UPDATE', [USER]);
+      const waiting = async () => {
+        // Asked outside the holder's transaction, which would see the same snapshot of activity each time.
+        const { rows } = await store.pool.query(
+          "SELECT count(*)::integer AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+        );
+        return rows[0].n as number;
+      };
+      activated = store.apiKeys.activateKey(USER, hash, Date.now());
+      await eventually(async () => expect(await waiting()).toBe(1));
+      revoked = store.apiKeys.revokeKey(hash);
+      await eventually(async () => expect(await waiting()).toBe(2));
+    } finally {
+      await holder.query('COMMIT');
+      holder.release();
+    }
+    expect(await activated).toBe(true);
+    expect(await revoked).toBe(true);
+    expect(await store.apiKeys.findKey(hash)).toBeUndefined();
+  });
+});

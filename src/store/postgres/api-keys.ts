@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { Snowflake } from '../../presence/model.js';
 import type { ApiKeyStore } from '../ports.js';
-import { query } from './queries.js';
+import { query, transaction } from './queries.js';
 
 const REPLACE = {
   name: 'keys.replace',
@@ -28,12 +28,11 @@ const DISCARD = {
   name: 'keys.discard-pending',
   text: 'DELETE FROM api_keys_pending WHERE user_id = $1 AND key_hash = $2',
 };
-const REVOKE = {
-  name: 'keys.revoke',
-  text: `WITH pending AS (DELETE FROM api_keys_pending WHERE key_hash = $1 RETURNING 1),
-           live AS (DELETE FROM api_keys WHERE key_hash = $1 RETURNING 1)
-         SELECT (SELECT count(*) FROM pending) + (SELECT count(*) FROM live) AS revoked`,
+const REVOKE_PENDING = {
+  name: 'keys.revoke-pending',
+  text: 'DELETE FROM api_keys_pending WHERE key_hash = $1',
 };
+const REVOKE = { name: 'keys.revoke', text: 'DELETE FROM api_keys WHERE key_hash = $1' };
 const FIND = {
   name: 'keys.find',
   text: `SELECT user_id, key_hash FROM api_keys WHERE key_hash = $1
@@ -60,9 +59,17 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     await query(this.pool, { ...DISCARD, values: [userId, hash] });
   }
 
+  /**
+   * The pending key first, then the live one, each statement seeing what committed before it: an
+   * activation of this key under way either finds it pending no more, or has made it live by the time
+   * the second statement looks.
+   */
   async revokeKey(hash: Buffer): Promise<boolean> {
-    const { rows } = await query<{ revoked: string }>(this.pool, { ...REVOKE, values: [hash] });
-    return Number(rows[0]?.revoked ?? 0) > 0;
+    return transaction(this.pool, async (session) => {
+      const pending = (await session.query({ ...REVOKE_PENDING, values: [hash] })).rowCount ?? 0;
+      const live = (await session.query({ ...REVOKE, values: [hash] })).rowCount ?? 0;
+      return pending + live > 0;
+    });
   }
 
   async findKey(hash: Buffer, now = Date.now()): Promise<{ userId: Snowflake; hash: Buffer } | undefined> {
