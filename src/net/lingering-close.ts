@@ -5,6 +5,8 @@ import { Socket } from 'node:net';
 export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
 /** The longest a connection is kept after its answer to drop what its client is still sending. */
 export const LINGER_MS = 10_000;
+/** How often a lingering connection's bytes and time are looked at: the bounds hold to within this long. */
+const LINGER_CHECK_MS = 100;
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 /** node:http closes a connection after an answer with `Connection: close` by this method of net.Socket. */
@@ -16,9 +18,9 @@ const closeWhenWritten = (Socket.prototype as ClosingSocket).destroySoon;
  * `handler`, with a lingering close for every request that announces a body: a connection that closes
  * after an answer sent before its body was read (a 413 from Content-Length, a 401, a 429, a held refusal)
  * does not close on what the client is still sending. Closed there, it would be reset, and the client,
- * still writing, would most often lose the answer with its connection (EPIPE, "fetch failed") rather than
- * read it. Instead the answer goes out with the end of our side, and what arrives is read and dropped
- * until the client closes too, the body is LINGER_MAX_BYTES over, or LINGER_MS have passed.
+ * still writing, would often lose the answer with its connection (EPIPE, a broken pipe) rather than read it.
+ * Instead the answer goes out with the end of our side, and what arrives is read and dropped until the
+ * client closes too, more than LINGER_MAX_BYTES have arrived, or LINGER_MS have passed.
  */
 export function lingeringClose(handler: Handler): Handler {
   return (request, response) => {
@@ -40,19 +42,18 @@ function lingerIfUnread(request: IncomingMessage): void {
 
 function linger(socket: Socket, request: IncomingMessage): void {
   socket.end();
+  const started = socket.bytesRead;
+  const until = Date.now() + LINGER_MS;
   const cut = (): void => {
     socket.destroy();
   };
-  const timer = setTimeout(cut, LINGER_MS).unref();
-  socket.once('close', () => clearTimeout(timer));
+  // node:http drops a body it has given up on before any 'data' event: what arrived is the socket's count.
+  const watch = setInterval(() => {
+    if (socket.bytesRead - started > LINGER_MAX_BYTES || Date.now() >= until) cut();
+  }, LINGER_CHECK_MS).unref();
+  socket.once('close', () => clearInterval(watch));
   socket.once('end', cut);
-  let dropped = 0;
   // A route that began reading the body and stopped (a chunked body past its limit) left it paused.
-  request.removeAllListeners('data');
-  request.on('data', (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > LINGER_MAX_BYTES) cut();
-  });
   request.resume();
   socket.resume();
 }

@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { request as undiciRequest } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateApiKey } from '../../src/keys/api-key.js';
 import type { ApiKeyService } from '../../src/keys/service.js';
+import { LINGER_MAX_BYTES, LINGER_MS } from '../../src/net/lingering-close.js';
 import { startHttpServer } from '../support/http-server.js';
 
 /**
@@ -151,5 +154,65 @@ describe('a keyless write held in the tarpit', () => {
     const answer = await (CLIENTS[name] as Client)(`${tarpitBase}${PATH}`, 64 * MIB, null);
     expect(answer.status).toBe(429);
     expect(JSON.parse(answer.body)).toMatchObject({ success: false, error: { code: 'rate_limited' } });
+  });
+});
+
+/**
+ * A connection that keeps its side open after the server ends its own, as a client still sending does;
+ * `cut` resolves when the server has closed the connection on its side.
+ */
+async function halfOpen(): Promise<{ socket: Socket; received: () => string; cut: Promise<unknown> }> {
+  const url = new URL(base);
+  const accepted = once(app.server, 'connection') as Promise<[Socket]>;
+  const socket = connect({ port: Number(url.port), host: url.hostname, allowHalfOpen: true });
+  let text = '';
+  socket.on('data', (chunk: Buffer) => {
+    text += chunk.toString('latin1');
+  });
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  const [ours] = await accepted;
+  return { socket, received: () => text, cut: once(ours, 'close') };
+}
+
+describe('the lingering close', () => {
+  /** A body announced far past the bound: a lingering close checks its bounds now and then, not per byte. */
+  const ANNOUNCED = 16 * LINGER_MAX_BYTES;
+  const HEAD = `PUT ${PATH} HTTP/1.1\r\nHost: x\r\nContent-Length: ${ANNOUNCED}\r\n\r\n`;
+
+  it('ends our side with the answer, reads on, and closes LINGER_MS later', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'Date'] });
+    try {
+      const { socket, received, cut } = await halfOpen();
+      const ended = once(socket, 'end');
+      socket.write(`${HEAD}xx`);
+      await ended;
+      expect(received()).toMatch(/^HTTP\/1\.1 401 [\s\S]*invalid_api_key/);
+      vi.advanceTimersByTime(LINGER_MS + 1_000);
+      await cut;
+      socket.destroy();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('cuts a client that sends more than LINGER_MAX_BYTES after the answer', async () => {
+    const { socket, received, cut } = await halfOpen();
+    let gone = false;
+    const closed = cut.then(() => {
+      gone = true;
+    });
+    socket.write(HEAD);
+    const chunk = Buffer.alloc(MIB, 120);
+    let sent = 0;
+    while (!gone && !socket.destroyed && sent < ANNOUNCED) {
+      if (!socket.write(chunk)) await Promise.race([once(socket, 'drain').catch(() => undefined), closed]);
+      sent += chunk.length;
+    }
+    await closed;
+    socket.destroy();
+    expect(received()).toMatch(/^HTTP\/1\.1 401 /);
+    expect(sent).toBeGreaterThan(LINGER_MAX_BYTES);
+    expect(sent).toBeLessThan(ANNOUNCED);
   });
 });
