@@ -153,7 +153,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // request.ip: the same client address as the fast path, the limits and the socket gateway see.
     trustProxy: trust ?? false,
     loggerInstance: options.logger as FastifyBaseLogger,
-    // Every line about a request says whom it came from.
+    // Every line about a request says whom it came from. Made before any hook runs, so the walk of
+    // X-Forwarded-For here leaves in it only what clientAddress believed when request.ip reads it.
     childLoggerFactory: (logger, bindings, childOptions, request) =>
       logger.child({ ...bindings, clientAddress: clientAddress(request) }, childOptions),
     // A line per request would cost more than the request at the read rates this service sees.
