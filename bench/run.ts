@@ -14,6 +14,7 @@ import { sse } from './scenarios/sse.js';
 import { startup } from './scenarios/startup.js';
 import { storage } from './scenarios/storage.js';
 import { tickShape } from './scenarios/tick-shape.js';
+import { webhookShare } from './scenarios/webhook-share.js';
 
 /**
  * `npm run bench` runs every scenario; `npm run bench -- fanout rest-read` runs those. Each scenario
@@ -37,6 +38,7 @@ const SCENARIOS: Record<string, () => Promise<Row[]>> = {
   hostile,
   storage,
   'tick-shape': tickShape,
+  'webhook-share': webhookShare,
 };
 
 const names = Object.keys(SCENARIOS);

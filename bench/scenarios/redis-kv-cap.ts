@@ -6,6 +6,7 @@ import { PATCH_BODY_LIMIT } from '../../src/http/routes/kv.js';
 import { DEFAULT_KV_MAX_BYTES, KV_VALUE_MAX_CHARS } from '../../src/kv/rules.js';
 import { DiscordSimulator } from '../../src/simulator/index.js';
 import { type NodeProcess, startNodeProcess } from '../../test/support/node-process.js';
+import { obtainKey } from '../lib/api-key.js';
 import { patchBodies, slotsAtCap, valueFor } from '../lib/kv-at-cap.js';
 import type { Row } from '../lib/results.js';
 import { formatNumber, quantile } from '../lib/stats.js';
@@ -22,7 +23,6 @@ const OTHER_CHANGE_EVERY_MS = 100;
 /** The member at the cap changes presence too: without the KV apart, each change carried the whole KV. */
 const MEMBER_CHANGE_EVERY_MS = 1_000;
 const TARGET_P99_MS = 10;
-const API_KEY = /prs_[A-Za-z0-9_-]{43}/;
 
 /**
  * A member whose KV is at the cap in scale-out (an ingest node and an API node on one Redis) rewrites one
@@ -160,16 +160,4 @@ async function pings(ms: number, redis: Redis): Promise<number[]> {
     await sleep(Math.max(0, PING_EVERY_MS - took));
   }
   return samples;
-}
-
-/** An API key the way a member gets one: `?apikey` in a DM to the bot. */
-async function obtainKey(simulator: DiscordSimulator, userId: string): Promise<string> {
-  const dm = simulator.dmChannelFor(userId);
-  const sent = simulator.sendMessage({ channelId: dm, author: userId, content: '?apikey' });
-  const reply = await simulator.waitForMessage(
-    (message) => message.channel_id === dm && message.message_reference?.message_id === sent.id,
-  );
-  const key = reply.content.match(API_KEY)?.[0];
-  if (!key) throw new Error('the bot answered ?apikey without a key');
-  return key;
 }
