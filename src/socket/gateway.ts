@@ -624,6 +624,8 @@ export class SocketGateway {
     if (client.closing) return;
     client.closing = true;
     client.waiting = null;
+    // It hears nothing more: its ids go back to MAX_SUBSCRIPTIONS now, not once its client lets go.
+    this.subscriptions.release(client);
     if (close === Close.GoingAway) {
       // Shutting down: the client's side of the close handshake is awaited, as it comes.
       client.ws.close(close.code, close.reason);

@@ -3,7 +3,7 @@ import { SseReader } from '../sse/reader.js';
 import { eventually } from '../support/eventually.js';
 import type { Harness } from '../support/harness.js';
 import { sampleValue, scrape } from '../support/prometheus.js';
-import { SocketClient } from './client.js';
+import { SocketClient, wireFrame } from './client.js';
 import { ALICE, BOB, bump, CAROL, DAVE, ERIN, presenceOf, seededHarness, updateFor } from './fixture.js';
 
 /**
@@ -83,5 +83,31 @@ describe(`MAX_SUBSCRIPTIONS=${BUDGET}`, () => {
       const socket = await SocketClient.connect(h.base);
       expect(presenceOf(await socket.subscribe({ subscribe_to_id: ERIN })).discord_user.id).toBe(ERIN);
     });
+  });
+});
+
+describe('a socket closed for its subscribe', () => {
+  const service = seededHarness({ env: { MAX_SUBSCRIPTIONS: '1001', SOCKET_COMMANDS_PER_MINUTE: '0' } });
+
+  it('gives its ids back at once, though its client never lets the connection go', async () => {
+    const h = service();
+    const attacker = await SocketClient.connect(h.base);
+    const ids = unmonitored(1_001);
+    await attacker.subscribe({ subscribe_to_ids: ids.slice(0, 600) });
+    // A client that reads what comes but never answers the close, nor ends its side of the connection.
+    const tcp = attacker.tcp;
+    tcp.allowHalfOpen = true;
+    tcp.removeAllListeners('data');
+    tcp.removeAllListeners('end');
+    const received: Buffer[] = [];
+    tcp.on('data', (chunk: Buffer) => received.push(chunk));
+    // Together one id past SUBSCRIPTIONS_PER_SOCKET (1,000): closed 4006, all 1,001 within MAX_SUBSCRIPTIONS.
+    attacker.writeRaw(wireFrame(JSON.stringify({ op: 2, d: { subscribe_to_ids: ids.slice(600) } })));
+    const closeFrame = Buffer.from([0x88]);
+    await eventually(() => expect(Buffer.concat(received).includes(closeFrame)).toBe(true));
+
+    const socket = await SocketClient.connect(h.base);
+    expect(presenceOf(await socket.subscribe({ subscribe_to_id: ALICE })).discord_user.id).toBe(ALICE);
+    tcp.destroy();
   });
 });
