@@ -66,7 +66,7 @@ export interface AppOptions {
   /** Tests shorten the socket heartbeat and shrink the send buffer cap to see them act. */
   socket?: Pick<SocketGatewayOptions, 'heartbeatIntervalMs' | 'sendBufferCapBytes' | 'pacedBytesPerSecond'>;
   /** Tests shorten the keep-alive and stall times, shrink the caps and the replay ring. */
-  sse?: Omit<SseHubOptions, 'source' | 'slots' | 'logger' | 'metrics'>;
+  sse?: Omit<SseHubOptions, 'source' | 'slots' | 'logger' | 'metrics' | 'membersKnown'>;
   /** Tests lengthen the history batch interval to hold changes queued. */
   history?: { flushMs?: number };
   /** Tests answer the refusals of abusive clients at once (ABUSE_REFUSAL_DELAY_MS). */
@@ -214,7 +214,16 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     const sse =
       config.role === 'ingest'
         ? null
-        : new SseHub({ source: view, slots, budget, logger, metrics, ...options.sse });
+        : new SseHub({
+            source: view,
+            slots,
+            budget,
+            logger,
+            metrics,
+            // An API node's replica holds what the ingest nodes listed; only a node that lists knows its start.
+            ...(discordSide ? { membersKnown: discordSide.firstListed } : {}),
+            ...options.sse,
+          });
     if (sse) intake.push(async () => sse.close());
     const http = await buildHttpServer({
       view,

@@ -36,6 +36,8 @@ export interface DiscordSide {
   messenger: Messenger;
   /** Every guild has been listed once since the start. */
   listed(): boolean;
+  /** Resolves once every guild has been listed since the start: from then on every member is known. */
+  firstListed: Promise<void>;
   /** Guild listings Discord deferred (RATE_LIMITED), not yet sent again. */
   waiting(): readonly ListingWait[];
   /** Shutdown: nothing deferred is sent again, and Discord is disconnected. */
@@ -126,6 +128,10 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   });
   const syncedShards = new Set<number>();
   let listed = false;
+  let markListed = (): void => undefined;
+  const firstListed = new Promise<void>((resolve) => {
+    markListed = resolve;
+  });
   const startedAt = Date.now();
   const settler = new ListedSettler(registry, logger, { listing: () => ingest.listing });
   cleanups.push(() => settler.stop());
@@ -137,6 +143,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
       syncedShards.add(shardId);
       if (syncedShards.size < gateway.shardCountHere) return;
       listed = true;
+      markListed();
       // Once at start-up, and again whenever a fresh session has re-listed everything.
       logger.info(
         {
@@ -175,6 +182,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     identity,
     messenger,
     listed: () => listed,
+    firstListed,
     waiting: () => ingest.listingsWaiting,
     stop: () => {
       ingest.close();

@@ -45,6 +45,8 @@ export interface SseHubOptions {
   replayBytes?: number;
   /** Changes one reconnect may be sent again at most (replay.ts). */
   replayPerReconnect?: number;
+  /** Resolves once every member is known (the start's guild listings done); absent: known from the start. */
+  membersKnown?: Promise<void>;
 }
 
 /**
@@ -74,6 +76,9 @@ export class SseHub {
   /** Stops the paced changes coming to the streams. */
   private readonly stopChanges: () => void;
   private closing = false;
+  private everyMemberKnown: boolean;
+  /** Streams of one user not monitored yet, opened before every member was known, and that user. */
+  private readonly tentative = new Map<SseStream, Snowflake>();
 
   constructor(private readonly options: SseHubOptions) {
     this.budget = options.budget ?? new SubscriptionBudget(0);
@@ -90,6 +95,13 @@ export class SseHub {
     );
     this.timer = setInterval(() => this.tick(), options.keepAliveMs ?? KEEP_ALIVE_MS);
     this.timer.unref();
+    this.everyMemberKnown = options.membersKnown === undefined;
+    void options.membersKnown?.then(() => this.allMembersKnown());
+  }
+
+  /** Every member is known: a user not monitored now is not a member, not one still to be listed. */
+  get knowsEveryMember(): boolean {
+    return this.everyMemberKnown;
   }
 
   get streamCount(): number {
@@ -142,9 +154,16 @@ export class SseHub {
   /**
    * A stream of the users `ids` on `response`, whose headers have been written: `retry:`, then what the
    * client needs to be current (see `opening`), then every change as it comes. `lastEventId`: the
-   * `Last-Event-ID` of a client that reconnects.
+   * `Last-Event-ID` of a client that reconnects. `tentative`: the one user of the stream, not monitored yet
+   * while not every member is known; the stream ends once every member is, if they still are not.
    */
-  open(response: ServerResponse, client: string, ids: readonly Snowflake[], lastEventId?: string): void {
+  open(
+    response: ServerResponse,
+    client: string,
+    ids: readonly Snowflake[],
+    lastEventId?: string,
+    tentative?: Snowflake,
+  ): void {
     // Gone before its stream began: its close, already past, would never release a slot.
     if (response.destroyed) return;
     this.options.slots.take(client);
@@ -163,6 +182,7 @@ export class SseHub {
     // listed) is announced to the others, and sent to this stream once, in its opening.
     this.opening(stream, ids, lastEventId);
     this.subscriptions.subscribe(stream, ids, false);
+    if (tentative !== undefined) this.tentative.set(stream, tentative);
   }
 
   /** Ends every stream (clients reconnect after `retry:`) and stops listening. */
@@ -233,7 +253,18 @@ export class SseHub {
     }
   }
 
+  /**
+   * Streams of a user still not monitored end: `EventSource` reconnects after `retry:`, and is answered
+   * `404 user_not_monitored`, which it does not retry.
+   */
+  private allMembersKnown(): void {
+    this.everyMemberKnown = true;
+    for (const [stream, userId] of this.tentative) if (!this.options.source.get(userId)) stream.end();
+    this.tentative.clear();
+  }
+
   private released(stream: SseStream): void {
+    this.tentative.delete(stream);
     if (!this.streams.delete(stream)) return;
     this.subscriptions.release(stream);
     this.options.slots.release(stream.client);

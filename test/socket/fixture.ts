@@ -68,6 +68,8 @@ export async function fixtureReady(h: Harness): Promise<void> {
     if (h.simulator.requestCount('GET /users/:id') < FIXTURE_USERS.length) {
       throw new Error('profiles not fetched yet');
     }
+    // Until then a single user's event stream of a user not monitored waits rather than answer 404.
+    if (!h.app.sse.knowsEveryMember) throw new Error('not every guild listed yet');
   });
 }
 

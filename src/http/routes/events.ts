@@ -91,7 +91,12 @@ function lastEventIdOf(request: FastifyRequest): string | undefined {
 export const eventRoutes =
   (deps: EventRouteDeps): FastifyPluginAsync =>
   async (app) => {
-    const stream = async (request: FastifyRequest, reply: FastifyReply, ids: Snowflake[]): Promise<void> => {
+    const stream = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      ids: Snowflake[],
+      tentative?: Snowflake,
+    ): Promise<void> => {
       const client = clientKey(request.ip);
       const refused = deps.hub.refusal(client, ids.length);
       if (refused) {
@@ -114,7 +119,7 @@ export const eventRoutes =
         response.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...STREAM_HEADERS });
         // A stream counts as a socket from now on: it leaves the HTTP connection cap, as a WebSocket does.
         upgraded(request.raw.socket);
-        deps.hub.open(response, client, ids, lastEventIdOf(request));
+        deps.hub.open(response, client, ids, lastEventIdOf(request), tentative);
       } catch (error) {
         request.log.error({ err: error }, 'event stream failed to open');
         response.destroy();
@@ -128,7 +133,7 @@ export const eventRoutes =
         schema: {
           tags: [TAGS.presence],
           summary: "A user's presence, live, as Server-Sent Events",
-          description: `${ABOUT} A user who is not monitored is answered 404 \`user_not_monitored\`, as a presence read is; \`/v1/events?ids=\` waits for them instead.`,
+          description: `${ABOUT} A user who is not monitored is answered 404 \`user_not_monitored\`, as a presence read is; \`/v1/events?ids=\` waits for them instead. While the service starts, before every guild's members are listed, the stream of a user not monitored yet opens and waits for them; it ends once every member is known if they still are not, and the reconnect is answered 404.`,
           params: userIdParams,
           headers: lastEventIdHeader,
           documentedQuerystring: { type: 'object', properties: lastEventIdQuery },
@@ -140,8 +145,11 @@ export const eventRoutes =
       },
       async (request, reply) => {
         const id = userIdFrom(request.params);
-        if (!deps.view.get(id)) throw deps.notMonitored(id);
-        await stream(request, reply, [id]);
+        const monitored = deps.view.get(id) !== undefined;
+        // EventSource gives up for good on a 404: while the service starts, a member whose guild is not
+        // listed yet is waited for, as /v1/events does, and refused only once every member is known.
+        if (!monitored && deps.hub.knowsEveryMember) throw deps.notMonitored(id);
+        await stream(request, reply, [id], monitored ? undefined : id);
       },
     );
     app.get(
