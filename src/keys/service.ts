@@ -24,6 +24,12 @@ export type KeyHandover<T> =
 
 /** Issues and checks API keys. The key itself exists only in the message that hands it over. */
 export class ApiKeyService {
+  /**
+   * Each user's handover under way, the next waiting behind it: a user holds one pending key at a time,
+   * so two handovers side by side (two `?apikey` in a row) would end one another's before it is activated.
+   */
+  private readonly handovers = new Map<Snowflake, Promise<unknown>>();
+
   constructor(
     private readonly store: ApiKeyStore,
     private readonly now: () => number = Date.now,
@@ -35,7 +41,24 @@ export class ApiKeyService {
    * previous one in that write. A key that never reached its owner must not have replaced the one they
    * have: if the send fails, the pending key is forgotten.
    */
-  async handOver<T extends { accepted: boolean }>(
+  handOver<T extends { accepted: boolean }>(
+    userId: Snowflake,
+    send: (key: string) => Promise<T>,
+  ): Promise<KeyHandover<T>> {
+    const before = this.handovers.get(userId);
+    const turn = (before ?? Promise.resolve()).then(
+      () => this.handOverNow(userId, send),
+      () => this.handOverNow(userId, send),
+    );
+    this.handovers.set(userId, turn);
+    const forget = (): void => {
+      if (this.handovers.get(userId) === turn) this.handovers.delete(userId);
+    };
+    turn.then(forget, forget);
+    return turn;
+  }
+
+  private async handOverNow<T extends { accepted: boolean }>(
     userId: Snowflake,
     send: (key: string) => Promise<T>,
   ): Promise<KeyHandover<T>> {

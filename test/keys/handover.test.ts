@@ -63,6 +63,22 @@ function handoverContract(name: string, open: () => Promise<Store>, skip = false
       expect(await service.ownerOf(old)).toBeUndefined();
     });
 
+    it('two handovers asked side by side both end active, the later key the only one that works', async () => {
+      const { service, old } = await setup();
+      const keys: string[] = [];
+      const handOver = () =>
+        service.handOver(USER, async (key) => {
+          keys.push(key);
+          return { accepted: true };
+        });
+      const [first, second] = await Promise.all([handOver(), handOver()]);
+      expect(first.outcome).toBe('active');
+      expect(second.outcome).toBe('active');
+      expect(await service.ownerOf(keys[1] as string)).toBe(USER);
+      expect(await service.ownerOf(keys[0] as string)).toBeUndefined();
+      expect(await service.ownerOf(old)).toBeUndefined();
+    });
+
     it('not sent, never works after; the old key still does', async () => {
       const { service, old } = await setup();
       let unsent = '';
