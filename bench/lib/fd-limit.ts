@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** A process's open-file limit (soft, hard) as /proc/<pid>/limits states it ("unlimited" as Infinity). */
-function fileLimit(pid: number): { soft: number; hard: number } {
+export function fileLimit(pid: number): { soft: number; hard: number } {
   const limits = readFileSync(`/proc/${pid}/limits`, 'utf8');
   const match = /^Max open files\s+(\S+)\s+(\S+)/m.exec(limits);
   if (!match) throw new Error(`no open-file limit in /proc/${pid}/limits`);

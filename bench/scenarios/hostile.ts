@@ -7,7 +7,7 @@ import { HEARTBEAT_INTERVAL_MS } from '../../src/socket/protocol.js';
 import { addTally, disengage, engage, type Tally } from '../lib/attack.js';
 import { type BlockRecords, blockRecords, markBlock } from '../lib/blocks.js';
 import { type BenchChild, type LoopDelay, type Message, startChild } from '../lib/child.js';
-import { raiseFileLimit } from '../lib/fd-limit.js';
+import { fileLimit, raiseFileLimit } from '../lib/fd-limit.js';
 import { MEMORY_FLAGS, type MemoryUsage, memoryOf } from '../lib/memory.js';
 import { sampleRss } from '../lib/proc-rss.js';
 import type { Row } from '../lib/results.js';
@@ -60,8 +60,13 @@ const SUBSCRIPTION_FLOOD_PER_ADDRESS = 64;
 /** Its addresses are 127.40.0.1 on, apart from every other client's. */
 const SUBSCRIPTION_FLOOD_FIRST_OCTET = 40;
 const SUBSCRIPTION_FLOOD_OPENING = 256;
-/** Descriptors the service and the flood need beyond the flood's sockets. */
-const SPARE_FILES = 4_096;
+/** Descriptors the service and the flood need beyond the flood's sockets: the other phases' clients, files. */
+const SPARE_FILES = 1_536;
+/**
+ * The flood's sockets: as many as asked, or as the open-file limit the bench's processes inherit leaves
+ * room for. A service out of descriptors measures the open-file limit, not the subscriptions.
+ */
+const floodSockets = Math.min(SUBSCRIPTION_FLOOD_SOCKETS, fileLimit(process.pid).hard - SPARE_FILES);
 /** The service's heap, after a full collection, while it holds the subscription flood. */
 const MAX_FLOOD_HEAP_BYTES = 1024 * 1024 * 1024;
 
@@ -227,7 +232,7 @@ const megabytes = (bytes: number) => bytes / (1024 * 1024);
 
 /** Raises the service's and the flood's open-file limits for the flood's sockets; what they got, for the notes. */
 function fileLimits(service: BenchChild, flood: BenchChild): string {
-  const wanted = SUBSCRIPTION_FLOOD_SOCKETS + SPARE_FILES;
+  const wanted = floodSockets + SPARE_FILES;
   const [ours, theirs] = [service, flood].map((child) => raiseFileLimit(child.process.pid as number, wanted));
   const short = ours?.shortBecause ?? theirs?.shortBecause;
   return (
@@ -385,7 +390,7 @@ export async function hostile(): Promise<Row[]> {
     const subscriptionFlood = await client(
       'subscription-flood',
       {
-        SOCKETS: String(SUBSCRIPTION_FLOOD_SOCKETS),
+        SOCKETS: String(floodSockets),
         PER_ADDRESS: String(SUBSCRIPTION_FLOOD_PER_ADDRESS),
         FIRST_OCTET: String(SUBSCRIPTION_FLOOD_FIRST_OCTET),
         IDS: String(SUBSCRIPTION_FLOOD_IDS),
@@ -505,7 +510,7 @@ export async function hostile(): Promise<Row[]> {
         key: 'subscription-flood',
         title: 'a subscription flood',
         what:
-          `${formatNumber(SUBSCRIPTION_FLOOD_SOCKETS)} sockets, ${SUBSCRIPTION_FLOOD_PER_ADDRESS} per address ` +
+          `${formatNumber(floodSockets)} sockets (of ${formatNumber(SUBSCRIPTION_FLOOD_SOCKETS)} asked, as the open-file limit allows), ${SUBSCRIPTION_FLOOD_PER_ADDRESS} per address ` +
           `from 127.${SUBSCRIPTION_FLOOD_FIRST_OCTET}.0.1 on, each subscribe_to_ids of ` +
           `${formatNumber(SUBSCRIPTION_FLOOD_IDS)} ids of its own that nobody monitors, then only heartbeats ` +
           `(MAX_SUBSCRIPTIONS at its default, ${formatNumber(defaults.maxSubscriptions)}); ${floodFiles}`,

@@ -6,7 +6,7 @@ import { PATCH_BODY_LIMIT } from '../../src/http/routes/kv.js';
 import { DEFAULT_KV_MAX_BYTES, KV_VALUE_MAX_CHARS } from '../../src/kv/rules.js';
 import { DiscordSimulator } from '../../src/simulator/index.js';
 import { type NodeProcess, startNodeProcess } from '../../test/support/node-process.js';
-import { obtainKey } from '../lib/api-key.js';
+import { obtainKey, untilServed } from '../lib/api-key.js';
 import { patchBodies, slotsAtCap, valueFor } from '../lib/kv-at-cap.js';
 import type { Row } from '../lib/results.js';
 import { formatNumber, quantile } from '../lib/stats.js';
@@ -66,6 +66,7 @@ export async function redisKvCap(): Promise<Row[]> {
       ])),
     );
     const api = nodes[1] as NodeProcess;
+    await untilServed(api.url, [member], 60_000);
     const apiKey = await obtainKey(simulator, member);
     const slots = slotsAtCap(DEFAULT_KV_MAX_BYTES);
     const patch = (body: string) =>

@@ -3,7 +3,7 @@ import { DiscordSimulator } from '../../src/simulator/index.js';
 import { DEFAULT_WEBHOOKS_PER_USER } from '../../src/webhooks/rules.js';
 import { DELIVERIES_PER_USER, DELIVERY_CONCURRENCY } from '../../src/webhooks/worker.js';
 import { type NodeProcess, startNodeProcess } from '../../test/support/node-process.js';
-import { obtainKey } from '../lib/api-key.js';
+import { obtainKey, untilServed } from '../lib/api-key.js';
 import { type DelayedReceiver, startDelayedReceiver } from '../lib/delayed-receiver.js';
 import { markerText, nowMicros } from '../lib/fanout-marker.js';
 import { processCpuMicros } from '../lib/proc-cpu.js';
@@ -70,7 +70,11 @@ export async function webhookShare(): Promise<Row[]> {
       { readyTimeoutMs: 60_000 },
     );
     const service = node;
-    await served(service.url);
+    await untilServed(
+      service.url,
+      Array.from({ length: USERS }, (_, n) => benchUserId(n)),
+      DRAIN_TIMEOUT_MS,
+    );
     for (let n = 0; n < USERS; n++) {
       const key = await obtainKey(simulator, benchUserId(n));
       const webhooks = n === VICTIM ? 1 : DEFAULT_WEBHOOKS_PER_USER;
@@ -193,17 +197,5 @@ export async function webhookShare(): Promise<Row[]> {
     await node?.stop();
     await Promise.all(receivers.map((receiver) => receiver.close()));
     await simulator.stop();
-  }
-}
-
-/** Until the service serves every user's presence: it is connected to Discord and its bot answers. */
-async function served(url: string): Promise<void> {
-  const deadline = Date.now() + DRAIN_TIMEOUT_MS;
-  for (let n = 0; n < USERS; ) {
-    const answer = await fetch(`${url}/v1/users/${benchUserId(n)}`);
-    await answer.arrayBuffer();
-    if (answer.status === 200) n++;
-    else if (Date.now() > deadline) throw new Error(`user ${n} is not served (${answer.status})`);
-    else await sleep(100);
   }
 }
