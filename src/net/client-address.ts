@@ -22,7 +22,33 @@ const MAX_ADDRESS_LENGTH = 45;
  */
 export function isIpAddress(text: string): boolean {
   if (text.length > MAX_ADDRESS_LENGTH || text.includes('%')) return false;
-  return ipaddr.IPv4.isValidFourPartDecimal(text) || (text.includes(':') && ipaddr.IPv6.isValid(text));
+  return isDottedDecimal(text) || (text.includes(':') && ipaddr.IPv6.isValid(text));
+}
+
+/**
+ * Four numbers of 0 to 255 without leading zeros, joined by dots: every request behind a proxy asks this
+ * of its client's address, so it is a walk over the characters, not ipaddr.js's regular expressions.
+ */
+export function isDottedDecimal(text: string): boolean {
+  let parts = 0;
+  let value = -1;
+  let digits = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const code = i < text.length ? text.charCodeAt(i) : 46;
+    if (code === 46) {
+      if (digits === 0 || value > 255 || ++parts > 4) return false;
+      value = -1;
+      digits = 0;
+    } else if (code >= 48 && code <= 57) {
+      // A leading zero only stands alone.
+      if (value === 0) return false;
+      value = value < 0 ? code - 48 : value * 10 + code - 48;
+      digits++;
+    } else {
+      return false;
+    }
+  }
+  return parts === 4;
 }
 
 /**
