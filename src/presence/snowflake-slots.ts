@@ -1,8 +1,10 @@
 import type { Snowflake } from './model.js';
 import { joinSnowflake, type SnowflakeDigits, splitSnowflake } from './snowflake-digits.js';
 
-/** A slot of no snowflake; also an empty bucket of the table. */
+/** A slot of no snowflake. */
 export const NO_SLOT = -1;
+/** An empty bucket: buckets hold a slot plus one, so a new table is empty as allocated, never filled. */
+const EMPTY = 0;
 const FIRST_CAPACITY = 1024;
 /** A key's first number: its high digits and how many digits it has, which keeps leading zeros apart. */
 const LENGTHS = 32;
@@ -20,8 +22,8 @@ const INTS_PER_DOUBLE = Float64Array.BYTES_PER_ELEMENT / Int32Array.BYTES_PER_EL
  * read from or the next, rather than in another array elsewhere in memory (`room`, `roomAt`).
  */
 export class SnowflakeSlots {
-  /** Per bucket, the slot whose snowflake is there, or NO_SLOT. */
-  private table = new Int32Array(FIRST_CAPACITY * 2).fill(NO_SLOT);
+  /** Per bucket, the slot whose snowflake is there plus one, or EMPTY. */
+  private table: Int32Array;
   /** Doubles per slot's record: its key's two, then its room. */
   private readonly stride: number;
   /**
@@ -31,7 +33,7 @@ export class SnowflakeSlots {
   private keys: Float64Array;
   /** The records again, as Int32s: the room is read and written through these. */
   private ints: Int32Array;
-  private released = new Int32Array(FIRST_CAPACITY);
+  private released: Int32Array;
   private releasedCount = 0;
   /** Slots ever handed out: every slot in use is below it. */
   private used = 0;
@@ -39,13 +41,22 @@ export class SnowflakeSlots {
   /** The snowflake last split, kept here so splitting allocates nothing. */
   private readonly digits: SnowflakeDigits = { high: 0, low: 0, length: 0 };
 
-  /** `roomInts`: Int32s of room per slot, an even number (records are doubles). */
-  constructor(private readonly roomInts = 0) {
+  /**
+   * `roomInts`: Int32s of room per slot, an even number (records are doubles). `atLeast`: slots to make
+   * room for at once, so that filling them never grows the arrays.
+   */
+  constructor(
+    private readonly roomInts = 0,
+    atLeast = 0,
+  ) {
     if (!Number.isInteger(roomInts / INTS_PER_DOUBLE) || roomInts < 0) {
       throw new RangeError('a slot’s room is a whole number of doubles');
     }
     this.stride = KEY_DOUBLES + roomInts / INTS_PER_DOUBLE;
-    this.keys = new Float64Array(FIRST_CAPACITY * this.stride);
+    const capacity = powerOfTwoAtLeast(FIRST_CAPACITY, atLeast);
+    this.table = new Int32Array(capacity * 2);
+    this.released = new Int32Array(capacity);
+    this.keys = new Float64Array(capacity * this.stride);
     this.ints = new Int32Array(this.keys.buffer);
   }
 
@@ -72,6 +83,11 @@ export class SnowflakeSlots {
     return this.ints;
   }
 
+  /** The table's buckets, written at random places as slots are added. */
+  get buckets(): Int32Array {
+    return this.table;
+  }
+
   /** Where in `room` the room of a slot below `capacity` starts. */
   roomAt(slot: number): number {
     return (slot * this.stride + KEY_DOUBLES) * INTS_PER_DOUBLE;
@@ -81,17 +97,28 @@ export class SnowflakeSlots {
   slotOf(id: Snowflake): number {
     if (!splitSnowflake(id, this.digits)) return NO_SLOT;
     const bucket = this.find(this.first(), this.digits.low);
-    return bucket === NO_SLOT ? NO_SLOT : (this.table[bucket] as number);
+    return bucket === NO_SLOT ? NO_SLOT : (this.table[bucket] as number) - 1;
   }
 
   /** The slot of `id`, a new one when it had none. */
   add(id: Snowflake): number {
-    const known = this.slotOf(id);
-    if (known !== NO_SLOT || !splitSnowflake(id, this.digits)) return known;
+    if (!splitSnowflake(id, this.digits)) return NO_SLOT;
+    return this.addKey(this.first(), this.digits.low);
+  }
+
+  /** The slot here of the snowflake in `from`'s `slot`, a new one when it had none: copied without its digits. */
+  adopt(from: SnowflakeSlots, slot: number): number {
+    const at = slot * from.stride;
+    return this.addKey(from.keys[at] as number, from.keys[at + 1] as number);
+  }
+
+  private addKey(first: number, low: number): number {
+    const bucket = this.find(first, low);
+    if (bucket !== NO_SLOT) return (this.table[bucket] as number) - 1;
     if (this.used === this.capacity && this.releasedCount === 0) this.grow();
     const slot = this.releasedCount > 0 ? (this.released[--this.releasedCount] as number) : this.used++;
-    this.keys[slot * this.stride] = this.first();
-    this.keys[slot * this.stride + 1] = this.digits.low;
+    this.keys[slot * this.stride] = first;
+    this.keys[slot * this.stride + 1] = low;
     this.count++;
     this.place(slot);
     return slot;
@@ -102,7 +129,7 @@ export class SnowflakeSlots {
     if (!splitSnowflake(id, this.digits)) return NO_SLOT;
     const bucket = this.find(this.first(), this.digits.low);
     if (bucket === NO_SLOT) return NO_SLOT;
-    const slot = this.table[bucket] as number;
+    const slot = (this.table[bucket] as number) - 1;
     this.empty(bucket);
     return slot;
   }
@@ -112,7 +139,7 @@ export class SnowflakeSlots {
     if (!this.inUse(slot)) return;
     const mask = this.table.length - 1;
     let bucket = this.homeOf(slot);
-    while (this.table[bucket] !== slot) bucket = (bucket + 1) & mask;
+    while (this.table[bucket] !== slot + 1) bucket = (bucket + 1) & mask;
     this.empty(bucket);
   }
 
@@ -125,21 +152,21 @@ export class SnowflakeSlots {
 
   /** Takes the snowflake in `hole` out of the table, and frees its slot. */
   private empty(hole: number): void {
-    const slot = this.table[hole] as number;
+    const slot = (this.table[hole] as number) - 1;
     const mask = this.table.length - 1;
     // Backward-shift deletion: each later entry of the run that may sit in the hole moves into it, so a
     // probe never stops early at a gap and no tombstones build up.
     for (let bucket = (hole + 1) & mask; ; bucket = (bucket + 1) & mask) {
       const other = this.table[bucket] as number;
-      if (other === NO_SLOT) break;
-      const home = this.homeOf(other);
+      if (other === EMPTY) break;
+      const home = this.homeOf(other - 1);
       const outside = hole <= bucket ? home <= hole || home > bucket : home <= hole && home > bucket;
       if (outside) {
         this.table[hole] = other;
         hole = bucket;
       }
     }
-    this.table[hole] = NO_SLOT;
+    this.table[hole] = EMPTY;
     this.keys[slot * this.stride] = 0;
     const room = this.roomAt(slot);
     this.ints.fill(0, room, room + this.roomInts);
@@ -165,9 +192,9 @@ export class SnowflakeSlots {
   private find(first: number, low: number): number {
     const mask = this.table.length - 1;
     for (let bucket = this.home(first, low); ; bucket = (bucket + 1) & mask) {
-      const slot = this.table[bucket] as number;
-      if (slot === NO_SLOT) return NO_SLOT;
-      const at = slot * this.stride;
+      const entry = this.table[bucket] as number;
+      if (entry === EMPTY) return NO_SLOT;
+      const at = (entry - 1) * this.stride;
       if (this.keys[at + 1] === low && this.keys[at] === first) return bucket;
     }
   }
@@ -175,8 +202,8 @@ export class SnowflakeSlots {
   private place(slot: number): void {
     const mask = this.table.length - 1;
     let bucket = this.homeOf(slot);
-    while (this.table[bucket] !== NO_SLOT) bucket = (bucket + 1) & mask;
-    this.table[bucket] = slot;
+    while (this.table[bucket] !== EMPTY) bucket = (bucket + 1) & mask;
+    this.table[bucket] = slot + 1;
   }
 
   /** Twice the slots, and a table kept at most half full. */
@@ -185,9 +212,16 @@ export class SnowflakeSlots {
     this.keys = grown(this.keys, capacity * this.stride);
     this.ints = new Int32Array(this.keys.buffer);
     this.released = grown(this.released, capacity);
-    this.table = new Int32Array(capacity * 2).fill(NO_SLOT);
+    this.table = new Int32Array(capacity * 2);
     for (let slot = 0; slot < this.used; slot++) if (this.inUse(slot)) this.place(slot);
   }
+}
+
+/** The first of `first`, twice `first`, four times… that is at least `count`. */
+export function powerOfTwoAtLeast(first: number, count: number): number {
+  let length = first;
+  while (length < count) length *= 2;
+  return length;
 }
 
 type TypedArray = Int32Array | Uint8Array | Uint16Array | Uint32Array | Float64Array;

@@ -152,7 +152,8 @@ export class SocketGateway {
   };
 
   constructor(private readonly options: SocketGatewayOptions) {
-    this.subscriptions = new Subscriptions(options.budget);
+    // Ids of closed sockets are let go in the command queue, in turn with every socket's commands.
+    this.subscriptions = new Subscriptions(options.budget, this.commands);
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     this.sendBufferCap = options.sendBufferCapBytes ?? SEND_BUFFER_CAP_BYTES;
     this.framePace = framePace(options.commandsPerMinute, this.heartbeatIntervalMs);

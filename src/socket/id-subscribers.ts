@@ -1,12 +1,29 @@
 import type { Snowflake } from '../presence/model.js';
-import { grown, NO_SLOT, SnowflakeSlots } from '../presence/snowflake-slots.js';
+import { grown, NO_SLOT, powerOfTwoAtLeast, SnowflakeSlots } from '../presence/snowflake-slots.js';
 
 /** No pair, no next or previous pair. */
 const NONE = -1;
-const FIRST_PAIRS = 1024;
+/** An empty bucket: buckets hold a pair plus one, so a new table is empty as allocated, never filled. */
+const EMPTY = 0;
+const FIRST_PAIRS = 64;
 const FIRST_HOLDERS = 64;
 /** Arrays this many times longer than what they hold are made anew, as short as they need. */
 const SPARSE = 8;
+/** Arrays this full start moving into ones twice as long: 7 eighths. */
+const FULL_EIGHTHS = 7;
+/**
+ * Pairs copied into the longer arrays per pair added meanwhile: the copy is done before the arrays are
+ * full, so they never grow in one go, which for millions of pairs would stall a second.
+ */
+const MOVED_PER_ADD = 14;
+/** Int32s in a page of memory: the system hands out a new array's memory a page at a time, as it is written. */
+const PAGE_INTS = 4096 / Int32Array.BYTES_PER_ELEMENT;
+/**
+ * Pairs copied for the time it takes to write a page first. A move writes each page of its new tables once,
+ * in order, before it copies: copies into tables of millions of buckets land on a page not written yet
+ * almost every time, and the first of them would stall for a while. The other arrays fill in order.
+ */
+const COPIES_PER_PAGE = 32;
 /** Per id in the slots' room: the id's first pair, and how many holders it has. */
 const USER_ROOM_INTS = 2;
 const NO_HOLDERS: Int32Array = new Int32Array(0);
@@ -28,17 +45,17 @@ export const SUBSCRIPTION_BYTES = 2 * (PAIR_BYTES + ID_BYTES);
  * holds costs a few dozen bytes outside it (PAIR_BYTES, ID_BYTES), and nothing for the collector to visit.
  */
 export class IdSubscribers {
-  private readonly ids = new SnowflakeSlots(USER_ROOM_INTS);
+  private readonly ids: SnowflakeSlots;
   /** Per pair: its id's slot (NONE: a free pair), its holder, and its neighbours in both lists. */
-  private pairIds = new Int32Array(FIRST_PAIRS).fill(NONE);
-  private pairHolders = new Int32Array(FIRST_PAIRS);
-  private nextOfId = new Int32Array(FIRST_PAIRS);
-  private previousOfId = new Int32Array(FIRST_PAIRS);
+  private pairIds: Int32Array;
+  private pairHolders: Int32Array;
+  private nextOfId: Int32Array;
+  private previousOfId: Int32Array;
   /** Per pair its holder's next; per free pair the next free one. */
-  private nextOfHolder = new Int32Array(FIRST_PAIRS);
-  private previousOfHolder = new Int32Array(FIRST_PAIRS);
-  /** Per bucket the pair there, or NONE; kept at most half full. */
-  private table = new Int32Array(FIRST_PAIRS * 2).fill(NONE);
+  private nextOfHolder: Int32Array;
+  private previousOfHolder: Int32Array;
+  /** Per bucket the pair there plus one, or EMPTY; kept at most half full. */
+  private table: Int32Array;
   private firstFree = NONE;
   /** Pairs ever handed out: every pair in use is below it. */
   private used = 0;
@@ -46,13 +63,37 @@ export class IdSubscribers {
   /** Per holder its first pair, and how many it has. */
   private holderFirsts = new Int32Array(FIRST_HOLDERS).fill(NONE);
   private holderCounts = new Int32Array(FIRST_HOLDERS);
+  /**
+   * While moving (into longer arrays, or shorter ones): the same pairs in the new arrays, filled a slice
+   * at a time from the pairs below `copied`, and told of every add and remove meanwhile, so that once every
+   * pair is copied it holds exactly what this one does.
+   */
+  private target: IdSubscribers | null = null;
+  private copied = 0;
+  /** The target's table, and the place in it, whose page is written next. */
+  private touchArray = 0;
+  private touchAt = 0;
+
+  /** `pairs`, `ids`: how many to make room for at once, so that filling them never grows the arrays. */
+  constructor(pairs = 0, ids = 0) {
+    const length = powerOfTwoAtLeast(FIRST_PAIRS, pairs);
+    this.ids = new SnowflakeSlots(USER_ROOM_INTS, ids);
+    // Pairs from `used` on are never read before they are handed out: no fill needed.
+    this.pairIds = new Int32Array(length);
+    this.pairHolders = new Int32Array(length);
+    this.nextOfId = new Int32Array(length);
+    this.previousOfId = new Int32Array(length);
+    this.nextOfHolder = new Int32Array(length);
+    this.previousOfHolder = new Int32Array(length);
+    this.table = new Int32Array(length * 2);
+  }
 
   /** Pairs held. */
   get size(): number {
     return this.count;
   }
 
-  /** Bytes the arrays take, outside the JS heap. */
+  /** Bytes the arrays take, outside the JS heap, those of a move under way among them. */
   get bytes(): number {
     const idSlots = this.ids.capacity;
     const pairs = this.pairIds.length;
@@ -61,7 +102,8 @@ export class IdSubscribers {
       this.table.byteLength +
       this.holderFirsts.byteLength +
       this.holderCounts.byteLength +
-      idSlots * ID_BYTES
+      idSlots * ID_BYTES +
+      (this.target?.bytes ?? 0)
     );
   }
 
@@ -96,10 +138,35 @@ export class IdSubscribers {
 
   /** `holder` holds `id` from now on; false when it did already, or `id` is no snowflake. */
   add(holder: number, id: Snowflake): boolean {
+    if (!this.put(holder, id)) return false;
+    if (this.target === null) {
+      if (this.nearlyFull()) this.moveInto(this.pairIds.length * 2, this.ids.capacity * 2);
+      return true;
+    }
+    this.target.put(holder, id);
+    // Arrays that would have to grow before the move is done (shorter ones, as more came): it is given up.
+    if (this.target.nearlyFull()) this.target = null;
+    else this.moveSome(MOVED_PER_ADD);
+    return true;
+  }
+
+  /** `add` without starting or furthering a move. */
+  private put(holder: number, id: Snowflake): boolean {
     const known = this.ids.size;
     const slot = this.ids.add(id);
-    if (slot === NO_SLOT) return false;
-    if (this.ids.size === known && this.find(slot, holder) !== NONE) return false;
+    return slot !== NO_SLOT && this.pair(slot, holder, this.ids.size === known);
+  }
+
+  /** A copy of `from`'s pair here, as `put` does, without the id's digits. */
+  private adopt(from: IdSubscribers, pair: number): void {
+    const known = this.ids.size;
+    const slot = this.ids.adopt(from.ids, from.pairIds[pair] as number);
+    this.pair(slot, from.pairHolders[pair] as number, this.ids.size === known);
+  }
+
+  /** Pairs the id in `slot` with `holder` unless it is already (`known`: the id was held before). */
+  private pair(slot: number, holder: number, known: boolean): boolean {
+    if (known && this.find(slot, holder) !== NONE) return false;
     this.link(slot, holder);
     return true;
   }
@@ -111,17 +178,25 @@ export class IdSubscribers {
     const bucket = this.bucketOf(slot, holder);
     if (bucket === NONE) return false;
     this.unlink(bucket);
+    this.target?.remove(holder, id);
     return true;
   }
 
   /** Every id `holder` holds is let go; returns how many. */
   removeHolder(holder: number): number {
-    const held = this.held(holder);
-    while (this.held(holder) > 0) {
+    return this.removeSome(holder, this.held(holder));
+  }
+
+  /** Up to `most` of the ids `holder` holds are let go; returns how many. */
+  removeSome(holder: number, most: number): number {
+    let removed = 0;
+    for (; removed < most && this.held(holder) > 0; removed++) {
       const pair = this.holderFirsts[holder] as number;
-      this.unlink(this.bucketOf(this.pairIds[pair] as number, holder));
+      const slot = this.pairIds[pair] as number;
+      this.target?.remove(holder, this.ids.idOf(slot));
+      this.unlink(this.bucketOf(slot, holder));
     }
-    return held;
+    return removed;
   }
 
   /** Whether the arrays are much longer than what they hold, as they are once a flood has gone. */
@@ -129,14 +204,66 @@ export class IdSubscribers {
     return this.pairIds.length > FIRST_PAIRS && this.count * SPARSE <= this.pairIds.length;
   }
 
-  /** The same pairs in arrays no longer than they need. */
-  compacted(): IdSubscribers {
-    const next = new IdSubscribers();
-    for (let pair = 0; pair < this.used; pair++) {
-      const slot = this.pairIds[pair] as number;
-      if (slot !== NONE) next.add(this.pairHolders[pair] as number, this.ids.idOf(slot));
+  /** Whether the pairs are being moved into other arrays (`moveSome`). */
+  get moving(): boolean {
+    return this.target !== null;
+  }
+
+  /**
+   * Copies up to `most` more pairs into the arrays they are moving to, or, when no move is under way, starts
+   * one into arrays twice as long as the pairs need. This index is in use meanwhile: millions of pairs
+   * move over many turns of the event loop, not in one. Returns the new index once it holds every pair,
+   * to be used from then on in place of this one.
+   */
+  moveSome(most: number): IdSubscribers | null {
+    if (this.target === null) this.moveInto(this.count * 2, this.ids.size * 2);
+    const target = this.target as IdSubscribers;
+    if (!this.touchSome(Math.ceil(most / COPIES_PER_PAGE))) return null;
+    // Free pairs cost a read each, copied ones far more: both count, so a slice stays short however sparse.
+    const end = Math.min(this.used, this.copied + most * SPARSE);
+    for (let copies = 0; this.copied < end && copies < most; this.copied++) {
+      if (this.pairIds[this.copied] === NONE) continue;
+      target.adopt(this, this.copied);
+      copies++;
     }
-    return next;
+    return this.copied < this.used ? null : target;
+  }
+
+  /** The new index once a move under way holds every pair, to be used from then on in place of this one. */
+  moved(): IdSubscribers | null {
+    return this.target !== null && this.copied >= this.used ? this.target : null;
+  }
+
+  private moveInto(pairs: number, ids: number): void {
+    this.target = new IdSubscribers(pairs, ids);
+    this.copied = 0;
+    this.touchArray = 0;
+    this.touchAt = 0;
+  }
+
+  /** Writes up to `pages` more pages of the target's tables, each as it is; true once all are written. */
+  private touchSome(pages: number): boolean {
+    const arrays = (this.target as IdSubscribers).tables();
+    for (; this.touchArray < arrays.length; this.touchArray++, this.touchAt = 0) {
+      const array = arrays[this.touchArray] as Int32Array;
+      for (; this.touchAt < array.length; this.touchAt += PAGE_INTS) {
+        if (pages-- === 0) return false;
+        array[this.touchAt] = array[this.touchAt] as number;
+      }
+    }
+    return true;
+  }
+
+  private tables(): Int32Array[] {
+    return [this.table, this.ids.buckets];
+  }
+
+  /** Whether the pairs or the ids nearly fill their arrays: time to start moving into longer ones. */
+  private nearlyFull(): boolean {
+    return (
+      this.count * 8 >= this.pairIds.length * FULL_EIGHTHS ||
+      this.ids.size * 8 >= this.ids.capacity * FULL_EIGHTHS
+    );
   }
 
   /** A new pair of the id in `slot` and `holder`, first in both lists. */
@@ -171,7 +298,7 @@ export class IdSubscribers {
 
   /** Takes the pair in `hole` out of the table and both its lists; an id left with no holder is let go. */
   private unlink(hole: number): void {
-    const pair = this.table[hole] as number;
+    const pair = (this.table[hole] as number) - 1;
     const slot = this.pairIds[pair] as number;
     const holder = this.pairHolders[pair] as number;
     this.empty(hole);
@@ -212,22 +339,22 @@ export class IdSubscribers {
   private bucketOf(slot: number, holder: number): number {
     const mask = this.table.length - 1;
     for (let bucket = this.home(slot, holder); ; bucket = (bucket + 1) & mask) {
-      const pair = this.table[bucket] as number;
-      if (pair === NONE) return NONE;
-      if (this.pairIds[pair] === slot && this.pairHolders[pair] === holder) return bucket;
+      const entry = this.table[bucket] as number;
+      if (entry === EMPTY) return NONE;
+      if (this.pairIds[entry - 1] === slot && this.pairHolders[entry - 1] === holder) return bucket;
     }
   }
 
   private find(slot: number, holder: number): number {
     const bucket = this.bucketOf(slot, holder);
-    return bucket === NONE ? NONE : (this.table[bucket] as number);
+    return bucket === NONE ? NONE : (this.table[bucket] as number) - 1;
   }
 
   private place(pair: number): void {
     const mask = this.table.length - 1;
     let bucket = this.homeOf(pair);
-    while (this.table[bucket] !== NONE) bucket = (bucket + 1) & mask;
-    this.table[bucket] = pair;
+    while (this.table[bucket] !== EMPTY) bucket = (bucket + 1) & mask;
+    this.table[bucket] = pair + 1;
   }
 
   /** Backward-shift deletion, as SnowflakeSlots does: no tombstones build up. */
@@ -235,35 +362,32 @@ export class IdSubscribers {
     const mask = this.table.length - 1;
     for (let bucket = (hole + 1) & mask; ; bucket = (bucket + 1) & mask) {
       const other = this.table[bucket] as number;
-      if (other === NONE) break;
-      const home = this.homeOf(other);
+      if (other === EMPTY) break;
+      const home = this.homeOf(other - 1);
       const outside = hole <= bucket ? home <= hole || home > bucket : home <= hole && home > bucket;
       if (outside) {
         this.table[hole] = other;
         hole = bucket;
       }
     }
-    this.table[hole] = NONE;
+    this.table[hole] = EMPTY;
   }
 
   /** Twice the pairs, and a table kept at most half full. */
   private grow(): void {
     const pairs = this.pairIds.length * 2;
-    const ids = new Int32Array(pairs).fill(NONE);
-    ids.set(this.pairIds);
-    this.pairIds = ids;
+    this.pairIds = grown(this.pairIds, pairs);
     this.pairHolders = grown(this.pairHolders, pairs);
     this.nextOfId = grown(this.nextOfId, pairs);
     this.previousOfId = grown(this.previousOfId, pairs);
     this.nextOfHolder = grown(this.nextOfHolder, pairs);
     this.previousOfHolder = grown(this.previousOfHolder, pairs);
-    this.table = new Int32Array(pairs * 2).fill(NONE);
+    this.table = new Int32Array(pairs * 2);
     for (let pair = 0; pair < this.used; pair++) if (this.pairIds[pair] !== NONE) this.place(pair);
   }
 
   private growHolders(holder: number): void {
-    let length = this.holderCounts.length;
-    while (length <= holder) length *= 2;
+    const length = powerOfTwoAtLeast(this.holderCounts.length, holder + 1);
     const firsts = new Int32Array(length).fill(NONE);
     firsts.set(this.holderFirsts);
     this.holderFirsts = firsts;

@@ -1,21 +1,38 @@
 import type { Snowflake } from '../presence/model.js';
+import { CommandQueue } from './command-queue.js';
 import { IdSubscribers } from './id-subscribers.js';
 import { SubscriptionBudget } from './subscription-budget.js';
+
+/** Ids let go, or pairs copied into other arrays, per item of the work queue. */
+export const TIDY_SLICE_PAIRS = 512;
 
 /**
  * Who listens to whom. Subscribers are numbered, and who holds which id is kept by number in typed arrays
  * (id-subscribers.ts): an id costs a few dozen bytes outside the JS heap, not a Set, a Map entry and a
  * string on it. Every id subscribed is taken from the process's budget, and given back when let go.
+ *
+ * A subscriber released hears nothing more at once, but its ids are let go, and the arrays moved into
+ * shorter ones once they are sparse, a slice at a time in the work queue: twenty thousand sockets of a
+ * thousand ids leaving together are millions of ids, seconds of work that would otherwise stall every
+ * other client. Arrays filling up move into longer ones a few pairs per pair added (id-subscribers.ts).
  */
 export class Subscriptions<S> {
   private index = new IdSubscribers();
   private readonly numbers = new Map<S, number>();
-  /** Per number its subscriber; undefined: a number free to hand out again. */
+  /** Per number its subscriber; undefined: a number free to hand out again, or one still letting go. */
   private readonly subscribers: Array<S | undefined> = [];
   private readonly freeNumbers: number[] = [];
+  /** Numbers of subscribers released whose ids are still being let go. */
+  private readonly leaving: number[] = [];
+  /** Ids the leaving still hold. */
+  private leavingIds = 0;
+  private tidying = false;
   private readonly toAll = new Set<S>();
 
-  constructor(private readonly budget = new SubscriptionBudget(0)) {}
+  constructor(
+    private readonly budget = new SubscriptionBudget(0),
+    private readonly work: Pick<CommandQueue, 'push'> = new CommandQueue(),
+  ) {}
 
   /** Whether the budget has room for the ids the subscriber does not hold yet: ask before `subscribe`. */
   fits(subscriber: S, ids: readonly Snowflake[]): boolean {
@@ -32,6 +49,9 @@ export class Subscriptions<S> {
     let added = 0;
     for (const id of ids) if (this.index.add(number, id)) added++;
     this.budget.take(added);
+    this.index = this.index.moved() ?? this.index;
+    // Arrays moving into longer ones also move between subscribes, so that they are done before full.
+    if (this.index.moving) this.tidy();
     if (all) this.toAll.add(subscriber);
     return this.index.held(number);
   }
@@ -46,14 +66,19 @@ export class Subscriptions<S> {
     this.letGo(removed);
   }
 
-  /** Everything the subscriber held: called when its socket closes. */
+  /**
+   * Everything the subscriber held: called when its socket closes. It hears nothing from now on; its ids
+   * go back to the budget as they are let go, over the next turns.
+   */
   release(subscriber: S): void {
-    this.unsubscribe(subscriber, [], true);
+    this.toAll.delete(subscriber);
     const number = this.numbers.get(subscriber);
     if (number === undefined) return;
     this.numbers.delete(subscriber);
     this.subscribers[number] = undefined;
-    this.freeNumbers.push(number);
+    this.leaving.push(number);
+    this.leavingIds += this.index.held(number);
+    this.tidy();
   }
 
   subscribedToAll(subscriber: S): boolean {
@@ -69,7 +94,13 @@ export class Subscriptions<S> {
 
   /** Whether anybody hears of this user's changes: most users' changes go to nobody. */
   heard(userId: Snowflake): boolean {
-    return this.toAll.size > 0 || this.index.heard(userId);
+    if (this.toAll.size > 0) return true;
+    if (!this.index.heard(userId)) return false;
+    // Its holders may all be subscribers released whose ids are not let go yet.
+    if (this.leaving.length === 0) return true;
+    for (const number of this.index.holdersOf(userId))
+      if (this.subscribers[number] !== undefined) return true;
+    return false;
   }
 
   holds(subscriber: S): number {
@@ -90,14 +121,14 @@ export class Subscriptions<S> {
 
   /** Subscriptions held across all subscribers (ids plus subscribe-to-all flags): zero when all are released. */
   get count(): number {
-    return this.toAll.size + this.index.size;
+    return this.toAll.size + this.index.size - this.leavingIds;
   }
 
   get subscriberCount(): number {
     return this.numbers.size;
   }
 
-  /** Bytes the subscriptions to ids take, outside the JS heap. */
+  /** Bytes the subscriptions to ids take, outside the JS heap, those still being let go among them. */
   get bytes(): number {
     return this.index.bytes;
   }
@@ -114,6 +145,30 @@ export class Subscriptions<S> {
 
   private letGo(removed: number): void {
     this.budget.give(removed);
-    if (this.index.sparse()) this.index = this.index.compacted();
+    if (this.index.sparse()) this.tidy();
   }
+
+  private tidy(): void {
+    if (this.tidying) return;
+    this.tidying = true;
+    this.work.push(this.tidySome);
+  }
+
+  /** One slice: ids of the last subscriber released let go, or else the arrays moved some more. */
+  private readonly tidySome = (): void => {
+    const number = this.leaving.at(-1);
+    if (number !== undefined) {
+      const removed = this.index.removeSome(number, TIDY_SLICE_PAIRS);
+      this.leavingIds -= removed;
+      this.budget.give(removed);
+      if (this.index.held(number) === 0) {
+        this.leaving.pop();
+        this.freeNumbers.push(number);
+      }
+    } else if (this.index.moving || this.index.sparse()) {
+      this.index = this.index.moveSome(TIDY_SLICE_PAIRS) ?? this.index;
+    }
+    if (this.leaving.length > 0 || this.index.moving || this.index.sparse()) this.work.push(this.tidySome);
+    else this.tidying = false;
+  };
 }

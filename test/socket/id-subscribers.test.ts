@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IdSubscribers, SUBSCRIPTION_BYTES } from '../../src/socket/id-subscribers.js';
 import { SubscriptionBudget } from '../../src/socket/subscription-budget.js';
-import { Subscriptions } from '../../src/socket/subscriptions.js';
+import { Subscriptions, TIDY_SLICE_PAIRS } from '../../src/socket/subscriptions.js';
 
 /** Ids of every shape a snowflake can take: short, leading zeros, 20 digits up to 2^64 - 1. */
 const snowflake = fc.oneof(
@@ -13,7 +13,8 @@ const snowflake = fc.oneof(
 type Step =
   | { kind: 'add' | 'remove'; holder: number; id: number }
   | { kind: 'removeHolder'; holder: number }
-  | { kind: 'compact' };
+  | { kind: 'removeSome'; holder: number; most: number }
+  | { kind: 'moveSome'; most: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -25,15 +26,39 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('remove' as const), holder: fc.nat(12), id: fc.nat() }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('removeHolder' as const), holder: fc.nat(12) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('compact' as const) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('removeSome' as const), holder: fc.nat(12), most: fc.nat(4) }),
+  },
+  // A few pairs copied at a time: adds and removes come between the slices of a move.
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('moveSome' as const), most: fc.integer({ min: 1, max: 8 }) }),
+  },
 );
+
+/** A work queue whose items the test runs, one at a time. */
+class HandQueue {
+  private readonly items: Array<() => void> = [];
+
+  push(work: () => void): void {
+    this.items.push(work);
+  }
+
+  /** Runs the oldest item; false when there was none. */
+  runOne(): boolean {
+    const work = this.items.shift();
+    work?.();
+    return work !== undefined;
+  }
+}
 
 /** Unique unmonitored ids, as a flood names them. */
 const ids = (from: number, count: number) =>
   Array.from({ length: count }, (_, n) => String(400000000000000000n + BigInt(from + n)));
 
 describe('holders of snowflakes in typed arrays', () => {
-  it('answers as a Map of Sets would, for any sequence of adds, removes, holders let go and compactions', () => {
+  it('answers as a Map of Sets would, for any sequence of adds, removes, holders let go and slices of moves', () => {
     fc.assert(
       fc.property(
         fc.array(step, { maxLength: 600, size: 'max' }),
@@ -43,8 +68,14 @@ describe('holders of snowflakes in typed arrays', () => {
           const model = new Map<number, Set<string>>();
           const held = (holder: number) => model.get(holder) ?? new Set<string>();
           for (const next of steps) {
-            if (next.kind === 'compact') index = index.compacted();
-            else if (next.kind === 'removeHolder') {
+            if (next.kind === 'moveSome') index = index.moveSome(next.most) ?? index;
+            else if (next.kind === 'removeSome') {
+              const had = held(next.holder);
+              expect(index.removeSome(next.holder, next.most)).toBe(Math.min(next.most, had.size));
+              const kept = [...had].filter((id) => index.has(next.holder, id));
+              expect(kept.length).toBe(had.size - Math.min(next.most, had.size));
+              model.set(next.holder, new Set(kept));
+            } else if (next.kind === 'removeHolder') {
               expect(index.removeHolder(next.holder)).toBe(held(next.holder).size);
               model.delete(next.holder);
             } else {
@@ -78,21 +109,40 @@ describe('holders of snowflakes in typed arrays', () => {
   });
 
   it('a subscription to an id nobody else holds costs at most SUBSCRIPTION_BYTES, in arrays off the JS heap', () => {
-    const subs = new Subscriptions<object>();
+    const work = new HandQueue();
+    const budget = new SubscriptionBudget(200_000);
+    const subs = new Subscriptions<object>(budget, work);
     const empty = subs.bytes;
+    const staying = {};
+    subs.subscribe(staying, ids(0, 10), false);
     const sockets = Array.from({ length: 100 }, () => ({}));
     for (const [n, socket] of sockets.entries()) subs.subscribe(socket, ids(n * 1_000, 1_000), false);
-    expect(subs.count).toBe(100_000);
+    expect(subs.count).toBe(100_010);
     expect(subs.bytes / subs.count).toBeLessThanOrEqual(SUBSCRIPTION_BYTES);
-    // Gone again, the flood's arrays go too.
+
+    // Gone, the flood hears nothing more at once, but its ids are let go a slice per item of work.
     for (const socket of sockets) subs.release(socket);
-    expect(subs.count).toBe(0);
+    expect(subs.count).toBe(10);
+    expect([...subs.subscribersOf(ids(0, 1)[0] as string)]).toEqual([staying]);
+    expect(subs.isSubscribed(sockets[0] as object, ids(0, 1)[0] as string)).toBe(false);
+    let items = 0;
+    for (let before = budget.count; work.runOne(); before = budget.count) {
+      items++;
+      expect(before - budget.count).toBeLessThanOrEqual(TIDY_SLICE_PAIRS);
+      expect([...subs.subscribersOf(ids(9, 1)[0] as string)]).toEqual([staying]);
+    }
+    expect(items).toBeGreaterThanOrEqual(100_000 / TIDY_SLICE_PAIRS);
+    expect(budget.count).toBe(10);
+    // Its arrays go too, compacted over items of their own.
     expect(subs.bytes).toBeLessThanOrEqual(empty * 2);
+    for (const id of ids(0, 10)) expect(subs.isSubscribed(staying, id)).toBe(true);
+    expect(subs.holds(staying)).toBe(10);
   });
 
   it('takes each id subscribed from the budget, gives it back when let go, and says when more would not fit', () => {
     const budget = new SubscriptionBudget(5);
-    const subs = new Subscriptions<string>(budget);
+    const work = new HandQueue();
+    const subs = new Subscriptions<string>(budget, work);
     expect(subs.subscribe('x', ids(0, 3), true)).toBe(3);
     expect(budget.count).toBe(3);
     // Ids held already, and repeats, need no room.
@@ -108,6 +158,8 @@ describe('holders of snowflakes in typed arrays', () => {
     expect(subs.fits('y', ids(9, 1))).toBe(true);
     subs.release('x');
     subs.unsubscribe('y', [], true);
+    expect(budget.count).toBe(2);
+    while (work.runOne());
     expect(budget.count).toBe(0);
     expect(new SubscriptionBudget(0).fits(Number.MAX_SAFE_INTEGER)).toBe(true);
   });
