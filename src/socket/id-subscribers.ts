@@ -73,6 +73,8 @@ export class IdSubscribers {
   /** The target's table, and the place in it, whose page is written next. */
   private touchArray = 0;
   private touchAt = 0;
+  /** Pages the copies asked for so far have earned, a fraction of one each. */
+  private touchCredit = 0;
 
   /** `pairs`, `ids`: how many to make room for at once, so that filling them never grows the arrays. */
   constructor(pairs = 0, ids = 0) {
@@ -218,7 +220,10 @@ export class IdSubscribers {
   moveSome(most: number): IdSubscribers | null {
     if (this.target === null) this.moveInto(this.count * 2, this.ids.size * 2);
     const target = this.target as IdSubscribers;
-    if (!this.touchSome(Math.ceil(most / COPIES_PER_PAGE))) return null;
+    this.touchCredit += most / COPIES_PER_PAGE;
+    const pages = Math.floor(this.touchCredit);
+    this.touchCredit -= pages;
+    if (!this.touchSome(pages)) return null;
     // Free pairs cost a read each, copied ones far more: both count, so a slice stays short however sparse.
     const end = Math.min(this.used, this.copied + most * SPARSE);
     for (let copies = 0; this.copied < end && copies < most; this.copied++) {
@@ -239,6 +244,7 @@ export class IdSubscribers {
     this.copied = 0;
     this.touchArray = 0;
     this.touchAt = 0;
+    this.touchCredit = 0;
   }
 
   /** Writes up to `pages` more pages of the target's tables, each as it is; true once all are written. */
