@@ -58,8 +58,12 @@ export function seed(sim: DiscordSimulator): void {
   sim.createGuild({ id: GUILD_B, name: 'Guild B', members: [member(DAVE, 'dave', 'dnd')] });
 }
 
-/** Waits until the app monitors every fixture user (and has fetched their profiles). */
-export async function fixtureReady(h: Harness): Promise<void> {
+/**
+ * Waits until the app monitors every fixture user (and has fetched their profiles), and, unless
+ * `listed` is false, until every guild's listing has arrived. A service started again within Discord's
+ * 30 s between listings of a guild waits that long for it: a test of a restart asks for the users alone.
+ */
+export async function fixtureReady(h: Harness, { listed = true }: { listed?: boolean } = {}): Promise<void> {
   await h.simulator.waitForReady();
   await eventually(() => {
     for (const id of FIXTURE_USERS) {
@@ -69,7 +73,7 @@ export async function fixtureReady(h: Harness): Promise<void> {
       throw new Error('profiles not fetched yet');
     }
     // Until then a single user's event stream of a user not monitored waits rather than answer 404.
-    if (!h.app.sse.knowsEveryMember) throw new Error('not every guild listed yet');
+    if (listed && !h.app.sse.knowsEveryMember) throw new Error('not every guild listed yet');
   });
 }
 
