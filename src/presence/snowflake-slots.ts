@@ -1,10 +1,10 @@
 import type { Snowflake } from './model.js';
+import { EMPTY, emptyBucket } from './open-addressing.js';
 import { joinSnowflake, type SnowflakeDigits, splitSnowflake } from './snowflake-digits.js';
 
 /** A slot of no snowflake. */
 export const NO_SLOT = -1;
 /** An empty bucket: buckets hold a slot plus one, so a new table is empty as allocated, never filled. */
-const EMPTY = 0;
 const FIRST_CAPACITY = 1024;
 /** A key's first number: its high digits and how many digits it has, which keeps leading zeros apart. */
 const LENGTHS = 32;
@@ -153,20 +153,7 @@ export class SnowflakeSlots {
   /** Takes the snowflake in `hole` out of the table, and frees its slot. */
   private empty(hole: number): void {
     const slot = (this.table[hole] as number) - 1;
-    const mask = this.table.length - 1;
-    // Backward-shift deletion: each later entry of the run that may sit in the hole moves into it, so a
-    // probe never stops early at a gap and no tombstones build up.
-    for (let bucket = (hole + 1) & mask; ; bucket = (bucket + 1) & mask) {
-      const other = this.table[bucket] as number;
-      if (other === EMPTY) break;
-      const home = this.homeOf(other - 1);
-      const outside = hole <= bucket ? home <= hole || home > bucket : home <= hole && home > bucket;
-      if (outside) {
-        this.table[hole] = other;
-        hole = bucket;
-      }
-    }
-    this.table[hole] = EMPTY;
+    emptyBucket(this.table, hole, this.homeOfSlot);
     this.keys[slot * this.stride] = 0;
     const room = this.roomAt(slot);
     this.ints.fill(0, room, room + this.roomInts);
@@ -183,6 +170,8 @@ export class SnowflakeSlots {
     const mixed = Math.imul(first | 0, 0x9e3779b1) ^ Math.imul(low | 0, 0x85ebca77);
     return (mixed ^ (mixed >>> 15)) & (this.table.length - 1);
   }
+
+  private readonly homeOfSlot = (slot: number): number => this.homeOf(slot);
 
   private homeOf(slot: number): number {
     return this.home(this.keys[slot * this.stride] as number, this.keys[slot * this.stride + 1] as number);

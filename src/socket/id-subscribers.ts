@@ -1,10 +1,10 @@
 import type { Snowflake } from '../presence/model.js';
+import { EMPTY, emptyBucket } from '../presence/open-addressing.js';
 import { grown, NO_SLOT, powerOfTwoAtLeast, SnowflakeSlots } from '../presence/snowflake-slots.js';
 
 /** No pair, no next or previous pair. */
 const NONE = -1;
 /** An empty bucket: buckets hold a pair plus one, so a new table is empty as allocated, never filled. */
-const EMPTY = 0;
 const FIRST_PAIRS = 64;
 const FIRST_HOLDERS = 64;
 /** Arrays this many times longer than what they hold are made anew, as short as they need. */
@@ -337,6 +337,8 @@ export class IdSubscribers {
     return (mixed ^ (mixed >>> 15)) & (this.table.length - 1);
   }
 
+  private readonly homeOfPair = (pair: number): number => this.homeOf(pair);
+
   private homeOf(pair: number): number {
     return this.home(this.pairIds[pair] as number, this.pairHolders[pair] as number);
   }
@@ -363,20 +365,8 @@ export class IdSubscribers {
     this.table[bucket] = pair + 1;
   }
 
-  /** Backward-shift deletion, as SnowflakeSlots does: no tombstones build up. */
   private empty(hole: number): void {
-    const mask = this.table.length - 1;
-    for (let bucket = (hole + 1) & mask; ; bucket = (bucket + 1) & mask) {
-      const other = this.table[bucket] as number;
-      if (other === EMPTY) break;
-      const home = this.homeOf(other - 1);
-      const outside = hole <= bucket ? home <= hole || home > bucket : home <= hole && home > bucket;
-      if (outside) {
-        this.table[hole] = other;
-        hole = bucket;
-      }
-    }
-    this.table[hole] = EMPTY;
+    emptyBucket(this.table, hole, this.homeOfPair);
   }
 
   /** Twice the pairs, and a table kept at most half full. */
