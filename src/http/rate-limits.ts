@@ -2,6 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
 import { clientKey } from '../net/client-address.js';
+import { refuseLater } from '../net/tarpit.js';
 import type { Snowflake } from '../presence/model.js';
 import { ApiError } from './errors.js';
 import { ReadBudget } from './read-budget.js';
@@ -9,6 +10,12 @@ import type { RefusedWrites } from './refused-writes.js';
 
 /** Limits count requests per minute. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
+
+/**
+ * How many budgets of reads a client is refused at once, each refusal answered as soon as it is asked;
+ * past them, each further refusal is held (net/tarpit.ts) and ends its connection.
+ */
+export const READ_BUDGETS_REFUSED_AT_ONCE = 1;
 
 export interface RateLimitSettings {
   /** Reads per window per client; 0: no limit. */
@@ -21,6 +28,8 @@ export interface RateLimitSettings {
   onLimited?(kind: LimitKind): void;
   /** Told of the clients whose budget for keyless writes is spent, to refuse their next ones at once. */
   refused?: RefusedWrites;
+  /** How long a client far past its read budget waits for each refusal; absent: answered at once. */
+  heldRefusalMs?: number;
 }
 
 /** How a refused write's budget is named when it is the client's, not a key owner's. */
@@ -112,7 +121,17 @@ export function readLimit(budget: ReadBudget, settings: RateLimitSettings): onRe
     }
     settings.onLimited?.('read');
     const wait = duration(budget.secondsLeft());
-    done(new ApiError('rate_limited', `more than ${budget.max} reads a minute; retry in ${wait}`));
+    const refusal = new ApiError('rate_limited', `more than ${budget.max} reads a minute; retry in ${wait}`);
+    if (used <= budget.max * (1 + READ_BUDGETS_REFUSED_AT_ONCE) || !settings.heldRefusalMs) {
+      done(refusal);
+      return;
+    }
+    // A client reading on regardless: nothing more is read from its connection while the refusal is held,
+    // and the connection ends with it, so a flood gets one answer per connection it may hold every few
+    // seconds rather than as many as it can ask for.
+    request.raw.socket?.pause();
+    reply.header('connection', 'close');
+    refuseLater(settings.heldRefusalMs, () => done(refusal));
   };
 }
 

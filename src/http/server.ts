@@ -125,7 +125,10 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const trust = options.trustProxy ?? null;
   const clientAddress = clientAddressOf(trust);
   const fastReads = new FastReads(options.view, clientAddress, options.ops?.metrics);
-  const limits = options.rateLimits ?? { read: 0, write: 0 };
+  const limits: RateLimitSettings = {
+    ...(options.rateLimits ?? { read: 0, write: 0 }),
+    heldRefusalMs: options.abuseRefusalDelayMs ?? ABUSE_REFUSAL_DELAY_MS,
+  };
   const refused =
     limits.write > 0
       ? new RefusedWrites(limits.write, {

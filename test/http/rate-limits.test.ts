@@ -170,6 +170,33 @@ describe('rate limits', () => {
     expect(order).toEqual(['read 200', 'write 429']);
   });
 
+  it('a client still reading after a budget of refusals waits for each further one, which ends its connection; others do not wait', async () => {
+    const h = await start({ RATE_LIMIT_READ: '2', TRUST_PROXY: '127.0.0.1' }, 1_000);
+    await expect.poll(() => h.app.view.get(USER)).toBeDefined();
+    await inOneReadWindow();
+    const read = (client: string) =>
+      fetch(`${h.base}/v1/users/${USER}`, { headers: { 'x-forwarded-for': client } });
+    expect([(await read('198.51.100.1')).status, (await read('198.51.100.1')).status]).toEqual([200, 200]);
+    // A budget's worth of refusals is answered at once.
+    await expectLimited(await read('198.51.100.1'), 2);
+    await expectLimited(await read('198.51.100.1'), 2);
+    const raw = await RawConnection.open(h.base);
+    await raw.write(`GET /v1/users/${USER} HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 198.51.100.1\r\n\r\n`);
+    const order: string[] = [];
+    const held = raw.waitFor(/"code":"rate_limited"/).then((answer) => {
+      order.push('held 429');
+      return answer;
+    });
+    const other = await read('198.51.100.2');
+    order.push(`other ${other.status}`);
+    const answer = await held;
+    expect(order).toEqual(['other 200', 'held 429']);
+    expect(answer).toMatch(/^HTTP\/1\.1 429 /);
+    expect(answer).toMatch(/\r\nretry-after: \d+\r\n/i);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    await raw.closed;
+  });
+
   it('behind a trusted proxy, clients with different X-Forwarded-For have a write budget each', async () => {
     const h = await start({ RATE_LIMIT_WRITE: '2', RATE_LIMIT_READ: '0', TRUST_PROXY: '127.0.0.1' });
     const put = (client: string) =>
