@@ -142,7 +142,7 @@ export class IdSubscribers {
   add(holder: number, id: Snowflake): boolean {
     if (!this.put(holder, id)) return false;
     if (this.target === null) {
-      if (this.nearlyFull()) this.moveInto(this.pairIds.length * 2, this.ids.capacity * 2);
+      if (this.nearlyFull()) this.moveInto(this.pairIds.length * 2);
       return true;
     }
     this.target.put(holder, id);
@@ -218,7 +218,7 @@ export class IdSubscribers {
    * to be used from then on in place of this one.
    */
   moveSome(most: number): IdSubscribers | null {
-    if (this.target === null) this.moveInto(this.count * 2, this.ids.size * 2);
+    if (this.target === null) this.moveInto(this.count * 2);
     const target = this.target as IdSubscribers;
     this.touchCredit += most / COPIES_PER_PAGE;
     const pages = Math.floor(this.touchCredit);
@@ -239,8 +239,16 @@ export class IdSubscribers {
     return this.target !== null && this.copied >= this.used ? this.target : null;
   }
 
-  private moveInto(pairs: number, ids: number): void {
-    this.target = new IdSubscribers(pairs, ids);
+  /**
+   * Starts a move into arrays of `pairs` pairs, with room for the ids held now and a new one for every pair
+   * they take before they are nearly full: sized by what they may hold, not by the ids' arrays here, which
+   * start longer than the pairs' and would otherwise double with them, their pages never all written before
+   * the pairs are full.
+   */
+  private moveInto(pairs: number): void {
+    const length = powerOfTwoAtLeast(FIRST_PAIRS, pairs);
+    const newIds = Math.max(0, (length * FULL_EIGHTHS) / 8 - this.count);
+    this.target = new IdSubscribers(length, Math.ceil(((this.ids.size + newIds) * 8) / FULL_EIGHTHS));
     this.copied = 0;
     this.touchArray = 0;
     this.touchAt = 0;

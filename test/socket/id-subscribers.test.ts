@@ -139,6 +139,20 @@ describe('holders of snowflakes in typed arrays', () => {
     expect(subs.holds(staying)).toBe(10);
   });
 
+  it('a flood of new ids after many holders of a few costs no more than SUBSCRIPTION_BYTES each as the arrays grow', () => {
+    const work = new HandQueue();
+    const subs = new Subscriptions<object>(new SubscriptionBudget(1_000_000), work);
+    // Sockets that follow the same few users: many pairs, few ids.
+    for (let n = 0; n < 100; n++) subs.subscribe({}, ids((n * 7) % 50, 10), false);
+    while (work.runOne());
+    for (let n = 0; n < 300; n++) {
+      subs.subscribe({}, ids(1_000 + n * 1_000, 1_000), false);
+      work.runOne();
+    }
+    expect(subs.count).toBe(301_000);
+    expect(subs.bytes / subs.count).toBeLessThanOrEqual(SUBSCRIPTION_BYTES);
+  });
+
   it('takes each id subscribed from the budget, gives it back when let go, and says when more would not fit', () => {
     const budget = new SubscriptionBudget(5);
     const work = new HandQueue();
