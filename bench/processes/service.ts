@@ -18,7 +18,7 @@ import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/w
  * (fanout) sets user 0's custom status to a marker the way a PRESENCE_UPDATE does (registry.memberSeen with
  * the raw presence), so normalization, the one serialization and the socket fan-out all run as they do for
  * Discord's updates; `user: n` sets bench user n's instead (sse). It answers `memory` (started with MEMORY_FLAGS) and `sockets`: how many sockets its
- * gateway holds and how many of them are subscribed.
+ * gateway holds, how many of them are subscribed, and whether the subscriptions of sockets gone are all let go.
  *
  * The per-address limits are off, so one load generator measures the service rather than its limits;
  * with DEFAULT_LIMITS=1 every limit is left as a public instance runs it (hostile, rest-read), and TRUST_PROXY
@@ -74,6 +74,7 @@ onMessage('sockets', () => {
     type: 'sockets',
     open: gateway?.socketCount ?? 0,
     subscribed: gateway?.subscriptions.subscriberCount ?? 0,
+    tidied: gateway?.subscriptions.tidied ?? true,
   });
 });
 onMessage<Message & { userId: string }>('kv', async ({ userId }) => {

@@ -128,6 +128,11 @@ export class Subscriptions<S> {
     return this.numbers.size;
   }
 
+  /** Whether no work is left in the queue: every released subscriber's ids let go, no arrays moving. */
+  get tidied(): boolean {
+    return !this.tidying;
+  }
+
   /** Bytes the subscriptions to ids take, outside the JS heap, those still being let go among them. */
   get bytes(): number {
     return this.index.bytes;
