@@ -9,8 +9,11 @@ export const DEFAULT_CONNECTIONS_PER_IP = 256;
 /**
  * How long a refused connection is read (and dropped) after its answer, waiting for the client to close:
  * closing on a request still arriving would reset the connection, and the client could lose the answer.
+ * The most it is read for, however busy: a refused connection is no way to hold one past the cap.
  */
 export const REFUSED_LINGER_MS = 2_000;
+/** The most a refused connection's client may send before it is cut: a request's headers, and more. */
+export const REFUSED_LINGER_BYTES = 64 * 1024;
 
 export interface ConnectionCapOptions {
   /** Concurrent connections per client; 0: no cap. */
@@ -73,8 +76,11 @@ export function capConnections(server: Server, options: ConnectionCapOptions): v
 function refuse(socket: Socket, answer: Buffer): void {
   // A client that resets or vanishes before reading its answer is nothing to report.
   socket.on('error', () => socket.destroy());
-  socket.setTimeout(REFUSED_LINGER_MS, () => socket.destroy());
+  const cut = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
+  socket.once('close', () => clearTimeout(cut));
+  socket.on('data', () => {
+    if (socket.bytesRead > REFUSED_LINGER_BYTES) socket.destroy();
+  });
   socket.once('end', () => socket.destroy());
-  socket.resume();
   socket.end(answer);
 }

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { REFUSED_LINGER_BYTES, REFUSED_LINGER_MS } from '../../src/http/connection-cap.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/net/security-headers.js';
 import { SocketClient, terminateAll } from '../socket/client.js';
 import { eventually } from '../support/eventually.js';
@@ -12,8 +13,8 @@ const PROXY_ADDRESS = '127.0.0.2';
 
 const opened: RawConnection[] = [];
 
-async function open(base: string, localAddress?: string): Promise<RawConnection> {
-  const connection = await RawConnection.open(base, localAddress);
+async function open(base: string, localAddress?: string, halfOpen = false): Promise<RawConnection> {
+  const connection = await RawConnection.open(base, localAddress, halfOpen);
   opened.push(connection);
   return connection;
 }
@@ -84,6 +85,29 @@ describe('CONNECTIONS_PER_IP', () => {
 
     first.destroy();
     await eventually(() => served(h.base));
+  });
+
+  it('a refused connection is read for at most REFUSED_LINGER_MS or REFUSED_LINGER_BYTES, however its client keeps sending', async () => {
+    await eventually(async () => {
+      await served(h.base);
+      await served(h.base);
+    });
+    // A client that sends a little all the time: an idle timeout alone would never close it.
+    const trickling = await open(h.base, undefined, true);
+    const openedAt = Date.now();
+    trickling.startTrickle(100, () => 'x');
+    await expectRefused(trickling, 2);
+    expect(Date.now() - openedAt).toBeLessThan(REFUSED_LINGER_MS * 3);
+    // A client that streams is cut once it has sent more than the bound.
+    const streaming = await open(h.base, undefined, true);
+    const chunk = 'x'.repeat(16 * 1024);
+    const streamedAt = Date.now();
+    streaming.startTrickle(1, () => chunk);
+    await streaming.closed;
+    expect(Date.now() - streamedAt).toBeLessThan(REFUSED_LINGER_MS);
+    expect(statusLines(streaming.text)).toEqual(['HTTP/1.1 503 Service Unavailable']);
+    expect(streaming.socket.bytesWritten).toBeGreaterThan(REFUSED_LINGER_BYTES);
+    for (const connection of opened.splice(0)) connection.destroy();
   });
 
   it('a connection that becomes a WebSocket leaves the count; refusals are counted in the metrics', async () => {

@@ -35,11 +35,20 @@ export class RawConnection {
     });
   }
 
-  /** `localAddress`: the loopback address to connect from (Linux answers on all of 127.0.0.0/8). */
-  static async open(base: string, localAddress?: string): Promise<RawConnection> {
+  /**
+   * `localAddress`: the loopback address to connect from (Linux answers on all of 127.0.0.0/8).
+   * `halfOpen`: the connection stays open for writing once the server has ended its side, as a client
+   * that ignores the end of an answer and keeps sending does.
+   */
+  static async open(base: string, localAddress?: string, halfOpen = false): Promise<RawConnection> {
     const url = new URL(base);
     const connection = new RawConnection(
-      connect({ port: Number(url.port), host: url.hostname, ...(localAddress ? { localAddress } : {}) }),
+      connect({
+        port: Number(url.port),
+        host: url.hostname,
+        allowHalfOpen: halfOpen,
+        ...(localAddress ? { localAddress } : {}),
+      }),
     );
     await connection.opened;
     return connection;
