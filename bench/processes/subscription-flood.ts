@@ -8,7 +8,9 @@ import { clientFrame, RawSocket } from '../lib/raw-socket.js';
  * subscription flood): SOCKETS raw WebSocket clients, PER_ADDRESS from each loopback address from
  * 127.FIRST_OCTET.0.1 on (so that no per-client limit is reached), each sending one `subscribe_to_ids` of
  * IDS ids of its own, and a heartbeat every HEARTBEAT_MS. At most OPENING sockets are being set up at
- * once, as a flood from many machines arrives spread out rather than in one instant. Started, every socket
+ * once, as a flood from many machines arrives spread out rather than in one instant, and their heartbeats
+ * are spread over the interval as those of sockets opened over time are: all of them in the same instant
+ * would be a flood of frames across addresses, another attack than holding subscriptions. Started, every socket
  * connects and subscribes (answered, closed or refused); stopped, they hang up.
  */
 const url = process.env.URL as string;
@@ -23,6 +25,8 @@ const FIRST_ID = 700_000_000_000_000_000n;
 /** Hello, then the `INIT_STATE` answering the subscription. */
 const ANSWERED_AT_MESSAGES = 2;
 const heartbeat = clientFrame(JSON.stringify({ op: 3 }));
+/** Heartbeats go out to one slice of the sockets at a time, a slice every HEARTBEAT_MS / HEARTBEAT_SLICES. */
+const HEARTBEAT_SLICES = 150;
 
 let open: RawSocket[] = [];
 let tally: Tally = {};
@@ -68,9 +72,14 @@ serveAttack({
   start: async () => {
     tally = {};
     // From the first socket on: setting up all of them may take longer than a heartbeat interval.
+    let tick = 0;
     timer = setInterval(() => {
-      for (const socket of open) if (!socket.socket.destroyed) socket.send(heartbeat);
-    }, heartbeatMs);
+      const slice = tick++ % HEARTBEAT_SLICES;
+      for (let i = slice; i < open.length; i += HEARTBEAT_SLICES) {
+        const socket = open[i] as RawSocket;
+        if (!socket.socket.destroyed) socket.send(heartbeat);
+      }
+    }, heartbeatMs / HEARTBEAT_SLICES);
     let next = 0;
     await new Promise<void>((resolve) => {
       let left = sockets;

@@ -517,7 +517,7 @@ export async function hostile(): Promise<Row[]> {
         what:
           `${formatNumber(floodSockets)} sockets (of ${formatNumber(SUBSCRIPTION_FLOOD_SOCKETS)} asked, as the open-file limit allows), ${SUBSCRIPTION_FLOOD_PER_ADDRESS} per address ` +
           `from 127.${SUBSCRIPTION_FLOOD_FIRST_OCTET}.0.1 on, each subscribe_to_ids of ` +
-          `${formatNumber(SUBSCRIPTION_FLOOD_IDS)} ids of its own that nobody monitors, then only heartbeats, measured once the service has set them up ` +
+          `${formatNumber(SUBSCRIPTION_FLOOD_IDS)} ids of its own that nobody monitors, then only heartbeats (spread over the interval), measured once the service has set them up ` +
           `(MAX_SUBSCRIPTIONS at its default, ${formatNumber(defaults.maxSubscriptions)}); ${floodFiles}`,
         held: true,
         attackers: [subscriptionFlood],
