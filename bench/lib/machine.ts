@@ -1,13 +1,45 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Where Linux's DAMON is configured: https://docs.kernel.org/admin-guide/mm/damon/usage.html */
+const DAMON_KDAMONDS = '/sys/kernel/mm/damon/admin/kdamonds';
 
 /** What a figure was measured on: ratios travel between machines, absolute figures do not. */
 export function machine(): string {
   const list = cpus();
   const model = list[0]?.model.trim() || 'unknown CPU';
   const memory = `${(totalmem() / 2 ** 30).toFixed(0)} GiB`;
-  return `${model}, ${list.length} cores, ${memory}, Node ${process.version}, ${process.platform}`;
+  const reclaim = idleMemoryReclaim();
+  return (
+    `${model}, ${list.length} cores, ${memory}, Node ${process.version}, ${process.platform}` +
+    (reclaim ? `, ${reclaim}` : '')
+  );
+}
+
+/**
+ * Whether the kernel pages out memory it finds idle (a DAMON `pageout` scheme, as a VM's host may run):
+ * every sample it pauses a process that holds much idle memory a while, which its latencies then show.
+ */
+export function idleMemoryReclaim(kdamonds = DAMON_KDAMONDS): string | null {
+  const read = (path: string) => readFileSync(path, 'utf8').trim();
+  const numbered = (path: string) => readdirSync(path).filter((name) => /^\d+$/.test(name));
+  try {
+    for (const kdamond of numbered(kdamonds)) {
+      if (read(`${kdamonds}/${kdamond}/state`) !== 'on') continue;
+      for (const context of numbered(`${kdamonds}/${kdamond}/contexts`)) {
+        const at = `${kdamonds}/${kdamond}/contexts/${context}`;
+        const schemes = numbered(`${at}/schemes`);
+        if (!schemes.some((scheme) => read(`${at}/schemes/${scheme}/action`) === 'pageout')) continue;
+        const seconds = Number(read(`${at}/monitoring_attrs/intervals/sample_us`)) / 1e6;
+        return `the kernel paging out idle memory (DAMON, sampled every ${seconds} s)`;
+      }
+    }
+  } catch {
+    // No DAMON, or not readable: nothing to say.
+  }
+  return null;
 }
 
 /** Busy and total CPU time of the whole machine so far (Linux /proc/stat); undefined elsewhere. */
