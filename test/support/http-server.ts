@@ -28,6 +28,8 @@ export async function buildTestHttpServer(
     history: store.history,
     version: readVersionInfo(),
     logger: pino({ level: 'silent' }),
+    // As the harness does: refusals of abusive clients are answered at once unless a test holds them.
+    abuseRefusalDelayMs: 0,
     ...options,
   });
   app.addHook('onClose', () => store.close());
