@@ -2,15 +2,16 @@ import type {
   ApiKeyStore,
   HistoryStore,
   KvStore,
+  PrivacyStore,
   ProfileStore,
   Store,
   WebhookStore,
 } from '../store/ports.js';
 import type { Metrics, StoreBackend } from './metrics.js';
 
-/** Every operation of each port, so a method added to a port and not here fails to compile. */
+/** Every operation of every port, so a port or a method added to the store and not here fails to compile. */
 const OPERATIONS: {
-  [K in 'profiles' | 'kv' | 'apiKeys' | 'history' | 'webhooks']: Record<keyof Store[K], true>;
+  [K in Exclude<keyof Store, 'ping' | 'close'>]: Record<keyof Store[K], true>;
 } = {
   profiles: { getProfiles: true, putProfiles: true } satisfies Record<keyof ProfileStore, true>,
   kv: { getKv: true, getKvs: true, writeKv: true } satisfies Record<keyof KvStore, true>,
@@ -40,6 +41,12 @@ const OPERATIONS: {
     recordDelivery: true,
     deliveries: true,
   } satisfies Record<keyof WebhookStore, true>,
+  privacy: {
+    getPrivacy: true,
+    allPrivacy: true,
+    patchPrivacy: true,
+    deletePrivacy: true,
+  } satisfies Record<keyof PrivacyStore, true>,
 };
 
 type AsyncMethod = (...args: unknown[]) => Promise<unknown>;

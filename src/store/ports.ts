@@ -1,5 +1,6 @@
 import type { StatusEntry, StoredStats, TopTrack, TrackEntry } from '../presence/history.js';
 import type { KvChange, KvLimits, KvState, Profile, Snowflake } from '../presence/model.js';
+import type { PrivacyPatch } from '../presence/privacy.js';
 import type { DeliveryRecord, StoredWebhook } from '../presence/webhook.js';
 
 /** A profile as the store keeps it: what `GET /users/:id` said, and when. */
@@ -155,6 +156,21 @@ export interface WebhookStore {
 }
 
 /**
+ * Each user's privacy settings, as the fields they set (a user who set none has no entry). A patch
+ * replaces the fields it names and keeps the others, atomically, whichever node writes at once.
+ */
+export interface PrivacyStore {
+  /** The fields the user set; undefined when none. */
+  getPrivacy(userId: Snowflake): Promise<PrivacyPatch | undefined>;
+  /** Every user who set any, read when a node starts. */
+  allPrivacy(): Promise<Map<Snowflake, PrivacyPatch>>;
+  /** Merges `patch` into what is kept and answers what is kept then. */
+  patchPrivacy(userId: Snowflake, patch: PrivacyPatch): Promise<PrivacyPatch>;
+  /** Forgets every setting of the user. */
+  deletePrivacy(userId: Snowflake): Promise<void>;
+}
+
+/**
  * The store port. Each adapter (embedded SQLite, Redis) implements every part, and one contract
  * test suite runs against each.
  */
@@ -164,6 +180,7 @@ export interface Store {
   readonly apiKeys: ApiKeyStore;
   readonly history: HistoryStore;
   readonly webhooks: WebhookStore;
+  readonly privacy: PrivacyStore;
   /** Whether the store answers now: readiness checks use it. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

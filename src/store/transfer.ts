@@ -1,5 +1,6 @@
 import type { StatusEntry } from '../presence/history.js';
 import type { Snowflake } from '../presence/model.js';
+import type { PrivacyPatch } from '../presence/privacy.js';
 import type { StoredWebhook } from '../presence/webhook.js';
 import type { StoredProfile } from './ports.js';
 import type { QueuedEvent } from './webhook-queue.js';
@@ -29,6 +30,8 @@ export interface UserData {
    * and the events waiting for delivery in a store that queues them itself (SQLite), in order.
    */
   webhooks: { webhook: StoredWebhook; deliveries: string[]; waiting: QueuedEvent[] }[];
+  /** The privacy settings the user set; null when none. */
+  privacy: PrivacyPatch | null;
 }
 
 export function emptyUser(userId: Snowflake): UserData {
@@ -43,6 +46,7 @@ export function emptyUser(userId: Snowflake): UserData {
     stats: null,
     forgottenAt: null,
     webhooks: [],
+    privacy: null,
   };
 }
 
@@ -73,6 +77,8 @@ export interface TransferCounts {
   webhooks: number;
   webhookDeliveries: number;
   webhookEvents: number;
+  /** Users with privacy settings. */
+  privacySettings: number;
   /** Users who erased their history in the target after an earlier copy: their history there is kept. */
   erasedSince: number;
 }
@@ -92,6 +98,7 @@ export function noCounts(): TransferCounts {
     webhooks: 0,
     webhookDeliveries: 0,
     webhookEvents: 0,
+    privacySettings: 0,
     erasedSince: 0,
   };
 }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TrackEntry } from '../../src/presence/history.js';
+import { PAUSED_UNTIL_UNDONE, type PrivacyPatch } from '../../src/presence/privacy.js';
 import type { HistoryWrite, Store } from '../../src/store/ports.js';
 import { KV_LIMITS } from '../support/kv.js';
 import { profileOf } from '../support/profiles.js';
@@ -59,7 +60,10 @@ async function writeAndRead(
   return { revision: result.revision, kv: result.changed ? (await store.kv.getKv(userId)).kv : null };
 }
 
-/** Opens a store of its own, or, given a closed one, that store's data again. */
+/**
+ * Opens a store of its own, or, given another, that store's data again: after it was closed, as a restart
+ * does, or beside it, as a second node does.
+ */
 export type OpenStore = (reopening?: Store) => Promise<Store>;
 
 export function storeContract(name: string, openStore: OpenStore, skip = false): void {
@@ -717,6 +721,156 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         await store.history.forget('1', T0);
         await store.history.appendHistory([observed(FORGOTTEN + 9)], LIMITS);
         expect((await store.history.history('1', 100)).status).toEqual([]);
+      });
+    });
+
+    describe('privacy', () => {
+      /** One value of every kind a setting takes, the edges among them. */
+      const EVERY_KIND: PrivacyPatch = {
+        hide_activity_types: [],
+        hide_application_ids: ['1234567890123456789'],
+        hide_music_sources: ['spotify', 'youtube_music'],
+        hide_custom_status: false,
+        hide_kv: true,
+        visibility: 'private',
+        paused_until: PAUSED_UNTIL_UNDONE,
+      };
+
+      it('has nothing for a user who never set anything', async () => {
+        const store = await open();
+        expect(await store.privacy.getPrivacy('1')).toBeUndefined();
+        expect(await store.privacy.allPrivacy()).toEqual(new Map());
+        await store.privacy.deletePrivacy('1');
+        expect(await store.privacy.getPrivacy('1')).toBeUndefined();
+      });
+
+      it('merges a patch over what is kept, answering all that is kept, and keeps it across a restart', async () => {
+        const store = await open();
+        const first: PrivacyPatch = { hide_kv: true, visibility: 'private' };
+        expect(await store.privacy.patchPrivacy('1', first)).toStrictEqual(first);
+        const second: PrivacyPatch = { visibility: 'public', hide_activity_types: ['playing', 'custom'] };
+        const merged = { hide_kv: true, visibility: 'public', hide_activity_types: ['playing', 'custom'] };
+        expect(await store.privacy.patchPrivacy('1', second)).toStrictEqual(merged);
+        expect(await store.privacy.getPrivacy('1')).toStrictEqual(merged);
+        expect(await store.privacy.getPrivacy('2')).toBeUndefined();
+        const restarted = await reopen(store);
+        expect(await restarted.privacy.getPrivacy('1')).toStrictEqual(merged);
+      });
+
+      it('keeps every value as it was given: empty lists, null, the pause until undone, false', async () => {
+        const store = await open();
+        expect(await store.privacy.patchPrivacy('1', EVERY_KIND)).toStrictEqual(EVERY_KIND);
+        // null is a value: it replaces the pause, it does not remove the field.
+        const resumed = { ...EVERY_KIND, paused_until: null, hide_application_ids: [] };
+        expect(
+          await store.privacy.patchPrivacy('1', { paused_until: null, hide_application_ids: [] }),
+        ).toStrictEqual(resumed);
+        const restarted = await reopen(store);
+        expect(await restarted.privacy.getPrivacy('1')).toStrictEqual(resumed);
+        expect(await restarted.privacy.allPrivacy()).toStrictEqual(new Map([['1', resumed]]));
+        expect(
+          await restarted.privacy.patchPrivacy('1', { paused_until: PAUSED_UNTIL_UNDONE }),
+        ).toStrictEqual({
+          ...resumed,
+          paused_until: 8_640_000_000_000_000,
+        });
+      });
+
+      it('writes nothing for a patch that names nothing', async () => {
+        const store = await open();
+        expect(await store.privacy.patchPrivacy('1', {})).toStrictEqual({});
+        expect(await store.privacy.getPrivacy('1')).toBeUndefined();
+        expect(await store.privacy.allPrivacy()).toEqual(new Map());
+        await store.privacy.patchPrivacy('2', { hide_profile: true });
+        expect(await store.privacy.patchPrivacy('2', {})).toStrictEqual({ hide_profile: true });
+        // A field given as undefined is not named: it neither replaces nor removes what is kept.
+        expect(await store.privacy.patchPrivacy('2', { hide_profile: undefined })).toStrictEqual({
+          hide_profile: true,
+        });
+        expect(
+          await store.privacy.patchPrivacy('2', { hide_profile: undefined, hide_kv: true }),
+        ).toStrictEqual({
+          hide_profile: true,
+          hide_kv: true,
+        });
+      });
+
+      it('loses no field when two nodes patch the same users at once', async () => {
+        const first = await open();
+        const second = await open(first);
+        // Every setting its own patch, each sent at once by one node or the other, for several users.
+        const patches: PrivacyPatch[] = [
+          { hide_activity_types: ['watching'] },
+          { hide_application_ids: ['111111111111111111'] },
+          { hide_music_sources: ['spotify'] },
+          { hide_custom_status: true },
+          { hide_platforms: true },
+          { hide_profile: true },
+          { hide_kv: true },
+          { record_history: false },
+          { show_last_seen: false },
+          { visibility: 'private' },
+          { allow_agents: true },
+          { paused_until: T0 },
+        ];
+        const users = ['1', '2', '3', '4', '5'];
+        const answers = await Promise.all(
+          users.flatMap((userId) =>
+            patches.map((patch, i) =>
+              (i % 2 === 0 ? first : second).privacy
+                .patchPrivacy(userId, patch)
+                .then((kept) => ({ patch, kept })),
+            ),
+          ),
+        );
+        // Each answer holds its own patch, whatever else had been merged by then.
+        for (const { patch, kept } of answers) expect(kept).toMatchObject(patch);
+        const all = Object.assign({}, ...patches);
+        for (const userId of users) {
+          expect(await first.privacy.getPrivacy(userId)).toStrictEqual(all);
+          expect(await second.privacy.getPrivacy(userId)).toStrictEqual(all);
+        }
+      });
+
+      it('reads every user who set any in one call', async () => {
+        const store = await open();
+        const users = Array.from({ length: 1_200 }, (_, i) => String(80_000_000_000_000_000n + BigInt(i)));
+        const settingsOf = (i: number): PrivacyPatch =>
+          i % 3 === 0
+            ? { hide_kv: i % 2 === 0 }
+            : { paused_until: i % 2 === 0 ? null : T0 + i, hide_platforms: true };
+        for (let start = 0; start < users.length; start += 100) {
+          await Promise.all(
+            users
+              .slice(start, start + 100)
+              .map((userId, j) => store.privacy.patchPrivacy(userId, settingsOf(start + j))),
+          );
+        }
+        const gone = users.filter((_, i) => i % 7 === 0);
+        for (const userId of gone) await store.privacy.deletePrivacy(userId);
+        const expected = new Map(
+          users.flatMap((userId, i) => (i % 7 === 0 ? [] : [[userId, settingsOf(i)] as const])),
+        );
+        expect(await store.privacy.allPrivacy()).toStrictEqual(expected);
+      });
+
+      it('deletes every setting of one user and only theirs; a later patch starts from nothing', async () => {
+        const store = await open();
+        await store.privacy.patchPrivacy('1', EVERY_KIND);
+        await store.privacy.patchPrivacy('2', { hide_kv: true });
+        await store.privacy.deletePrivacy('1');
+        expect(await store.privacy.getPrivacy('1')).toBeUndefined();
+        expect(await store.privacy.allPrivacy()).toStrictEqual(new Map([['2', { hide_kv: true }]]));
+        expect(await store.privacy.patchPrivacy('1', { show_last_seen: false })).toStrictEqual({
+          show_last_seen: false,
+        });
+        const restarted = await reopen(store);
+        expect(await restarted.privacy.allPrivacy()).toStrictEqual(
+          new Map<string, PrivacyPatch>([
+            ['1', { show_last_seen: false }],
+            ['2', { hide_kv: true }],
+          ]),
+        );
       });
     });
   });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
 import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER, type TrackEntry } from '../../src/presence/history.js';
 import type { DiscordStatus, Snowflake } from '../../src/presence/model.js';
+import { PAUSED_UNTIL_UNDONE, type PrivacyPatch } from '../../src/presence/privacy.js';
 import type { DeliveryRecord } from '../../src/presence/webhook.js';
 import type { HistoryWrite, Store } from '../../src/store/ports.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
@@ -22,7 +23,8 @@ import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../sup
 /**
  * `npm run migrate-store`: a SQLite store and a Redis store, each filled through its own write paths
  * (KV rewritten and deleted, keys replaced and revoked, profiles, histories longer than the limit, repeated
- * and title-only plays, erasures, webhooks with deliveries and one disabled), copied into PostgreSQL by the
+ * and title-only plays, erasures, webhooks with deliveries and one disabled, privacy settings patched and
+ * reset, a user with nothing but privacy settings), copied into PostgreSQL by the
  * command, then read back through the PostgreSQL store: every read gives what the source's gives. Run
  * again, the copy changes nothing; a history erased in PostgreSQL since stays erased. Webhook events
  * waiting in a SQLite store wait in PostgreSQL's queue after the copy, in order.
@@ -37,6 +39,17 @@ const STATUSES: DiscordStatus[] = ['online', 'idle', 'dnd', 'offline'];
 /** Users whose history is erased: one with history before and after, one with none at all. */
 const ERASED = [USERS[3], USERS[27]] as Snowflake[];
 const ERASED_AT = T0 + 3_600_000;
+/** A user who set privacy settings and nothing else: a copy finds them all the same. */
+const ONLY_PRIVACY = '80351110224678999';
+const EVERYONE = [...USERS, ONLY_PRIVACY];
+/** Settings of every kind of value, the edges among them. */
+const EVERY_KIND: PrivacyPatch = {
+  hide_activity_types: [],
+  hide_application_ids: ['1234567890123456789'],
+  hide_custom_status: false,
+  visibility: 'private',
+  paused_until: PAUSED_UNTIL_UNDONE,
+};
 
 function track(userId: Snowflake, n: number, ts: number): TrackEntry {
   // Every seventh track has no id: its plays count by title and artist.
@@ -145,7 +158,14 @@ async function populate(store: Store): Promise<Issued> {
       if (index === 11)
         await store.webhooks.disableWebhook(`wh_${index}_1`, T0 + 5, 'refused 5 events in a row');
     }
+    if (index % 4 === 1) {
+      await store.privacy.patchPrivacy(userId, { ...EVERY_KIND, hide_kv: index % 8 === 1 });
+      await store.privacy.patchPrivacy(userId, { paused_until: index % 3 === 0 ? null : T0 + index });
+      // Reset: nothing of them is copied.
+      if (index === 9) await store.privacy.deletePrivacy(userId);
+    }
   }
+  await store.privacy.patchPrivacy(ONLY_PRIVACY, EVERY_KIND);
   await store.profiles.putProfiles(
     new Map(
       USERS.filter((_, index) => index % 2 === 0).map((userId, index) => [
@@ -175,7 +195,7 @@ function delivery(id: string, status: DeliveryRecord['status'], attempts: number
 
 /** Everything the service reads of these users, as the store answers it. */
 async function readAll(store: Store, { hashes, webhooks }: Issued) {
-  const perUser = <T>(read: (userId: Snowflake) => Promise<T>) => Promise.all(USERS.map(read));
+  const perUser = <T>(read: (userId: Snowflake) => Promise<T>) => Promise.all(EVERYONE.map(read));
   const perWebhook = <T>(read: (id: string) => Promise<T>) => Promise.all(webhooks.map(read));
   return {
     webhooksOf: await perUser((userId) => store.webhooks.webhooksOf(userId)),
@@ -190,6 +210,8 @@ async function readAll(store: Store, { hashes, webhooks }: Issued) {
     latest: [...(await store.history.latest(USERS)).entries()].sort(([a], [b]) => a.localeCompare(b)),
     stats: await perUser((userId) => store.history.stats(userId)),
     top: await perUser((userId) => store.history.topTracks(userId, 1, TRACKED_TRACKS_PER_USER)),
+    privacy: await perUser((userId) => store.privacy.getPrivacy(userId)),
+    allPrivacy: [...(await store.privacy.allPrivacy()).entries()].sort(([a], [b]) => a.localeCompare(b)),
   };
 }
 
@@ -227,7 +249,7 @@ async function queueEvents(store: SqliteStore): Promise<number> {
 function expectedCounts(read: Awaited<ReturnType<typeof readAll>>, waiting: number): Record<string, number> {
   const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
   return {
-    users: USERS.length,
+    users: EVERYONE.length,
     kv: sum(read.kv.map((state) => Object.keys(state.kv).length)),
     'api keys': read.keys.filter((found) => found !== undefined).length,
     profiles: read.profiles.length,
@@ -236,6 +258,7 @@ function expectedCounts(read: Awaited<ReturnType<typeof readAll>>, waiting: numb
     'play counts': sum(read.top.map((top) => top.length)),
     stats: read.stats.filter((stats) => stats.lastSeen !== null || stats.playsDay !== null).length,
     erasures: ERASED.length,
+    'privacy settings': read.allPrivacy.length,
     webhooks: read.webhook.filter((found) => found !== undefined).length,
     'webhook deliveries': sum(read.deliveries.map((records) => records.length)),
     'webhook events waiting': waiting,
@@ -320,6 +343,7 @@ describe.skipIf(!hasPostgres)('migrate-store into PostgreSQL', () => {
     const waiting = await queueEvents(source);
     const expected = await readAll(source, issued);
     expect(expected.history.some((history) => history.status.length === HISTORY_LIMIT)).toBe(true);
+    expect(expected.allPrivacy.map(([userId]) => userId)).toContain(ONLY_PRIVACY);
     const { url, store } = await target();
 
     const copiedAt = Date.now();
@@ -327,7 +351,9 @@ describe.skipIf(!hasPostgres)('migrate-store into PostgreSQL', () => {
     expect(first.code, first.output).toBe(0);
     expect(countsIn(first.output)).toEqual(expectedCounts(expected, waiting));
     const copied = await store();
-    expect(await readAll(copied, issued)).toEqual(expected);
+    const read = await readAll(copied, issued);
+    expect(read).toEqual(expected);
+    expect(read.allPrivacy).toStrictEqual(expected.allPrivacy);
     await totalsAgree(copied);
     const queued = source.db.prepare(QUEUED).all();
     expect(queued).toHaveLength(waiting);
@@ -339,7 +365,8 @@ describe.skipIf(!hasPostgres)('migrate-store into PostgreSQL', () => {
           `SELECT (SELECT count(*) FROM kv) AS kv, (SELECT count(*) FROM status_history) AS status,
                   (SELECT count(*) FROM track_history) AS tracks, (SELECT count(*) FROM play_counts) AS plays,
                   (SELECT count(*) FROM api_keys) AS keys, (SELECT count(*) FROM history_forgotten) AS erased,
-                  (SELECT count(*) FROM webhook_queue) AS queued`,
+                  (SELECT count(*) FROM webhook_queue) AS queued,
+                  (SELECT count(*) FROM privacy_settings) AS privacy`,
         )
       ).rows[0];
     const rowsBefore = await tables();
@@ -372,12 +399,17 @@ describe.skipIf(!hasPostgres)('migrate-store into PostgreSQL', () => {
       expect(copy.code, copy.output).toBe(0);
       expect(countsIn(copy.output)).toEqual(expectedCounts(expected, 0));
       const copied = await store();
-      expect(await readAll(copied, issued)).toEqual(expected);
+      const read = await readAll(copied, issued);
+      expect(read).toEqual(expected);
+      expect(read.allPrivacy).toStrictEqual(expected.allPrivacy);
       await totalsAgree(copied);
       await erasuresHold(copied);
 
       const erasedHere = USERS[10] as Snowflake;
       await copied.history.forget(erasedHere, T0 + 86_400_000);
+      // Settings changed in PostgreSQL since: a copy again gives a copied user the source's settings back.
+      await copied.privacy.patchPrivacy(USERS[1] as Snowflake, { allow_agents: true, paused_until: null });
+      await copied.privacy.patchPrivacy(USERS[9] as Snowflake, { hide_kv: true });
       const again = await migrate(REDIS_TEST_URL, url, '--prefix', prefix);
       expect(again.code, again.output).toBe(0);
       expect(again.output).toContain('erased there since an earlier copy: 1 users');
@@ -385,6 +417,8 @@ describe.skipIf(!hasPostgres)('migrate-store into PostgreSQL', () => {
       expect(after.history[10]).toEqual({ status: [], tracks: [] });
       expect(after.top[10]).toEqual([]);
       expect(after.kv).toEqual(expected.kv);
+      expect(after.privacy).toStrictEqual(expected.privacy);
+      expect(after.allPrivacy).toStrictEqual(expected.allPrivacy);
     },
   );
 

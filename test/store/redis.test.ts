@@ -110,6 +110,26 @@ describe.skipIf(!hasRedis)('Redis store migrations', () => {
   });
 });
 
+describe.skipIf(!hasRedis)('Redis privacy settings', () => {
+  it('keeps a hash per user under the prefix and a set of the users with any; a reset leaves neither', async () => {
+    const prefix = freshPrefix();
+    const store = openRedisStore(redis as Redis, prefix);
+    await store.ping();
+    await store.privacy.patchPrivacy('1', { hide_kv: true, paused_until: null });
+    await store.privacy.patchPrivacy('2', { hide_activity_types: [] });
+    expect(await (redis as Redis).hgetall(`${prefix}privacy:{1}`)).toEqual({
+      hide_kv: 'true',
+      paused_until: 'null',
+    });
+    expect((await (redis as Redis).smembers(`${prefix}privacy-users`)).sort()).toEqual(['1', '2']);
+    await store.privacy.deletePrivacy('1');
+    expect(await (redis as Redis).exists(`${prefix}privacy:{1}`)).toBe(0);
+    expect(await (redis as Redis).smembers(`${prefix}privacy-users`)).toEqual(['2']);
+    await store.privacy.deletePrivacy('2');
+    expect(await (redis as Redis).exists(`${prefix}privacy:{2}`, `${prefix}privacy-users`)).toBe(0);
+  });
+});
+
 afterEach(async () => {
   for (const prefix of prefixes.splice(0)) if (redis) await dropPrefix(redis, prefix);
 });

@@ -6,6 +6,7 @@ import { PostgresApiKeyStore } from './api-keys.js';
 import { PostgresHistoryStore } from './history.js';
 import { PostgresKvStore } from './kv.js';
 import { migrate } from './migrations.js';
+import { PostgresPrivacyStore } from './privacy.js';
 import { PostgresProfileStore } from './profiles.js';
 import { POSTGRES_TIMEOUTS, type PostgresTimeouts } from './queries.js';
 import { PostgresWebhookStore } from './webhooks.js';
@@ -75,6 +76,7 @@ export class PostgresStore implements Store {
   readonly apiKeys: PostgresApiKeyStore;
   readonly history: PostgresHistoryStore;
   readonly webhooks: PostgresWebhookStore;
+  readonly privacy: PostgresPrivacyStore;
   private closed = false;
 
   constructor(
@@ -87,6 +89,7 @@ export class PostgresStore implements Store {
     this.apiKeys = new PostgresApiKeyStore(pool);
     this.history = new PostgresHistoryStore(pool, timeouts, history);
     this.webhooks = new PostgresWebhookStore(pool);
+    this.privacy = new PostgresPrivacyStore(pool);
   }
 
   async ping(): Promise<boolean> {

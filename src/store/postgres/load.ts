@@ -28,6 +28,7 @@ const CLEAR = {
              DELETE FROM webhook_heads WHERE webhook_id = ANY ($4::text[])
                OR webhook_id IN (SELECT id FROM webhooks WHERE user_id = ANY ($1::text[]))),
            revisions AS (DELETE FROM kv_revisions WHERE user_id = ANY ($1::text[])),
+           privacy AS (DELETE FROM privacy_settings WHERE user_id = ANY ($1::text[])),
            profiles AS (DELETE FROM profiles WHERE user_id = ANY ($1::text[])),
            status AS (DELETE FROM status_history WHERE user_id = ANY ($2::text[])),
            tracks AS (DELETE FROM track_history WHERE user_id = ANY ($2::text[])),
@@ -80,6 +81,9 @@ const WRITE = {
              WITH ORDINALITY AS q (webhook_id, delivery_id, type, body, n) ORDER BY n
          ), heads_in AS (
            INSERT INTO webhook_heads (webhook_id, due_at) SELECT DISTINCT webhook_id, $47::bigint FROM unnest($43::text[]) AS q (webhook_id)
+         ), privacy_in AS (
+           INSERT INTO privacy_settings (user_id, settings)
+           SELECT user_id, settings::jsonb FROM unnest($48::text[], $49::text[]) AS p (user_id, settings)
          )
          INSERT INTO history_forgotten AS f (user_id, forgotten_at) SELECT * FROM unnest($30::text[], $31::bigint[])
          ON CONFLICT (user_id) DO UPDATE SET forgotten_at = greatest(f.forgotten_at, excluded.forgotten_at)`,
@@ -192,6 +196,8 @@ class CopyRows {
     types: [] as string[],
     bodies: [] as string[],
   };
+  /** Each user's settings as JSON text. */
+  private readonly privacy = { users: [] as Snowflake[], settings: [] as string[] };
 
   constructor(
     private readonly now: number,
@@ -263,6 +269,11 @@ class CopyRows {
       this.counts.webhookDeliveries += deliveries.length;
       this.counts.webhookEvents += waiting.length;
     }
+    if (user.privacy) {
+      this.privacy.users.push(userId);
+      this.privacy.settings.push(JSON.stringify(user.privacy));
+      this.counts.privacySettings++;
+    }
     if (withHistory) this.addHistory(user);
   }
 
@@ -302,7 +313,7 @@ class CopyRows {
   values(): unknown[] {
     const { kv, revisions, apiKeys, profiles, status, tracks, plays, stats, erasures, webhooks, deliveries } =
       this;
-    const { waiting } = this;
+    const { waiting, privacy } = this;
     return [
       ...[kv.users, kv.keys, kv.values],
       ...[revisions.users, revisions.revisions, revisions.bytes, revisions.keys],
@@ -317,6 +328,7 @@ class CopyRows {
       ...[webhooks.disabledAt, webhooks.reasons],
       ...[deliveries.webhooks, deliveries.ids, deliveries.records],
       ...[waiting.webhooks, waiting.ids, waiting.types, waiting.bodies, this.now],
+      ...[privacy.users, privacy.settings],
     ];
   }
 }

@@ -118,6 +118,12 @@ export const MIGRATIONS: readonly string[] = [
      created_at BIGINT NOT NULL,
      expires_at BIGINT NOT NULL
    )`,
+  // Each user's privacy settings, the fields they set: jsonb, unlike the JSON above, so that a patch merges
+  // into what is kept in one statement (`||`); the values are names, flags, ids and times, never U+0000.
+  `CREATE TABLE privacy_settings (
+     user_id  TEXT PRIMARY KEY,
+     settings JSONB NOT NULL
+   )`,
 ];
 
 /**

@@ -5,6 +5,7 @@ import { RedisHistoryStore } from './history.js';
 import { RedisKeys } from './keys.js';
 import { RedisKvStore } from './kv.js';
 import { migrateRedisStore } from './migrations.js';
+import { RedisPrivacyStore } from './privacy.js';
 import { RedisProfileStore } from './profiles.js';
 import { RedisWebhookStore } from './webhooks.js';
 
@@ -25,6 +26,7 @@ export class RedisStore implements Store {
   readonly apiKeys: RedisApiKeyStore;
   readonly history: RedisHistoryStore;
   readonly webhooks: RedisWebhookStore;
+  readonly privacy: RedisPrivacyStore;
   private readonly migrated: Promise<void>;
 
   constructor(
@@ -40,6 +42,7 @@ export class RedisStore implements Store {
     this.apiKeys = new RedisApiKeyStore(redis, keys);
     this.history = new RedisHistoryStore(redis, keys, this.migrated);
     this.webhooks = new RedisWebhookStore(redis, keys);
+    this.privacy = new RedisPrivacyStore(redis, keys);
   }
 
   async ping(): Promise<boolean> {

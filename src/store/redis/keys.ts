@@ -67,6 +67,16 @@ export class RedisKeys {
     return `${this.prefix}webhook-users`;
   }
 
+  /** A user's privacy settings (hash): each setting they set, its value as JSON text. */
+  privacy(userId: Snowflake): string {
+    return `${this.prefix}privacy:{${userId}}`;
+  }
+
+  /** Users with any privacy setting (set): what a node reads at start, without scanning the keys. */
+  privacyUsers(): string {
+    return `${this.prefix}privacy-users`;
+  }
+
   /** A history batch written lately (see HISTORY_BATCH_IDS_KEPT_MS): the same batch again writes nothing. */
   historyBatch(batchId: string): string {
     return `${this.prefix}history-batch:{${batchId}}`;

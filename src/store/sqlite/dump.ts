@@ -1,6 +1,7 @@
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { HISTORY_LIMIT } from '../../presence/history.js';
 import type { DiscordStatus, Snowflake } from '../../presence/model.js';
+import type { PrivacyPatch } from '../../presence/privacy.js';
 import { emptyUser, type StoreDump, type UserData } from '../transfer.js';
 import type { QueuedEvent } from '../webhook-queue.js';
 import { WEBHOOK_COLUMNS, type WebhookRow, webhookOf } from '../webhook-row.js';
@@ -41,7 +42,7 @@ export async function* dumpSqlite(path: string): StoreDump {
          UNION SELECT user_id FROM profiles UNION SELECT user_id FROM status_history
          UNION SELECT user_id FROM track_history UNION SELECT user_id FROM play_counts
          UNION SELECT user_id FROM user_stats UNION SELECT user_id FROM history_forgotten
-         UNION SELECT user_id FROM webhooks ORDER BY 1`,
+         UNION SELECT user_id FROM webhooks UNION SELECT user_id FROM privacy_settings ORDER BY 1`,
       )
       .pluck()
       .all();
@@ -100,6 +101,9 @@ function batchReader(db: Database): (userIds: Snowflake[]) => UserData[] {
     `SELECT w.user_id, q.webhook_id, q.delivery_id, q.type, q.body FROM webhook_queue q
      JOIN webhooks w ON w.id = q.webhook_id WHERE w.${IN_BATCH} ORDER BY q.webhook_id, q.seq`,
   );
+  const privacy = statement<{ settings: string }>(
+    `SELECT user_id, settings FROM privacy_settings WHERE ${IN_BATCH}`,
+  );
 
   return (userIds) => {
     const ids = JSON.stringify(userIds);
@@ -142,6 +146,7 @@ function batchReader(db: Database): (userIds: Snowflake[]) => UserData[] {
     for (const row of waiting(ids)) {
       hooks.get(row.webhook_id)?.waiting.push({ id: row.delivery_id, type: row.type, body: row.body });
     }
+    for (const row of privacy(ids)) of(row).privacy = JSON.parse(row.settings) as PrivacyPatch;
     return [...data.values()];
   };
 }

@@ -7,6 +7,7 @@ import { setUpConnection } from './connection.js';
 import { SqliteHistoryStore } from './history.js';
 import { SqliteKvStore } from './kv.js';
 import { migrate } from './migrations.js';
+import { SqlitePrivacyStore } from './privacy.js';
 import { SqliteProfileStore } from './profiles.js';
 import { SqliteWebhookStore } from './webhooks.js';
 import { SqliteWriteThread } from './write-thread.js';
@@ -43,6 +44,7 @@ export class SqliteStore implements Store {
    */
   readonly history: SqliteHistoryStore | SqliteWriteThread;
   readonly webhooks: SqliteWebhookStore;
+  readonly privacy: SqlitePrivacyStore;
 
   constructor(
     readonly db: Database,
@@ -57,6 +59,7 @@ export class SqliteStore implements Store {
     this.kv = new SqliteKvStore(db);
     this.apiKeys = new SqliteApiKeyStore(db);
     this.webhooks = new SqliteWebhookStore(db);
+    this.privacy = new SqlitePrivacyStore(db);
   }
 
   async ping(): Promise<boolean> {

@@ -127,6 +127,11 @@ export const MIGRATIONS: readonly string[] = [
      created_at INTEGER NOT NULL,
      expires_at INTEGER NOT NULL
    ) STRICT`,
+  // Each user's privacy settings: the fields they set, as one JSON object.
+  `CREATE TABLE privacy_settings (
+     user_id  TEXT PRIMARY KEY,
+     settings TEXT NOT NULL
+   ) STRICT`,
 ];
 
 /** Brings the database to the newest schema, each step in its own transaction. */
