@@ -8,7 +8,7 @@ import type { Config } from './config.js';
 import { type Demo, startDemo } from './demo/index.js';
 import type { DiscordGateway } from './discord/gateway.js';
 import { type DiscordEndpoints, type DiscordSide, startDiscordSide } from './discord/side.js';
-import { RecentStatuses } from './history/recent-status.js';
+import { RECENT_STATUS_MS, RecentStatuses } from './history/recent-status.js';
 import type { HistoryRecorder } from './history/recorder.js';
 import { buildHttpServer } from './http/server.js';
 import { ApiKeyService } from './keys/service.js';
@@ -20,8 +20,13 @@ import { Metrics, type StoreBackend } from './ops/metrics.js';
 import { gatewayCheck, type ReadinessCheck, redisCheck, replicaCheck, storeCheck } from './ops/readiness.js';
 import './ops/tick-shape.js';
 import { timeStore } from './ops/timed-store.js';
+import { musicApps } from './presence/music-apps.js';
+import { recordsHistory } from './presence/privacy.js';
 import type { PresenceRegistry, PresenceSource } from './presence/registry.js';
 import { PresenceReplica } from './presence/replica.js';
+import { PrivacyDirectory } from './privacy/directory.js';
+import { PublicView } from './privacy/public-view.js';
+import { PrivacyService } from './privacy/service.js';
 import { redactUrl } from './redact-url.js';
 import { SocketGateway, type SocketGatewayOptions } from './socket/gateway.js';
 import { SubscriptionBudget } from './socket/subscription-budget.js';
@@ -118,6 +123,17 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       );
     }
 
+    // Read before anything is rendered or served: a presence is never shown as its owner hid it.
+    const privacyDirectory = new PrivacyDirectory(background.privacy);
+    await privacyDirectory.load();
+    cleanups.push(() => privacyDirectory.close());
+    const rereadPrivacy = (work: Promise<void>) =>
+      work.catch((error: unknown) => logger.warn({ err: error }, 'could not read privacy settings again'));
+    bus.subscribe('privacy.changed', ({ userId }) => void rereadPrivacy(privacyDirectory.refresh(userId)));
+    // Changes announced while this node could not hear the bus.
+    cluster?.bus.onResubscribed(() => void rereadPrivacy(privacyDirectory.load()));
+    const privacy = new PrivacyService(store.privacy, bus, privacyDirectory);
+
     const webhooks = await startWebhooks({
       config,
       logger,
@@ -128,6 +144,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       cluster,
       cleanups,
       metrics,
+      privacy: privacyDirectory,
     });
     const replica = cluster && config.role !== 'ingest' ? new PresenceReplica() : null;
     const replicaSync = cluster && replica ? new ReplicaSync({ replica, ...cluster, logger }) : null;
@@ -147,7 +164,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     if (config.role !== 'api') {
       let discord: DiscordEndpoints;
       if (config.discordToken === null) {
-        const started = await startDemo(logger, { keys, kv });
+        const started = await startDemo(logger, { keys, kv, privacy });
         demo = started;
         cleanups.push(() => started.stop());
         const { simulator } = started;
@@ -172,6 +189,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         keys,
         kv,
         webhooks: webhooks.service,
+        privacy: { directory: privacyDirectory, service: privacy },
         cluster,
         cleanups,
         metrics,
@@ -184,12 +202,21 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       cleanups.push(() => replicaSync.close());
       await replicaSync.start();
     }
-    const view: PresenceSource = replica ?? (discordSide?.registry as PresenceSource);
+    const ownView: PresenceSource = replica ?? (discordSide?.registry as PresenceSource);
     // What this node saw change: the registry's own changes, or on an API node the replica's.
-    (discordSide?.registry ?? view).onChange((change) => metrics.presenceChanged(change.kind));
-    const recent = config.role === 'ingest' ? undefined : new RecentStatuses();
+    (discordSide?.registry ?? ownView).onChange((change) => metrics.presenceChanged(change.kind));
+    // Following the directory before the registry does: a user turning private is gone from what everyone
+    // reads before their presence is rendered again.
+    const view = new PublicView(ownView, privacyDirectory);
+    view.start(privateUsers(privacyDirectory));
+    cleanups.push(() => view.close());
+    const registry = discordSide?.registry;
+    if (registry) privacyDirectory.onChange((userId) => registry.privacyChanged(userId));
+    const recordsOf = (userId: string, at: number) => recordsHistory(privacyDirectory.of(userId), at);
+    const recent =
+      config.role === 'ingest' ? undefined : new RecentStatuses(Date.now, RECENT_STATUS_MS, recordsOf);
     if (recent) {
-      view.onChange(recent.observe);
+      ownView.onChange(recent.observe);
       // An erased history is erased here too, whichever node ran `?forget`.
       bus.subscribe('history.forgotten', ({ userId, at }) => recent.forget(userId, at));
     }
@@ -227,6 +254,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     if (sse) intake.push(async () => sse.close());
     const http = await buildHttpServer({
       view,
+      ownView,
       keys,
       kv,
       history: store.history,
@@ -256,6 +284,12 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         : { abuseRefusalDelayMs: options.abuseRefusalDelayMs }),
       ops: { metrics, metricsToken: config.metricsToken, readiness },
       webhooks: webhooks.service,
+      privacy,
+      historyPrivacy: {
+        of: (userId) => privacyDirectory.of(userId),
+        isPrivate: (userId) => view.isPrivate(userId),
+      },
+      musicApps: musicApps(config.musicAppIds),
       ...(sse ? { events: { hub: sse, maxIds: config.subscriptionsPerSocket } } : {}),
     });
     intake.push(
@@ -374,6 +408,11 @@ async function openStores(config: Config, cluster: ClusterLink | null, logger: L
     },
   });
   return { store, background: store, backend: 'sqlite', writeThreadDown: () => down };
+}
+
+/** The users whose settings keep their presence from anyone but them. */
+function* privateUsers(directory: PrivacyDirectory): Iterable<string> {
+  for (const [userId, settings] of directory.entries()) if (settings.visibility === 'private') yield userId;
 }
 
 /** Names this node's Redis connections, so CLIENT LIST tells the nodes apart. */

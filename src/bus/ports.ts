@@ -17,6 +17,8 @@ export interface BusMessages {
   'history.forgotten': { userId: Snowflake; at: number };
   /** The user's webhooks were added, removed or disabled: every node reads them again. */
   'webhooks.changed': { userId: Snowflake };
+  /** The user's privacy settings changed: every node reads them again. */
+  'privacy.changed': { userId: Snowflake };
 }
 
 export type Topic = keyof BusMessages;

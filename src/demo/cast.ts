@@ -1,5 +1,6 @@
 import { NameplatePalette } from 'discord-api-types/v10';
 import type { Profile, Snowflake } from '../presence/model.js';
+import type { PrivacyPatch } from '../presence/privacy.js';
 
 /**
  * Who the demo shows: its users as Discord describes them, the servers they share with the bot, and the
@@ -102,6 +103,11 @@ export const DEMO_GUILDS = [
     members: [DEMO_USERS.nova, DEMO_USERS.kai, DEMO_USERS.ada],
   },
 ] as const;
+
+/** Privacy settings a demo user starts with, so the demo shows a presence that hides something. */
+export const DEMO_PRIVACY: ReadonlyMap<Snowflake, PrivacyPatch> = new Map([
+  [DEMO_USERS.juno.id, { hide_platforms: true, show_last_seen: false }],
+]);
 
 /** The banners and accent colours Discord's `GET /users/:id` answers with. */
 export const DEMO_PROFILES: ReadonlyMap<Snowflake, Partial<Profile>> = new Map([

@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
+import type { PrivacyService } from '../privacy/service.js';
 import { DiscordSimulator } from '../simulator/index.js';
 import { type DemoAccount, prepareDemoAccount } from './account.js';
-import { DEMO_FEATURED_USER, DEMO_GUILDS, DEMO_PROFILES, DEMO_USERS } from './cast.js';
+import { DEMO_FEATURED_USER, DEMO_GUILDS, DEMO_PRIVACY, DEMO_PROFILES, DEMO_USERS } from './cast.js';
 import { demoPresences } from './script.js';
 
 /** How often the demo users' presences are re-sent. */
@@ -24,9 +25,11 @@ export interface Demo {
  */
 export async function startDemo(
   logger: Logger,
-  services: { keys: ApiKeyService; kv: KvService },
+  services: { keys: ApiKeyService; kv: KvService; privacy: Pick<PrivacyService, 'change'> },
 ): Promise<Demo> {
   const account = await prepareDemoAccount(DEMO_FEATURED_USER.id, services);
+  // Before the gateway starts: the first presence of each is already rendered under them.
+  for (const [userId, settings] of DEMO_PRIVACY) await services.privacy.change(userId, settings);
   const simulator = new DiscordSimulator({});
   await simulator.start();
   const startedAt = Date.now();
@@ -53,7 +56,7 @@ export async function startDemo(
 
   logger.info(
     { userId: account.userId },
-    `demo mode: API key of ${DEMO_FEATURED_USER.global_name} (${account.userId}), for the KV routes: ${account.apiKey}`,
+    `demo mode: API key of ${DEMO_FEATURED_USER.global_name} (${account.userId}), for the KV and privacy routes: ${account.apiKey}`,
   );
 
   return {

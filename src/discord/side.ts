@@ -10,8 +10,11 @@ import type { KvService } from '../kv/service.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { ListingWait } from '../ops/readiness.js';
 import { musicApps } from '../presence/music-apps.js';
+import { recordsHistory } from '../presence/privacy.js';
 import { PresenceRegistry } from '../presence/registry.js';
 import { youtubeMusicMatcher } from '../presence/youtube-music.js';
+import type { PrivacyDirectory } from '../privacy/directory.js';
+import type { PrivacyService } from '../privacy/service.js';
 import type { Store } from '../store/ports.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { BotIdentity } from './bot-identity.js';
@@ -65,6 +68,8 @@ export interface DiscordSideDeps {
   keys: ApiKeyService;
   kv: KvService;
   webhooks: WebhookService;
+  /** Each user's privacy settings: what the registry renders and history records follow them. */
+  privacy: { directory: PrivacyDirectory; service: PrivacyService };
   cluster: ClusterLink | null;
   cleanups: Array<() => Promise<void> | void>;
   metrics: Metrics;
@@ -81,10 +86,12 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     cdnUrl: discord.cdnUrl,
     youtubeMusic: youtubeMusicMatcher(config.youtubeMusicApplicationIds, config.youtubeMusicNames),
     musicApps: musicApps(config.musicAppIds),
+    privacy: (userId) => deps.privacy.directory.of(userId),
   });
 
   const history = new HistoryRecorder({
     store: store.history,
+    records: (userId, at) => recordsHistory(deps.privacy.directory.of(userId), at),
     logger,
     bus,
     onDropped: (writes) => metrics.historyWritesDropped(writes),
@@ -166,6 +173,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     kv,
     history,
     webhooks,
+    privacy: deps.privacy.service,
     messenger,
     logger,
     cooldown: { burst: config.botCommandBurst, perMinute: config.botCommandsPerMinute },

@@ -35,22 +35,40 @@ export class RecentStatuses {
    * here at once, and a reader of presences alone never would.
    */
   private sweep: NodeJS.Timeout | null = null;
+  /**
+   * Monitored users whose last change was not recorded: their next recorded status is held even when the
+   * view saw no change of it, since history compares it with what it last recorded, not with that.
+   */
+  private readonly unrecorded = new Set<Snowflake>();
 
+  /**
+   * `records`: whether the user's change at `at` is kept in their history (the recorder's option of the
+   * same name); a change it is not is not held here either, so what is read agrees with what is stored.
+   */
   constructor(
     private readonly now: () => number = Date.now,
     private readonly keepMs: number = RECENT_STATUS_MS,
+    private readonly records?: (userId: Snowflake, at: number) => boolean,
   ) {}
 
   /** The view's listener. */
   readonly observe = (change: PresenceChange): void => {
     const { userId, at } = change;
+    if (this.records && !this.records(userId, at)) {
+      // One coming back is monitored anew, which is held whatever it was.
+      if (change.kind === 'unmonitored') this.unrecorded.delete(userId);
+      else this.unrecorded.add(userId);
+      return;
+    }
+    const resumed = this.unrecorded.size > 0 && this.unrecorded.delete(userId);
     if (change.kind === 'unmonitored') {
       if (change.previous.status !== 'offline') this.hold(userId, null, at, true);
       return;
     }
     const { status } = change.current;
-    if (change.kind === 'updated' && change.previous.status === status) return;
-    this.hold(userId, status, at, change.kind === 'updated' && status === 'offline');
+    const wasOffline = change.kind === 'updated' && change.previous.status === 'offline';
+    if (change.kind === 'updated' && change.previous.status === status && !resumed) return;
+    this.hold(userId, status, at, change.kind === 'updated' && status === 'offline' && !wasOffline);
   };
 
   /** Users remembered. */

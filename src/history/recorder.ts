@@ -7,6 +7,7 @@ import {
   type HistoryMemory,
   liveStatusOf,
   memoryFromHistory,
+  memoryOf,
   notLive,
   type Observation,
   recordObservation,
@@ -41,6 +42,11 @@ export interface HistoryRecorderOptions {
   maxPending?: number;
   /** Writes dropped because too many waited. */
   onDropped?(writes: number): void;
+  /**
+   * Whether the user's change at `at` is kept in their history (their privacy settings: `recordsHistory`);
+   * absent: every change is.
+   */
+  records?: (userId: Snowflake, at: number) => boolean;
 }
 
 /** Writes sent to the store together, under one id for every try. */
@@ -49,9 +55,15 @@ interface Batch {
   writes: HistoryWrite[];
 }
 
+/** A change waiting for the user's stored history, and whether their settings let it be recorded. */
+interface Queued {
+  observation: Observation;
+  records: boolean;
+}
+
 /** A user whose stored history is being read: their changes wait, in order. */
 interface Loading {
-  observations: Observation[];
+  observations: Queued[];
   /** The status last seen live meanwhile (what the memory's `live` says for the others). */
   live: DiscordStatus | null;
   /** The observations before this one came before a `forget`: they move the memory on, none is written. */
@@ -68,6 +80,11 @@ interface Loading {
  */
 export class HistoryRecorder {
   private readonly memory = new HistoryMemories();
+  /**
+   * The live status of users whose last change was not recorded (their settings say so): their memory
+   * holds what was last recorded, which the first change recorded again is compared with (see `skip`).
+   */
+  private readonly unrecordedLive = new Map<Snowflake, DiscordStatus>();
   private readonly loading = new Map<Snowflake, Loading>();
   private pending: HistoryWrite[] = [];
   /**
@@ -104,20 +121,20 @@ export class HistoryRecorder {
   readonly observe = (change: PresenceChange): void => {
     const ts = change.at;
     const previousLiveStatus = this.liveStatus(change.userId);
+    const records = this.options.records?.(change.userId, ts) ?? true;
     if (change.kind === 'unmonitored') {
       this.notLive(change.userId);
-      if (previousLiveStatus !== null && previousLiveStatus !== 'offline') {
+      if (records && previousLiveStatus !== null && previousLiveStatus !== 'offline') {
         this.enqueue({ userId: change.userId, status: null, track: null, countsPlay: false, lastSeen: ts });
       }
       return;
     }
     const presence = change.current.summary();
-    this.consider(change.userId, {
-      status: presence.discord_status,
-      nowPlaying: presence.now_playing,
-      ts,
-      previousLiveStatus,
-    });
+    this.consider(
+      change.userId,
+      { status: presence.discord_status, nowPlaying: presence.now_playing, ts, previousLiveStatus },
+      records,
+    );
   };
 
   /** Writes what is waiting. Resolves when it is durable. */
@@ -193,11 +210,15 @@ export class HistoryRecorder {
    */
   release(userId: Snowflake): void {
     this.memory.delete(userId);
+    this.unrecordedLive.delete(userId);
     const loading = this.loading.get(userId);
     if (loading) loading.live = null;
   }
 
-  /** Final flush, with last_seen for everyone still online: after a restart nobody else can know it. */
+  /**
+   * Final flush, with last_seen for everyone still online whose settings let it be recorded now: after a
+   * restart nobody else can know it.
+   */
   async close(): Promise<void> {
     clearInterval(this.timer);
     this.unsubscribe();
@@ -205,9 +226,9 @@ export class HistoryRecorder {
     await Promise.all(this.loads);
     const ts = this.now();
     for (const [userId, memory] of this.memory.entries()) {
-      const status = liveStatusOf(memory);
-      if (status !== null && status !== 'offline')
-        this.enqueue({ userId, status: null, track: null, countsPlay: false, lastSeen: ts });
+      const status = this.unrecordedLive.get(userId) ?? liveStatusOf(memory);
+      if (status === null || status === 'offline' || this.options.records?.(userId, ts) === false) continue;
+      this.enqueue({ userId, status: null, track: null, countsPlay: false, lastSeen: ts });
     }
     await this.flush();
   }
@@ -215,30 +236,35 @@ export class HistoryRecorder {
   /** The status this process last saw live, or null when it has not since it started or the user left. */
   private liveStatus(userId: Snowflake): DiscordStatus | null {
     const memory = this.memory.get(userId);
-    if (memory) return liveStatusOf(memory);
+    if (memory) return this.unrecordedLive.get(userId) ?? liveStatusOf(memory);
     return this.loading.get(userId)?.live ?? null;
   }
 
   private notLive(userId: Snowflake): void {
+    this.unrecordedLive.delete(userId);
     const memory = this.memory.get(userId);
     if (memory) this.memory.set(userId, notLive(memory));
     const loading = this.loading.get(userId);
     if (loading) loading.live = null;
   }
 
-  private consider(userId: Snowflake, observation: Observation): void {
+  private consider(userId: Snowflake, observation: Observation, records: boolean): void {
     const memory = this.memory.get(userId);
     if (memory) {
-      this.apply(userId, memory, observation);
+      this.step(userId, memory, observation, records);
       return;
     }
     const queued = this.loading.get(userId);
     if (queued) {
-      queued.observations.push(observation);
+      queued.observations.push({ observation, records });
       queued.live = observation.status;
       return;
     }
-    this.loading.set(userId, { observations: [observation], live: observation.status, forgotten: 0 });
+    this.loading.set(userId, {
+      observations: [{ observation, records }],
+      live: observation.status,
+      forgotten: 0,
+    });
     this.toLoad.add(userId);
   }
 
@@ -259,11 +285,11 @@ export class HistoryRecorder {
           this.loading.delete(userId);
           let current = this.remembered(userId, found.get(userId));
           const { observations = [], forgotten = 0 } = loading ?? {};
-          for (const [index, observation] of observations.entries()) {
-            current = this.apply(userId, current, observation, index >= forgotten);
+          for (const [index, { observation, records }] of observations.entries()) {
+            current = this.step(userId, current, observation, records, index >= forgotten);
           }
           // Gone (or handed to another node) since their last change: not live any more.
-          if (loading?.live === null) this.memory.set(userId, notLive(current));
+          if (loading?.live === null) this.notLive(userId);
         }
       })
       .catch((error: unknown) => this.options.logger.error({ err: error }, 'could not record history'))
@@ -283,6 +309,36 @@ export class HistoryRecorder {
       this.options.logger.error({ err: error, userId }, 'unreadable stored history; recording from scratch');
       return EMPTY_MEMORY;
     }
+  }
+
+  /** One change: recorded (or, for one before a `forget`, only moving the memory on), or skipped. */
+  private step(
+    userId: Snowflake,
+    memory: HistoryMemory,
+    observation: Observation,
+    records: boolean,
+    write = true,
+  ): HistoryMemory {
+    if (!records) return this.skip(userId, memory, observation);
+    this.unrecordedLive.delete(userId);
+    return this.apply(userId, memory, observation, write);
+  }
+
+  /**
+   * A change the user's settings keep out of history: nothing is written, and the memory stays at what was
+   * last recorded, so the first change recorded again is judged against that: a status entry if the status
+   * differs from the last recorded one; a play if its track differs from the last recorded play, or is the
+   * same track seen starting over after that play's end (the play rules). The last play counts as paused,
+   * as after a restart: nobody watched meanwhile, so a track merely resumed is no phantom replay, and a
+   * track played and gone while not recording is never counted. The live status is kept apart
+   * (`unrecordedLive`), so going offline is still told from what the user really was just before.
+   */
+  private skip(userId: Snowflake, memory: HistoryMemory, observation: Observation): HistoryMemory {
+    const play = memory.play === null || memory.play.paused ? memory.play : { ...memory.play, paused: true };
+    const kept = memory.live || play !== memory.play ? memoryOf(memory.status, play, false) : memory;
+    this.memory.set(userId, kept);
+    this.unrecordedLive.set(userId, observation.status);
+    return kept;
   }
 
   /** `record`: write what the rules decide; without it the observation only moves the memory on. */
@@ -320,7 +376,7 @@ export class HistoryRecorder {
     if (this.unsure) this.unsure.writes = kept(this.unsure.writes);
     const loading = this.loading.get(userId);
     if (loading) {
-      const seenBefore = loading.observations.findLastIndex((observation) => observation.ts <= at) + 1;
+      const seenBefore = loading.observations.findLastIndex(({ observation }) => observation.ts <= at) + 1;
       loading.forgotten = Math.max(loading.forgotten, seenBefore);
     }
   }

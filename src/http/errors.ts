@@ -37,6 +37,8 @@ export const ERROR_STATUS = {
   webhook_limit_exceeded: 409,
   /** No webhook has this id. */
   webhook_not_found: 404,
+  /** A privacy settings change naming a field that is no setting, or a value the setting does not take. */
+  invalid_privacy_setting: 400,
   /** Malformed HTTP that fits no row of the contract (a bad Content-Length, say). */
   bad_request: 400,
   internal_error: 500,

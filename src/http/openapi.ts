@@ -19,6 +19,7 @@ export const TAGS = {
   links: 'Quick links',
   kv: 'KV',
   webhooks: 'Webhooks',
+  privacy: 'Privacy',
   socket: 'Socket',
   service: 'Service',
   operations: 'Operations',
@@ -32,6 +33,8 @@ const TAG_DESCRIPTIONS: Record<(typeof TAGS)[keyof typeof TAGS], string> = {
   KV: 'The user’s own key/value store, shown in their presence under `kv`; needs their API key',
   Webhooks:
     'Signed HTTP callbacks to the user’s own server when their presence, music or KV changes; needs their API key',
+  Privacy:
+    'What the user lets the world see of them: each field hidden everywhere at once, history, visibility, pause; needs their API key',
   Socket: 'Lanyard’s real-time WebSocket protocol',
   Service: 'About the service itself',
   Operations: 'For probes, load balancers and Prometheus, on every role: limited per client apart from reads',

@@ -14,7 +14,9 @@ import type { TrustFunction } from '../net/trust-proxy.js';
 import { countRequests } from '../ops/http-metrics.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
+import type { MusicApps } from '../presence/music-apps.js';
 import type { PresenceView } from '../presence/registry.js';
+import type { PrivacyService } from '../privacy/service.js';
 import type { HistoryStore } from '../store/ports.js';
 import type { VersionInfo } from '../version.js';
 import type { WebhookService } from '../webhooks/service.js';
@@ -40,10 +42,11 @@ import { discordInviteRoutes } from './routes/discord-invite.js';
 import { docsRoutes } from './routes/docs.js';
 import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
-import { historyRoutes } from './routes/history.js';
+import { type HistoryPrivacy, historyRoutes } from './routes/history.js';
 import { homeRoutes } from './routes/home.js';
 import { kvRoutes } from './routes/kv.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { privacyReadRoutes, privacyWriteRoutes } from './routes/privacy.js';
 import { userRoutes } from './routes/users.js';
 import { versionRoutes } from './routes/version.js';
 import { webhookReadRoutes, webhookWriteRoutes } from './routes/webhooks.js';
@@ -55,7 +58,10 @@ import {
 } from './timeouts.js';
 
 export interface HttpServerOptions {
+  /** What anyone may read: private users are not in it. */
   view: PresenceView;
+  /** What a user reads of themselves with their key (`@me`): private users too; absent: `view`. */
+  ownView?: PresenceView;
   keys: ApiKeyService;
   kv: KvService;
   history: HistoryStore;
@@ -89,6 +95,12 @@ export interface HttpServerOptions {
   examples?: readonly PageExample[];
   /** The webhook routes; absent: not served. */
   webhooks?: WebhookService;
+  /** The privacy settings routes; absent: not served. */
+  privacy?: PrivacyService;
+  /** What history, stats and top tracks leave out, and for whom; absent: nothing. */
+  historyPrivacy?: HistoryPrivacy;
+  /** The music players' applications (`*_APP_IDS`): which service a hidden application's past plays are of. */
+  musicApps?: MusicApps;
   /** The Server-Sent Events routes (src/sse/); absent: not served. */
   events?: Pick<EventRouteDeps, 'hub' | 'maxIds'>;
 }
@@ -269,7 +281,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
           inviteUrl: options.inviteUrl ?? null,
         }),
       );
-      await reads.register(historyRoutes(options));
+      await reads.register(historyRoutes({ ...options, privacy: options.historyPrivacy }));
       await reads.register(
         cardRoutes({
           view: options.view,
@@ -288,6 +300,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       await reads.register(discordInviteRoutes(options.inviteUrl ?? null));
       if (options.webhooks) {
         await reads.register(webhookReadRoutes({ keys: options.keys, webhooks: options.webhooks }));
+      }
+      if (options.privacy) {
+        await reads.register(privacyReadRoutes({ keys: options.keys, privacy: options.privacy }));
       }
       if (options.events) {
         await reads.register(
@@ -314,6 +329,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         await writes.register(
           webhookWriteRoutes({ keys: options.keys, webhooks: options.webhooks, budgets }),
         );
+      }
+      if (options.privacy) {
+        await writes.register(privacyWriteRoutes({ keys: options.keys, privacy: options.privacy, budgets }));
       }
     });
   }

@@ -149,8 +149,15 @@ export interface Presence {
   banner: string | null;
   banner_url: string | null;
   accent_color: number | null;
-  member_since: number;
+  /** Null when the user hides their profile. */
+  member_since: number | null;
+  /** What the user's privacy settings hide (see privacy.ts); absent when they hide nothing. */
+  privacy?: PresencePrivacy;
   kv: Kv;
+}
+
+export interface PresencePrivacy {
+  hidden: string[];
 }
 
 /** The presence without its `kv`: what a card, an avatar link or a history rule reads of it. */

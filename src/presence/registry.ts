@@ -4,7 +4,9 @@ import { GuildMemberships } from './guild-memberships.js';
 import { type HeldPresence, HeldPresences } from './held-presences.js';
 import { applyDelta, applyDeltaToBytes, type KvDelta } from './kv-delta.js';
 import type { DiscordUser, Kv, PresenceSummary, Profile, RawPresence, Snowflake } from './model.js';
+import { DEFAULT_MUSIC_APPS } from './music-apps.js';
 import { type NormalizeOptions, type PresenceFields, presenceFields } from './presence.js';
+import { applyPrivacy, hiddenBy, type PrivacySettings } from './privacy.js';
 import { QuietFields } from './quiet-fields.js';
 import { OFFLINE_PRESENCE, statusFrom } from './raw.js';
 import {
@@ -81,12 +83,32 @@ interface Merged {
   changed: boolean;
 }
 
+/**
+ * What the presence of a user whose settings hide anything was rendered from: its body holds less than
+ * that, so the next version is made from these, not read back from the body.
+ */
+interface Unfiltered {
+  /** With its images' URLs, as a body holds a user. */
+  user: DiscordUser;
+  raw: RawPresence;
+  kvJson: string | Buffer;
+}
+
 /** A rendered presence: the object for the listeners (all but the KV), and its envelope. */
 interface Rendered {
   presence: PresenceSummary;
   body: string | Buffer;
   userLength: number;
   kvAt: number;
+  /** Set when privacy settings hid anything. */
+  unfiltered?: Unfiltered;
+}
+
+/** What rendering needs besides the presence: how to normalize, and whose settings hide what. */
+export interface RegistryOptions extends NormalizeOptions {
+  now?: () => number;
+  /** The user's privacy settings; undefined for one who set none. */
+  privacy?: (userId: Snowflake) => PrivacySettings | undefined;
 }
 
 /**
@@ -114,6 +136,8 @@ export class PresenceRegistry implements PresenceSource {
   private readonly listedListeners = new Set<(userId: Snowflake) => void>();
   /** By slot, `activitySketch` of the held presence's activities: most changes are told without parsing them. */
   private sketches = new Int32Array(0);
+  /** By slot, for users whose settings hide anything: what their presence was rendered from. */
+  private readonly unfiltered = new Map<number, Unfiltered>();
   /** Slots of listed members in the order they were listed, from `listedHead` on; some rendered since. */
   private listedSlots: number[] = [];
   private listedHead = 0;
@@ -124,7 +148,7 @@ export class PresenceRegistry implements PresenceSource {
   private readonly quiet: QuietFields;
   private readonly now: () => number;
 
-  constructor(private readonly options: NormalizeOptions & { now?: () => number }) {
+  constructor(private readonly options: RegistryOptions) {
     this.now = options.now ?? Date.now;
     this.quiet = new QuietFields(options);
   }
@@ -320,7 +344,7 @@ export class PresenceRegistry implements PresenceSource {
     // applies to it, so its writer reads it back at once rather than after the KV is read again.
     if (revision !== held + 1) return false;
     const previous = this.held.snapshot(slot);
-    const kvJson = previous.kvJson();
+    const kvJson = this.unfiltered.get(slot)?.kvJson ?? previous.kvJson();
     this.held.setKvRevision(slot, revision);
     this.refresh(
       userId,
@@ -331,6 +355,20 @@ export class PresenceRegistry implements PresenceSource {
       typeof kvJson === 'string' ? applyDelta(kvJson, delta) : smallAsText(applyDeltaToBytes(kvJson, delta)),
     );
     return true;
+  }
+
+  /**
+   * The user's privacy settings changed, or what they show now did (a pause ended): the presence is
+   * rendered again under them, and every listener hears of it as of any other change.
+   */
+  privacyChanged(userId: Snowflake): void {
+    const slot = this.held.slotOf(userId);
+    if (slot === NO_SLOT) return;
+    if (this.held.isListed(slot)) {
+      this.settle(slot);
+      return;
+    }
+    this.refresh(userId, slot, this.held.snapshot(slot), null, null);
   }
 
   memberRemoved(guildId: Snowflake, userId: Snowflake): void {
@@ -379,7 +417,7 @@ export class PresenceRegistry implements PresenceSource {
     const rendered = this.renderFirst(user, raw);
     const snapshot = snapshotOfRendered(rendered, 1);
     const slot = this.held.add(user.id, heldOf(rendered, raw), snapshot);
-    this.keepSketch(slot, rendered.presence);
+    this.keepSources(slot, rendered);
     this.memberships.join(slot, guildId);
     this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at: this.now() });
     snapshot.release();
@@ -403,7 +441,7 @@ export class PresenceRegistry implements PresenceSource {
     this.held.update(slot, heldOf(rendered, shown), snapshot);
     this.listedCount--;
     if (this.listedCount === 0) for (const resolve of this.settledWaiters.splice(0)) resolve();
-    this.keepSketch(slot, rendered.presence);
+    this.keepSources(slot, rendered);
     this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at, listed: true });
     snapshot.release();
   }
@@ -415,6 +453,7 @@ export class PresenceRegistry implements PresenceSource {
   private unmonitor(userId: Snowflake, slot: number): void {
     const previous = this.held.snapshot(slot);
     this.held.remove(userId);
+    this.unfiltered.delete(slot);
     this.emit({ kind: 'unmonitored', userId, previous, at: this.now() });
   }
 
@@ -432,15 +471,24 @@ export class PresenceRegistry implements PresenceSource {
     return isGuildCopy(this.heldRaw(slot, previous), raw);
   }
 
-  private keepSketch(slot: number, presence: PresenceSummary): void {
+  /**
+   * What the next version of the presence is compared with and made from: the sketch of its activities,
+   * and for a presence with anything hidden, what it was made from (see `Unfiltered`).
+   */
+  private keepSources(slot: number, rendered: Rendered): void {
     if (slot >= this.sketches.length) {
       this.sketches = grown(this.sketches, Math.max(slot + 1, this.sketches.length * 2));
     }
-    this.sketches[slot] = activitySketch(presence.activities);
+    const { unfiltered } = rendered;
+    this.sketches[slot] = activitySketch((unfiltered?.raw ?? rendered.presence).activities);
+    if (unfiltered) this.unfiltered.set(slot, unfiltered);
+    else this.unfiltered.delete(slot);
   }
 
   /** Of the presence's JSON only the fields between user and KV are parsed: the activities are there. */
   private heldRaw(slot: number, previous: PresenceSnapshot): RawPresence {
+    const kept = this.unfiltered.get(slot);
+    if (kept) return kept.raw;
     const fieldsJson = fieldsJsonIn(previous.body, this.held.userLength(slot), previous.kvAt);
     return {
       status: this.held.status(slot),
@@ -457,7 +505,9 @@ export class PresenceRegistry implements PresenceSource {
     if (namesOnlyId(partial)) return null;
     // The held user carries its images' URLs, which no payload from Discord has: they would make every
     // full user object look like a change.
-    const held = JSON.parse(userJsonIn(previous.body, this.held.userLength(slot))) as DiscordUser;
+    const held =
+      this.unfiltered.get(slot)?.user ??
+      (JSON.parse(userJsonIn(previous.body, this.held.userLength(slot))) as DiscordUser);
     const known = withoutImageUrls(held);
     const user = mergeUser(known, partial);
     return { user, changed: user !== known };
@@ -476,27 +526,39 @@ export class PresenceRegistry implements PresenceSource {
     raw: RawPresence | null,
     kvJson?: string | Buffer,
   ): void {
-    const userJson = merged?.changed ? null : userJsonIn(previous.body, this.held.userLength(slot));
+    const kept = this.unfiltered.get(slot);
+    const userJson = merged?.changed
+      ? null
+      : kept
+        ? JSON.stringify(kept.user)
+        : userJsonIn(previous.body, this.held.userLength(slot));
     const user = merged?.user ?? (JSON.parse(userJson as string) as DiscordUser);
     const sources = {
       raw: raw ?? this.heldRaw(slot, previous),
       profile: this.held.profile(slot),
-      kvJson: kvJson ?? previous.kvJson(),
+      kvJson: kvJson ?? kept?.kvJson ?? previous.kvJson(),
     };
     const rendered = this.render(userId, user, userJson, sources);
     if (sameBody(rendered.body, previous.body)) {
       this.held.keepClientStatus(slot, sources.raw.client_status);
+      // What is hidden may have changed while what is shown did not: the next version is made from it.
+      if (rendered.unfiltered) this.keepSources(slot, rendered);
       return;
     }
     const next = snapshotOfRendered(rendered, previous.version + 1);
     this.held.update(slot, heldOf(rendered, sources.raw), next);
-    this.keepSketch(slot, rendered.presence);
+    this.keepSources(slot, rendered);
     this.emit({ kind: 'updated', userId, previous, current: next, at: this.now() });
     next.release();
   }
 
   /** `userJson`: the user's JSON when it is held already, so it is not serialized again. */
   private render(userId: Snowflake, user: DiscordUser, userJson: string | null, sources: Sources): Rendered {
+    const settings = this.options.privacy?.(userId);
+    if (settings !== undefined) {
+      const hidden = hiddenBy(settings, this.now());
+      if (hidden.length > 0) return this.renderHiding(userId, user, userJson, sources, settings, hidden);
+    }
     const { raw, profile } = sources;
     const quiet = this.quiet.of(userId, raw, profile);
     const fields = quiet?.fields ?? presenceFields({ userId, raw, profile }, this.options);
@@ -507,6 +569,47 @@ export class PresenceRegistry implements PresenceSource {
       kvJson: sources.kvJson,
     });
     return { presence: { discord_user: shown, ...fields }, body, userLength, kvAt };
+  }
+
+  /**
+   * The presence with what the user's settings hide taken out of what it is made from, so that nothing
+   * derived from a hidden field is left in it; `privacy.hidden` says what.
+   */
+  private renderHiding(
+    userId: Snowflake,
+    user: DiscordUser,
+    userJson: string | null,
+    sources: Sources,
+    settings: PrivacySettings,
+    hidden: string[],
+  ): Rendered {
+    const fullUser =
+      userJson === null
+        ? userWithImageUrls(user, this.options.cdnUrl)
+        : (JSON.parse(userJson) as DiscordUser);
+    const shown = applyPrivacy(
+      settings,
+      this.now(),
+      { user: fullUser, raw: sources.raw, profile: sources.profile },
+      { musicApps: this.options.musicApps ?? DEFAULT_MUSIC_APPS, youtubeMusic: this.options.youtubeMusic },
+    );
+    const fields: PresenceFields = {
+      ...presenceFields({ userId, raw: shown.raw, profile: shown.profile }, this.options),
+      privacy: { hidden },
+    };
+    if (settings.hide_profile) fields.member_since = null;
+    const { body, userLength, kvAt } = assembleBody({
+      userJson: JSON.stringify(shown.user),
+      fieldsJson: JSON.stringify(fields),
+      kvJson: settings.hide_kv ? NO_KV_JSON : sources.kvJson,
+    });
+    return {
+      presence: { discord_user: shown.user, ...fields },
+      body,
+      userLength,
+      kvAt,
+      unfiltered: { user: fullUser, raw: sources.raw, kvJson: sources.kvJson },
+    };
   }
 
   /** Every listener hears the change, whichever fails; the first failure is thrown after them all. */

@@ -19,6 +19,8 @@ export interface WebhookFeedOptions {
   metrics?: Metrics;
   /** Told when this node queued an event, to deliver it without waiting for the next poll. */
   queued?: () => void;
+  /** Whether the user's settings hide their KV: then no `kv` event tells of it either. */
+  hidesKv?: (userId: Snowflake) => boolean;
   now?: () => number;
 }
 
@@ -46,6 +48,7 @@ export class WebhookFeed {
   readonly kvWritten = (change: BusMessages['kv.changed']): void => {
     const { userId } = change;
     if (this.options.directory.subscribed(userId, 'kv').length === 0) return;
+    if (this.options.hidesKv?.(userId)) return;
     const at = this.now();
     this.track(
       this.options.kv.getKv(userId).then(

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceRegistry } from '../presence/registry.js';
+import type { PrivacyDirectory } from '../privacy/directory.js';
 import type { Store } from '../store/ports.js';
 import { PostgresStore } from '../store/postgres/index.js';
 import { PostgresWebhookQueue } from '../store/postgres/webhook-queue.js';
@@ -64,6 +65,8 @@ export interface WebhookDeps {
   cluster: ClusterLink | null;
   cleanups: Array<() => Promise<void> | void>;
   metrics: Metrics;
+  /** Each user's privacy settings: a hidden KV is in no event. */
+  privacy: Pick<PrivacyDirectory, 'of'>;
 }
 
 /**
@@ -129,6 +132,7 @@ export async function startWebhooks(deps: WebhookDeps): Promise<WebhookSide> {
     logger,
     metrics,
     queued: () => void worker.poll(),
+    hidesKv: (userId) => deps.privacy.of(userId)?.hide_kv === true,
   });
   // Runs after Discord and the HTTP server have stopped (cleanups run last first), before the store closes.
   cleanups.push(() => feed.drain());

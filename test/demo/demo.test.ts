@@ -15,7 +15,8 @@ import { type Harness, startHarness } from '../support/harness.js';
 
 const NOVA = DEMO_USERS.nova.id;
 const GUILD = '700000000000000001';
-const KEY_LINE = /demo mode: API key of Nova \(94490510688792576\), for the KV routes: (prs_[\w-]{43})\b/;
+const KEY_LINE =
+  /demo mode: API key of Nova \(94490510688792576\), for the KV and privacy routes: (prs_[\w-]{43})\b/;
 
 type Json = Record<string, unknown>;
 
@@ -83,6 +84,21 @@ describe('demo mode', () => {
     // Nova's key, not anyone's.
     const other = await patchKv(app.url, `/v1/users/${DEMO_USERS.kai.id}/kv`, key, { mood: 'x' });
     expect(other.status).toBe(403);
+  });
+
+  it("shows a user who hides something, and Nova's key changes what she hides, live", async () => {
+    const key = KEY_LINE.exec(lines.find((line) => line.includes('API key')) ?? '')?.[1] ?? '';
+    const juno = (await (await fetch(`${app.url}/v1/users/${DEMO_USERS.juno.id}`)).json()) as { data: Json };
+    expect(juno.data.privacy).toEqual({ hidden: ['platforms'] });
+    expect(juno.data.active_on_discord_web).toBe(false);
+
+    const before = (await (await fetch(`${app.url}/v1/users/${NOVA}`)).json()) as { data: Json };
+    expect(before.data.custom_status).not.toBeNull();
+    const changed = await patchKv(app.url, '/v1/users/@me/privacy', key, { hide_custom_status: true });
+    expect(changed.status).toBe(200);
+    const after = (await (await fetch(`${app.url}/v1/users/${NOVA}`)).json()) as { data: Json };
+    expect(after.data.custom_status).toBeNull();
+    expect(after.data.privacy).toEqual({ hidden: ['custom_status'] });
   });
 });
 

@@ -117,6 +117,44 @@ describe('RecentStatuses', () => {
     expect(recent.get(USER)).toBeUndefined();
   });
 
+  it('holds nothing of a change history does not record, and holds the status recorded when it resumes', () => {
+    let records = true;
+    const recent = new RecentStatuses(
+      () => 1_000,
+      RECENT_STATUS_MS,
+      () => records,
+    );
+    recent.observe(updated('offline', 'online', 100));
+    records = false;
+    recent.observe(updated('online', 'dnd', 200));
+    recent.observe(updated('dnd', 'offline', 300));
+    recent.observe(updated('offline', 'dnd', 400));
+    expect(recent.get(USER)).toEqual({ entries: [{ status: 'online', ts: 100 }], lastSeen: null });
+    // Recorded again while still dnd: history compares it with the online it last recorded.
+    records = true;
+    recent.observe(updated('dnd', 'dnd', 500));
+    recent.observe(updated('dnd', 'dnd', 600));
+    expect(recent.get(USER)).toEqual({
+      entries: [
+        { status: 'dnd', ts: 500 },
+        { status: 'online', ts: 100 },
+      ],
+      lastSeen: null,
+    });
+    // Offline while not recorded, still offline when it resumes: not seen going offline.
+    records = false;
+    recent.observe(updated('dnd', 'offline', 700));
+    records = true;
+    recent.observe(updated('offline', 'offline', 800));
+    expect(recent.get(USER)?.lastSeen).toBeNull();
+    expect(recent.get(USER)?.entries[0]).toEqual({ status: 'offline', ts: 800 });
+    // Leaving while not recorded is not going offline either.
+    recent.observe(updated('offline', 'online', 900));
+    records = false;
+    recent.observe({ kind: 'unmonitored', userId: USER, previous: snapshot('online'), at: 950 });
+    expect(recent.get(USER)?.lastSeen).toBeNull();
+  });
+
   it('lets everyone go once the time has passed, though nobody asks', () => {
     vi.useFakeTimers();
     const recent = new RecentStatuses();

@@ -64,10 +64,7 @@ const BEYOND_CONTRACT = [
  * it: the check fails while a listed route is documented.
  */
 const NOT_YET_SERVED: string[] = [
-  // The per-user privacy settings, the account's erasure and its export: routes the contract names and the
-  // service does not answer yet.
-  'GET /v1/users/@me/privacy',
-  'PATCH /v1/users/@me/privacy',
+  // The account's erasure and its export: routes the contract names and the service does not answer yet.
   'DELETE /v1/users/@me',
   'GET /v1/users/@me/export',
 ];
@@ -82,6 +79,8 @@ const KEYED = [
   'POST /v1/users/@me/webhooks',
   'GET /v1/users/@me/webhooks',
   'DELETE /v1/users/@me/webhooks/{id}',
+  'GET /v1/users/@me/privacy',
+  'PATCH /v1/users/@me/privacy',
 ];
 /** Operations whose security is optional: open, unless the operator set a token. */
 const OPTIONALLY_KEYED = ['GET /metrics'];
@@ -427,6 +426,25 @@ describe('real answers fit the document', () => {
       headers: { authorization: key },
     });
     expect(removed.status).toBe(204);
+  });
+
+  it('the privacy routes: read, changed, refused, and a presence that hides something', async () => {
+    const headers = { authorization: key, 'content-type': 'application/json' };
+    const path = '/v1/users/@me/privacy';
+    await expectFits(`GET ${path}`, path, 200, { headers });
+    await expectFits(`PATCH ${path}`, path, 200, {
+      method: 'PATCH',
+      headers,
+      body: JSON.stringify({ hide_custom_status: true, hide_profile: true }),
+    });
+    await expectFits('GET /v1/users/{id}', `/v1/users/${NOVA}`, 200);
+    await expectFits(`PATCH ${path}`, path, 400, { method: 'PATCH', headers, body: '{"hide_all":true}' });
+    const reset = await fetch(`${base}${path}`, {
+      method: 'PATCH',
+      headers,
+      body: JSON.stringify({ hide_custom_status: false, hide_profile: false }),
+    });
+    expect(reset.status).toBe(200);
   });
 
   it('the version and the document itself', async () => {

@@ -2,6 +2,7 @@ import type { GatewayMessageCreateDispatchData } from 'discord-api-types/v10';
 import type { HistoryRecorder } from '../../history/recorder.js';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { KvService } from '../../kv/service.js';
+import type { PrivacyService } from '../../privacy/service.js';
 import type { WebhookService } from '../../webhooks/service.js';
 import type { Delivery } from '../messenger.js';
 
@@ -16,6 +17,9 @@ export interface CommandContext {
   kv: KvService;
   history: Pick<HistoryRecorder, 'forget'>;
   webhooks: Pick<WebhookService, 'list' | 'remove' | 'maxPerUser'>;
+  privacy: Pick<PrivacyService, 'settings' | 'change'>;
+  /** The bot's clock, epoch ms. */
+  now(): number;
   /** Every command, for ?help. */
   commands: readonly Command[];
   /** Answers in the channel of the message; resolves with whether Discord took the answer. */

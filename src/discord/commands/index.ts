@@ -9,6 +9,7 @@ import type { ApiKeyService } from '../../keys/service.js';
 import type { KvService } from '../../kv/service.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { Snowflake } from '../../presence/model.js';
+import type { PrivacyService } from '../../privacy/service.js';
 import type { WebhookService } from '../../webhooks/service.js';
 import { rotateLeakedKeys } from '../leaked-keys.js';
 import type { Messenger } from '../messenger.js';
@@ -18,6 +19,7 @@ import { CommandCooldown, type CooldownSettings } from './cooldown.js';
 import { forgetCommand } from './forget.js';
 import { helpCommand } from './help.js';
 import { delCommand, getCommand, kvCommand, setCommand } from './kv.js';
+import { privacyCommand } from './privacy.js';
 import { webhooksCommand } from './webhooks.js';
 
 /** Every command the bot answers; a new command is one file and one entry here. */
@@ -29,6 +31,7 @@ export const COMMANDS: readonly Command[] = [
   delCommand,
   forgetCommand,
   webhooksCommand,
+  privacyCommand,
   helpCommand,
 ];
 
@@ -38,10 +41,12 @@ export interface BotOptions {
   kv: KvService;
   history: Pick<HistoryRecorder, 'forget'>;
   webhooks: Pick<WebhookService, 'list' | 'remove' | 'maxPerUser'>;
+  privacy: Pick<PrivacyService, 'settings' | 'change'>;
   messenger: Messenger;
   logger: Logger;
   /** Per-user command budget; absent: none. */
   cooldown?: CooldownSettings;
+  /** The clock of the cooldown and of `?privacy pause`. */
   now?: () => number;
   /** Counts commands handled and those the cooldown refused. */
   metrics?: Metrics;
@@ -113,6 +118,8 @@ export class Bot {
       kv: this.options.kv,
       history: this.options.history,
       webhooks: this.options.webhooks,
+      privacy: this.options.privacy,
+      now: this.options.now ?? Date.now,
       commands: COMMANDS,
       reply,
     });

@@ -71,6 +71,8 @@ export function userIdFrom(params: unknown): string {
 
 export interface UserRouteDeps {
   view: PresenceView;
+  /** What `@me` reads: the key's owner even when private; absent: `view`. */
+  ownView?: PresenceView;
   keys: ApiKeyService;
   notMonitored: NotMonitored;
   /** Charges a bulk read one read per id; null when reads are not limited. */
@@ -94,8 +96,13 @@ function notModified(request: FastifyRequest, reply: FastifyReply, etag: string)
 export const userRoutes =
   (deps: UserRouteDeps): FastifyPluginAsync =>
   async (app) => {
-    const sendPresence = (request: FastifyRequest, reply: FastifyReply, id: Snowflake): FastifyReply => {
-      const snapshot = deps.view.get(id);
+    const sendPresence = (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      id: Snowflake,
+      view: PresenceView = deps.view,
+    ): FastifyReply => {
+      const snapshot = view.get(id);
       if (!snapshot) throw deps.notMonitored(id);
       if (notModified(request, reply, snapshotEtag(snapshot))) return reply.send();
       return reply.type(JSON_TYPE).send(snapshot.body);
@@ -116,7 +123,8 @@ export const userRoutes =
           },
         },
       },
-      async (request, reply) => sendPresence(request, reply, await authenticate(deps.keys, request)),
+      async (request, reply) =>
+        sendPresence(request, reply, await authenticate(deps.keys, request), deps.ownView ?? deps.view),
     );
     app.get(
       '/v1/users/:id',

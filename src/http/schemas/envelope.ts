@@ -32,6 +32,8 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
     'the URL is not `https://` (nor `http://` where the server allows private targets), carries credentials or is over 2048 characters, or its host does not resolve, or is or resolves to an address webhooks may not reach (private, loopback, link-local, reserved…)',
   webhook_limit_exceeded: 'the user already has as many webhooks as the server allows (`WEBHOOKS_PER_USER`)',
   webhook_not_found: 'no webhook has this id',
+  invalid_privacy_setting:
+    'a privacy change that is not a JSON object, names a field that is no setting, or gives a setting a value it does not take; the message names the field',
   bad_request: 'malformed HTTP that fits no other code (a broken URL encoding, say)',
   internal_error: 'something unexpected went wrong on the server (never with details)',
   invalid_metrics_token:

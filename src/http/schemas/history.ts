@@ -44,14 +44,25 @@ export const historySchema = {
 export const statsSchema = {
   type: 'object',
   properties: {
-    current_status: { ...discordStatusSchema, description: 'live, else the last recorded, else offline' },
+    current_status: {
+      ...discordStatusSchema,
+      description: 'live, else the last recorded, else offline; offline while the user pauses their presence',
+    },
     last_seen: {
       ...nullableEpochMs,
       description:
-        'last time seen with a status other than offline (the read time while online); null if never',
+        'last time seen with a status other than offline (the read time while online); null if never, while the user pauses their presence, or when they hide it (`show_last_seen: false`)',
     },
-    tracks_today: { type: 'integer', minimum: 0, description: 'plays since 00:00 UTC' },
-    track_history_count: { type: 'integer', minimum: 0, description: 'entries in the stored track history' },
+    tracks_today: {
+      type: 'integer',
+      minimum: 0,
+      description: 'plays since 00:00 UTC, of the music sources the user does not hide',
+    },
+    track_history_count: {
+      type: 'integer',
+      minimum: 0,
+      description: 'entries in the stored track history, of the music sources the user does not hide',
+    },
     is_monitored: { type: 'boolean' },
   },
   required: ['current_status', 'last_seen', 'tracks_today', 'track_history_count', 'is_monitored'],

@@ -172,15 +172,32 @@ const presenceProperties = {
   banner: nullableString,
   banner_url: nullableString,
   accent_color: { type: ['integer', 'null'], minimum: 0, maximum: MAX_ACCENT_COLOR },
-  member_since: epochMs,
+  member_since: {
+    ...nullableEpochMs,
+    description: "the account's creation; null when the profile is hidden",
+  },
+  privacy: {
+    type: 'object',
+    description:
+      "What the user's privacy settings hide (docs/privacy.md); absent when they hide nothing. Lanyard's clients ignore it.",
+    properties: {
+      hidden: {
+        type: 'array',
+        items: { type: 'string' },
+        examples: [['custom_status', 'activities:spotify']],
+      },
+    },
+    required: ['hidden'],
+    additionalProperties: false,
+  },
   kv: { type: 'object', additionalProperties: { type: 'string' } },
 } as const;
 
-/** The presence object: every field present, in this order, nothing else. */
+/** The presence object: every field present but `privacy`, in this order, nothing else. */
 export const presenceSchema = {
   $id: 'presence',
   type: 'object',
   properties: presenceProperties,
-  required: Object.keys(presenceProperties),
+  required: Object.keys(presenceProperties).filter((field) => field !== 'privacy'),
   additionalProperties: false,
 } as const;

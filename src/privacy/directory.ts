@@ -1,0 +1,121 @@
+import type { Snowflake } from '../presence/model.js';
+import { isPaused, type PrivacySettings, withDefaults } from '../presence/privacy.js';
+import type { PrivacyStore } from '../store/ports.js';
+
+/** The longest a timer may be set for (setTimeout's own bound); a later pause end is waited for in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+export interface PrivacyDirectoryOptions {
+  now?: () => number;
+}
+
+/**
+ * This node's view of every user's privacy settings: each presence rendered and each read asks it, so it
+ * is a map in memory of the users who set any, read from the store when the node starts and read again
+ * for a user whenever theirs change (on any node: `privacy.changed` on the bus). Its listeners hear of
+ * each user whose settings changed, and of each whose pause ended, so that what is shown follows at once.
+ */
+export class PrivacyDirectory {
+  private byUser = new Map<Snowflake, PrivacySettings>();
+  /** Re-reads of a user, one after another, so the last one to finish read the newest state. */
+  private readonly reading = new Map<Snowflake, Promise<void>>();
+  private readonly listeners = new Set<(userId: Snowflake) => void>();
+  private readonly now: () => number;
+  private pauseTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly store: PrivacyStore,
+    options: PrivacyDirectoryOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Every user's settings, as the store has them now. Read again (after the bus was out of reach), each
+   * user whose settings differ from those held is told of.
+   */
+  async load(): Promise<void> {
+    const byUser = new Map<Snowflake, PrivacySettings>();
+    for (const [userId, stored] of await this.store.allPrivacy()) byUser.set(userId, withDefaults(stored));
+    const previous = this.byUser;
+    this.byUser = byUser;
+    this.schedulePauseEnds();
+    for (const userId of new Set([...previous.keys(), ...byUser.keys()])) {
+      if (JSON.stringify(previous.get(userId)) !== JSON.stringify(byUser.get(userId))) this.tell(userId);
+    }
+  }
+
+  /** Re-reads the user's settings; resolves once this node applies what the store held when it was called. */
+  refresh(userId: Snowflake): Promise<void> {
+    const previous = this.reading.get(userId) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      const stored = await this.store.getPrivacy(userId);
+      if (stored === undefined) this.byUser.delete(userId);
+      else this.byUser.set(userId, withDefaults(stored));
+      this.schedulePauseEnds();
+      this.tell(userId);
+    });
+    this.reading.set(userId, next);
+    const forget = () => {
+      if (this.reading.get(userId) === next) this.reading.delete(userId);
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  /** The user's settings; undefined for one who set none, whom the defaults apply to. */
+  of(userId: Snowflake): PrivacySettings | undefined {
+    return this.byUser.get(userId);
+  }
+
+  /** Users who set anything. */
+  get size(): number {
+    return this.byUser.size;
+  }
+
+  /** Every user who set anything, with their settings. */
+  entries(): IterableIterator<[Snowflake, PrivacySettings]> {
+    return this.byUser.entries();
+  }
+
+  /** Hears of each user whose settings, or what they show at this moment (a pause ended), changed. */
+  onChange(listener: (userId: Snowflake) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.pauseTimer) clearTimeout(this.pauseTimer);
+    this.pauseTimer = null;
+  }
+
+  private tell(userId: Snowflake): void {
+    for (const listener of this.listeners) listener(userId);
+  }
+
+  /** One timer, for the pause that ends first; when it fires, everyone whose pause has ended is told. */
+  private schedulePauseEnds(): void {
+    if (this.pauseTimer) clearTimeout(this.pauseTimer);
+    this.pauseTimer = null;
+    if (this.closed) return;
+    const now = this.now();
+    let first = Number.POSITIVE_INFINITY;
+    for (const settings of this.byUser.values()) {
+      if (isPaused(settings, now)) first = Math.min(first, settings.paused_until as number);
+    }
+    if (first === Number.POSITIVE_INFINITY) return;
+    this.pauseTimer = setTimeout(() => this.pausesEnded(now), Math.min(first - now, MAX_TIMER_MS));
+    this.pauseTimer.unref();
+  }
+
+  /** Tells of every pause in force at `since` that has ended now. */
+  private pausesEnded(since: number): void {
+    const now = this.now();
+    for (const [userId, settings] of this.byUser) {
+      if (isPaused(settings, since) && !isPaused(settings, now)) this.tell(userId);
+    }
+    this.schedulePauseEnds();
+  }
+}

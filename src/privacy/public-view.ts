@@ -1,0 +1,96 @@
+import type { Snowflake } from '../presence/model.js';
+import type { HeldBody, PresenceChange, PresenceListener, PresenceSource } from '../presence/registry.js';
+import type { PresenceSnapshot } from '../presence/snapshot.js';
+import type { PrivacyDirectory } from './directory.js';
+
+/**
+ * What anyone without a user's key may read: every presence of `source` but those of users whose
+ * `visibility` is `private`, who are absent from it exactly as a user nobody monitors is. REST, bulk
+ * reads, the card, the avatar links, the socket and the event streams all read through it, so a private
+ * user is told apart from an unknown one by none of them. A user turning private is announced to its
+ * listeners as no longer monitored, and one turning public as monitored with their presence then.
+ */
+export class PublicView implements PresenceSource {
+  private readonly hidden = new Set<Snowflake>();
+  private readonly listeners = new Set<PresenceListener>();
+  private readonly stop: Array<() => void> = [];
+
+  constructor(
+    private readonly source: PresenceSource,
+    private readonly directory: PrivacyDirectory,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Takes in the directory as loaded and starts following it: called before anything else listens to
+   * the directory, so a user turning private is gone from here before their next presence is announced.
+   */
+  start(privateIds: Iterable<Snowflake>): void {
+    for (const userId of privateIds) this.hidden.add(userId);
+    this.stop.push(
+      this.directory.onChange((userId) => this.visibilityMayHaveChanged(userId)),
+      this.source.onChange((change) => {
+        if (!this.hidden.has(change.userId)) this.emit(change);
+      }),
+    );
+  }
+
+  close(): void {
+    for (const stop of this.stop.splice(0)) stop();
+  }
+
+  get size(): number {
+    // The count of monitored users is public (metrics, the landing page): private users are in it as
+    // any monitored user is, which tells nobody who they are.
+    return this.source.size;
+  }
+
+  get unsettled(): number | undefined {
+    return this.source.unsettled;
+  }
+
+  settled(): Promise<void> {
+    return this.source.settled?.() ?? Promise.resolve();
+  }
+
+  /** Whether the user's presence is kept from anyone but them. */
+  isPrivate(userId: Snowflake): boolean {
+    return this.hidden.size > 0 && this.hidden.has(userId);
+  }
+
+  get(userId: Snowflake): PresenceSnapshot | undefined {
+    return this.isPrivate(userId) ? undefined : this.source.get(userId);
+  }
+
+  body(userId: Snowflake): HeldBody | undefined {
+    return this.isPrivate(userId) ? undefined : this.source.body(userId);
+  }
+
+  *snapshots(): Iterable<[Snowflake, PresenceSnapshot]> {
+    for (const entry of this.source.snapshots()) {
+      if (!this.isPrivate(entry[0])) yield entry;
+    }
+  }
+
+  onChange(listener: PresenceListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private visibilityMayHaveChanged(userId: Snowflake): void {
+    const isPrivate = this.directory.of(userId)?.visibility === 'private';
+    if (isPrivate === this.hidden.has(userId)) return;
+    const snapshot = this.source.get(userId);
+    if (isPrivate) {
+      this.hidden.add(userId);
+      if (snapshot) this.emit({ kind: 'unmonitored', userId, previous: snapshot, at: this.now() });
+    } else {
+      this.hidden.delete(userId);
+      if (snapshot) this.emit({ kind: 'monitored', userId, current: snapshot, at: this.now() });
+    }
+  }
+
+  private emit(change: PresenceChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
+}
