@@ -195,7 +195,7 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
     // The name is text, not markup.
     expect(await page.locator('#presence h3').textContent()).toBe('<b>Bob</b>');
     const snippets = page.locator('pre[id^="snippet-"]');
-    expect(await snippets.count()).toBe(6);
+    expect(await snippets.count()).toBe(7);
     for (const text of await snippets.allTextContents()) {
       expect(text).toContain(BOB.id);
       expect(text).not.toContain('USER_ID');
@@ -217,6 +217,13 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
     expect(await page.locator('#snippet-events').textContent()).toContain(
       `new EventSource('${harness.base}/v1/users/${BOB.id}/events')`,
     );
+    expect(await page.locator('#snippet-privacy').textContent()).toBe(
+      [
+        `# KEY: what the bot sends ${BOB.id} for ?apikey`,
+        `curl -X PATCH -H "Authorization: $KEY" -H 'Content-Type: application/json' \\`,
+        `  --data '{"hide_custom_status": true}' ${harness.base}/v1/users/@me/privacy`,
+      ].join('\n'),
+    );
 
     // Each button is named for its snippet, and works from the keyboard.
     for (const [snippet, title] of [
@@ -224,6 +231,7 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
       ['fetch', 'REST, from JavaScript'],
       ['socket', 'Live, over the WebSocket'],
       ['events', 'Live, as Server-Sent Events'],
+      ['privacy', 'Privacy, with your key'],
       ['card', 'Status card, in a README'],
       ['picture', "Light and dark cards, following GitHub's theme"],
     ]) {
