@@ -17,6 +17,13 @@ export type DatabaseLocation = SqliteLocation | { kind: 'postgres'; url: string 
 
 export type Role = 'all' | 'ingest' | 'api';
 
+/** `all`: everyone the bot can see is monitored; `opt-in`: only those who asked to be. */
+export type MonitorMode = 'all' | 'opt-in';
+
+/** How long what is kept of a user who left every monitored guild stays, unless they come back. */
+export const DEFAULT_RETENTION_DAYS = 30;
+export const RETENTION_DAYS_MAX = 36_500;
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -77,6 +84,18 @@ export interface Config {
   webhooksPerUser: number;
   /** Webhooks may reach private and loopback addresses, and over `http://` (self-hosting, tests). */
   webhooksAllowPrivate: boolean;
+  /** Who is monitored: everyone the bot sees, or only those who opted in. */
+  monitor: MonitorMode;
+  /** With `opt-in`: holding this role in a monitored guild opts a member in; null: no role does. */
+  monitorRoleId: string | null;
+  /** Only these guilds count for monitoring; null: every guild the bot is in. */
+  guildIds: string[] | null;
+  /** Only these users are served; null: everyone monitored. */
+  allowedUserIds: string[] | null;
+  /** Days what is kept of a user who left every monitored guild stays; 0: erased at once. */
+  retentionDays: number;
+  /** How to reach whoever runs this instance, for the privacy and terms pages; null: not given. */
+  operatorContact: string | null;
 }
 
 /**
@@ -279,6 +298,17 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
     APP_SOURCES.map((source) => [source, snowflakes(appIdsVariable(source), DEFAULT_MUSIC_APP_IDS[source])]),
   ) as Record<AppSource, string[]>;
 
+  const optionalSnowflakes = (name: string): string[] | null =>
+    read(name) === undefined ? null : snowflakes(name, []);
+  const monitorRoleId = read('MONITOR_ROLE_ID') ?? null;
+  if (monitorRoleId !== null && !/^\d{1,20}$/.test(monitorRoleId)) {
+    throw new ConfigError('MONITOR_ROLE_ID', 'must be a role id (a snowflake)', monitorRoleId);
+  }
+  const operatorContact = read('OPERATOR_CONTACT') ?? null;
+  if (operatorContact !== null && (operatorContact.length > 200 || /[\u0000-\u001f\u007f]/.test(operatorContact))) {
+    throw new ConfigError('OPERATOR_CONTACT', 'must be at most 200 characters on one line', operatorContact);
+  }
+
   // Node refuses a headers timeout longer than the request timeout: the headers are part of the request.
   const httpHeadersTimeoutMs = integer(
     'HTTP_HEADERS_TIMEOUT_MS',
@@ -346,6 +376,12 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
     metricsToken,
     webhooksPerUser: integer('WEBHOOKS_PER_USER', DEFAULT_WEBHOOKS_PER_USER, 1, WEBHOOKS_PER_USER_MAX),
     webhooksAllowPrivate: flag('WEBHOOKS_ALLOW_PRIVATE', false),
+    monitor: oneOf<MonitorMode>('MONITOR', ['all', 'opt-in'], 'all'),
+    monitorRoleId,
+    guildIds: optionalSnowflakes('GUILD_IDS'),
+    allowedUserIds: optionalSnowflakes('ALLOWED_USER_IDS'),
+    retentionDays: integer('RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 0, RETENTION_DAYS_MAX),
+    operatorContact,
   };
 }
 

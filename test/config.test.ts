@@ -349,4 +349,38 @@ describe('loadConfig', () => {
       /^WEBHOOKS_ALLOW_PRIVATE: must be true or false/,
     );
   });
+
+  it('reads who is monitored, for how long what is kept stays, and whom to ask', () => {
+    expect(loadConfig({})).toMatchObject({
+      monitor: 'all',
+      monitorRoleId: null,
+      guildIds: null,
+      allowedUserIds: null,
+      retentionDays: 30,
+      operatorContact: null,
+    });
+    expect(
+      loadConfig({
+        MONITOR: 'opt-in',
+        MONITOR_ROLE_ID: '123456789012345678',
+        GUILD_IDS: '111111111111111111, 222222222222222222',
+        ALLOWED_USER_IDS: '333333333333333333',
+        RETENTION_DAYS: '0',
+        OPERATOR_CONTACT: 'privacy@example.com',
+      }),
+    ).toMatchObject({
+      monitor: 'opt-in',
+      monitorRoleId: '123456789012345678',
+      guildIds: ['111111111111111111', '222222222222222222'],
+      allowedUserIds: ['333333333333333333'],
+      retentionDays: 0,
+      operatorContact: 'privacy@example.com',
+    });
+    expect(() => loadConfig({ MONITOR: 'some' })).toThrow(/^MONITOR: must be one of all, opt-in/);
+    expect(() => loadConfig({ MONITOR_ROLE_ID: 'mods' })).toThrow(/^MONITOR_ROLE_ID: must be a role id/);
+    expect(() => loadConfig({ GUILD_IDS: '1,x' })).toThrow(/^GUILD_IDS: must be a comma-separated list/);
+    expect(() => loadConfig({ ALLOWED_USER_IDS: 'me' })).toThrow(/^ALLOWED_USER_IDS: must be/);
+    expect(() => loadConfig({ RETENTION_DAYS: '-1' })).toThrow(/^RETENTION_DAYS: must be a whole number/);
+    expect(() => loadConfig({ OPERATOR_CONTACT: 'a\nb' })).toThrow(/^OPERATOR_CONTACT: must be/);
+  });
 });
