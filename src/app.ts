@@ -264,6 +264,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       cdnUrl,
       inviteUrl: config.discordInviteUrl,
       botName: () => discordSide?.identity.name ?? null,
+      optInPrefix: config.monitor === 'opt-in' ? config.commandPrefix : null,
       serveApi: config.role !== 'ingest',
       examples: demo?.users ?? [],
       timeouts: {

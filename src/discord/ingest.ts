@@ -12,6 +12,7 @@ import type { RawPresence, Snowflake } from '../presence/model.js';
 import { OFFLINE_PRESENCE, rawPresenceFrom } from '../presence/raw.js';
 import type { PresenceRegistry } from '../presence/registry.js';
 import { MemberRequests } from './member-requests.js';
+import type { MonitorPolicy } from './monitor-policy.js';
 
 type PresenceLike = { user?: { id?: string } } & Parameters<typeof rawPresenceFrom>[0];
 
@@ -31,6 +32,8 @@ export interface IngestOptions {
   logger: Logger;
   /** The clock of the loading progress logs; tests give their own. */
   now?: () => number;
+  /** Who is monitored; absent: everyone the bot sees. */
+  policy?: MonitorPolicy;
 }
 
 /** A large guild's members arrive over seconds to minutes: progress is logged at most this often. */
@@ -61,9 +64,12 @@ export class GatewayIngest {
   private readonly unsynced = new Map<number, Set<Snowflake>>();
 
   private readonly now: () => number;
+  /** The policy when it may leave anyone out; null when everyone is monitored, so nobody is asked about. */
+  private readonly policy: MonitorPolicy | null;
 
   constructor(private readonly options: IngestOptions) {
     this.now = options.now ?? Date.now;
+    this.policy = options.policy && !options.policy.monitorsEveryone ? options.policy : null;
     this.requests = new MemberRequests({
       send: options.requestMembers,
       onResent: (nonce) => this.restarted(nonce),
@@ -102,10 +108,20 @@ export class GatewayIngest {
         this.options.onMembersListed?.();
         break;
       case GatewayDispatchEvents.GuildMemberAdd:
+        if (!this.admits(payload.d.guild_id, payload.d.user.id, payload.d.roles)) break;
         registry.memberSeen(payload.d.guild_id, payload.d.user);
         this.requests.requestUsers(shardId, payload.d.guild_id, [payload.d.user.id]);
         break;
       case GatewayDispatchEvents.GuildMemberUpdate:
+        // A member who lost what let them be monitored (the opt-in role) is let go in this guild.
+        if (!this.admits(payload.d.guild_id, payload.d.user.id, payload.d.roles)) {
+          registry.memberRemoved(payload.d.guild_id, payload.d.user.id);
+          break;
+        }
+        if (!registry.isMonitored(payload.d.user.id) && this.policy !== null) {
+          // Monitored from now on (given the role): their presence is asked for, as for a new member.
+          this.requests.requestUsers(shardId, payload.d.guild_id, [payload.d.user.id]);
+        }
         registry.memberSeen(payload.d.guild_id, payload.d.user);
         break;
       case GatewayDispatchEvents.GuildMemberRemove:
@@ -119,6 +135,7 @@ export class GatewayIngest {
         if (!payload.d.unavailable) this.synced(shardId, payload.d.id);
         break;
       case GatewayDispatchEvents.PresenceUpdate:
+        if (!this.admits(payload.d.guild_id, payload.d.user.id)) break;
         registry.memberSeen(payload.d.guild_id, payload.d.user, rawPresenceFrom(payload.d));
         break;
       case GatewayDispatchEvents.UserUpdate:
@@ -153,8 +170,29 @@ export class GatewayIngest {
     }
   }
 
+  /**
+   * Asks every counted guild for the user's member and presence: they have just become monitored (opted
+   * in), and what was dropped of them until now is not known.
+   */
+  requestUser(userId: Snowflake): void {
+    for (const [guildId, shardId] of this.guildShards) {
+      if (this.policy?.countsGuild(guildId) !== false) this.requests.requestUsers(shardId, guildId, [userId]);
+    }
+  }
+
+  /** Whether the member is monitored: everyone is, unless the policy leaves them or their guild out. */
+  private admits(guildId: Snowflake, userId: Snowflake, roles?: readonly Snowflake[]): boolean {
+    const { policy } = this;
+    return policy === null || (policy.countsGuild(guildId) && policy.monitors(userId, roles));
+  }
+
   private guildCreate(data: GatewayGuildCreateDispatchData, shardId: number): void {
     if ((data as { unavailable?: boolean }).unavailable) return;
+    if (this.policy?.countsGuild(data.id) === false) {
+      // Not listed, nothing of it kept: it is done with as far as loading goes.
+      this.synced(shardId, data.id);
+      return;
+    }
     const { registry } = this.options;
     this.guildShards.set(data.id, shardId);
     registry.beginGuildSync(data.id);
@@ -223,7 +261,7 @@ export class GatewayIngest {
    */
   private seeMembers(
     guildId: Snowflake,
-    members: ReadonlyArray<{ user?: { id: string } }>,
+    members: ReadonlyArray<{ user?: { id: string }; roles?: readonly Snowflake[] }>,
     presences: ReadonlyArray<PresenceLike>,
   ): void {
     const byUser = new Map<string, RawPresence>();
@@ -232,7 +270,7 @@ export class GatewayIngest {
       if (typeof id === 'string') byUser.set(id, rawPresenceFrom(presence));
     }
     for (const member of members) {
-      if (!member.user) continue;
+      if (!member.user || !this.admits(guildId, member.user.id, member.roles)) continue;
       this.options.registry.memberListed(
         guildId,
         member.user,

@@ -23,6 +23,7 @@ import { DiscordGateway } from './gateway.js';
 import { GatewayIngest } from './ingest.js';
 import { ListedSettler } from './listed-settler.js';
 import { Messenger } from './messenger.js';
+import { MonitorPolicy } from './monitor-policy.js';
 import { MonitoredLoader } from './monitored-loader.js';
 import { ProfileFetcher } from './profiles.js';
 
@@ -142,8 +143,24 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   const startedAt = Date.now();
   const settler = new ListedSettler(registry, logger, { listing: () => ingest.listing });
   cleanups.push(() => settler.stop());
+  const policy = new MonitorPolicy({
+    mode: config.monitor,
+    roleId: config.monitorRoleId,
+    guildIds: config.guildIds,
+    allowedUserIds: config.allowedUserIds,
+    optedIn: (userId) => deps.privacy.directory.of(userId)?.opted_in === true,
+  });
+  if (!policy.monitorsEveryone) {
+    // Opting in or out takes effect at once: the user's presence is asked for, or let go.
+    deps.privacy.directory.onChange((userId) => {
+      const wanted = policy.monitors(userId);
+      if (wanted && !registry.isMonitored(userId)) ingest.requestUser(userId);
+      else if (!wanted) registry.stopMonitoring(userId);
+    });
+  }
   const ingest: GatewayIngest = new GatewayIngest({
     registry,
+    policy,
     requestMembers: (shardId, data) => void gateway.requestMembers(shardId, data),
     onUserUpdated: (userId) => profiles.enqueue(userId),
     onShardSynced: (shardId) => {
@@ -174,6 +191,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     history,
     webhooks,
     privacy: deps.privacy.service,
+    monitor: config.monitor,
     messenger,
     logger,
     cooldown: { burst: config.botCommandBurst, perMinute: config.botCommandsPerMinute },

@@ -83,6 +83,8 @@ export interface HttpServerOptions {
   inviteUrl?: string | null;
   /** The bot's name as the gateway knows it, for `user_not_monitored`; absent or null: "the bot". */
   botName?: () => string | null;
+  /** With `MONITOR=opt-in`: the bot's prefix, for `user_not_monitored` to say how to opt in; absent: not opt-in. */
+  optInPrefix?: string | null;
   /** Tests give the card route its own image cache (fetch, timeouts) and clock. */
   card?: Pick<CardRouteDeps, 'images' | 'now'>;
   /** How long an abusive client waits for a refusal; absent: ABUSE_REFUSAL_DELAY_MS. */
@@ -269,6 +271,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       const unmonitored = notMonitored({
         botName: options.botName ?? (() => null),
         inviteUrl: options.inviteUrl ?? null,
+        optInPrefix: options.optInPrefix ?? null,
       });
       await reads.register(
         userRoutes({ ...options, notMonitored: unmonitored, chargeReads: readChargeOf(readBudget, limits) }),

@@ -58,6 +58,8 @@ export interface PrivacySettings {
   allow_agents: boolean;
   /** Epoch ms; null when not paused. */
   paused_until: number | null;
+  /** The user asked to be monitored: what counts on an instance that monitors only those who did. */
+  opted_in: boolean;
 }
 
 /** Some settings, as a user changes them: what they name replaces what was kept. */
@@ -76,6 +78,7 @@ export const DEFAULT_PRIVACY: Readonly<PrivacySettings> = Object.freeze({
   visibility: 'public',
   allow_agents: false,
   paused_until: null,
+  opted_in: false,
 });
 
 export const PRIVACY_FIELDS = Object.keys(DEFAULT_PRIVACY) as (keyof PrivacySettings)[];
@@ -138,6 +141,7 @@ function checkedValue(field: string, value: unknown): unknown {
     case 'record_history':
     case 'show_last_seen':
     case 'allow_agents':
+    case 'opted_in':
       return typeof value === 'boolean' ? value : new Refusal('must be true or false');
     case 'visibility':
       return value === 'public' || value === 'private' ? value : new Refusal('must be "public" or "private"');

@@ -382,6 +382,14 @@ export class PresenceRegistry implements PresenceSource {
     this.unmonitor(userId, slot);
   }
 
+  /** The user is to be monitored no more (they opted out): let go as if they had left every guild. */
+  stopMonitoring(userId: Snowflake): void {
+    for (const guildId of this.memberships.guildIds()) {
+      if (!this.isMonitored(userId)) return;
+      this.memberRemoved(guildId, userId);
+    }
+  }
+
   /** The bot left the guild or it became unavailable: its members are no longer seen through it. */
   guildRemoved(guildId: Snowflake): void {
     this.syncing.delete(guildId);

@@ -75,6 +75,7 @@ describe('privacy settings, end to end', () => {
       visibility: 'public',
       allow_agents: false,
       paused_until: null,
+      opted_in: false,
     });
   });
 

@@ -36,6 +36,7 @@ describe('privacy settings', () => {
       visibility: 'private',
       allow_agents: true,
       paused_until: PAUSED_UNTIL_UNDONE,
+      opted_in: true,
     };
     expect(parsePrivacyPatch(patch)).toEqual({ ...patch, hide_activity_types: ['playing', 'custom'] });
     expect(Object.keys(patch).sort()).toEqual([...PRIVACY_FIELDS].sort());

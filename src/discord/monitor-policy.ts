@@ -1,0 +1,56 @@
+import type { MonitorMode } from '../config.js';
+import type { Snowflake } from '../presence/model.js';
+
+export interface MonitorPolicySettings {
+  mode: MonitorMode;
+  /** With `opt-in`: members holding this role are monitored; null: no role opts anyone in. */
+  roleId: string | null;
+  /** Only these guilds count; null: every guild. */
+  guildIds: readonly Snowflake[] | null;
+  /** Only these users are monitored; null: anyone the mode lets in. */
+  allowedUserIds: readonly Snowflake[] | null;
+  /** With `opt-in`: whether the user asked to be monitored (`?start`, a key, their settings). */
+  optedIn: (userId: Snowflake) => boolean;
+}
+
+/**
+ * Who is monitored, decided where Discord's payloads come in: a guild that does not count and a member who
+ * is not monitored are dropped there, before anything is stored, served, recorded or sent on. With every
+ * setting at its default, everyone the bot sees is.
+ */
+export class MonitorPolicy {
+  private readonly guilds: ReadonlySet<Snowflake> | null;
+  private readonly allowed: ReadonlySet<Snowflake> | null;
+  /** Members seen holding the opt-in role, as their latest member payload said. */
+  private readonly roleHolders = new Set<Snowflake>();
+
+  constructor(private readonly settings: MonitorPolicySettings) {
+    this.guilds = settings.guildIds === null ? null : new Set(settings.guildIds);
+    this.allowed = settings.allowedUserIds === null ? null : new Set(settings.allowedUserIds);
+  }
+
+  /** Whether everyone is monitored, so nothing needs asking per member. */
+  get monitorsEveryone(): boolean {
+    return this.settings.mode === 'all' && this.guilds === null && this.allowed === null;
+  }
+
+  /** Whether members of the guild may be monitored at all. */
+  countsGuild(guildId: Snowflake): boolean {
+    return this.guilds === null || this.guilds.has(guildId);
+  }
+
+  /**
+   * Whether the user is monitored. `roles`: the member's roles when the payload carries them (member
+   * listings, joins and member updates do; presence updates do not, and the latest roles seen hold).
+   */
+  monitors(userId: Snowflake, roles?: readonly Snowflake[]): boolean {
+    const { roleId } = this.settings;
+    if (roleId !== null && roles !== undefined) {
+      if (roles.includes(roleId)) this.roleHolders.add(userId);
+      else this.roleHolders.delete(userId);
+    }
+    if (this.allowed !== null && !this.allowed.has(userId)) return false;
+    if (this.settings.mode === 'all') return true;
+    return this.roleHolders.has(userId) || this.settings.optedIn(userId);
+  }
+}
