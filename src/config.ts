@@ -305,7 +305,7 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
     throw new ConfigError('MONITOR_ROLE_ID', 'must be a role id (a snowflake)', monitorRoleId);
   }
   const operatorContact = read('OPERATOR_CONTACT') ?? null;
-  if (operatorContact !== null && (operatorContact.length > 200 || /[\u0000-\u001f\u007f]/.test(operatorContact))) {
+  if (operatorContact !== null && (operatorContact.length > 200 || hasControlCharacters(operatorContact))) {
     throw new ConfigError('OPERATOR_CONTACT', 'must be at most 200 characters on one line', operatorContact);
   }
 
@@ -396,4 +396,13 @@ function parseDatabaseUrl(value: string): DatabaseLocation {
     'must be sqlite:<path>, sqlite::memory: or a postgres:// or postgresql:// URL',
     value,
   );
+}
+
+/** Line breaks, tabs and the other control characters, which have no place in one line of a page. */
+function hasControlCharacters(text: string): boolean {
+  for (const character of text) {
+    const code = character.charCodeAt(0);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
 }
