@@ -251,7 +251,10 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             ...(discordSide ? { membersKnown: discordSide.firstListed } : {}),
             ...options.sse,
           });
-    if (sse) intake.push(async () => sse.close());
+    if (sse) {
+      intake.push(async () => sse.close());
+      privacyDirectory.onChange((userId) => sse.withdraw(userId));
+    }
     const http = await buildHttpServer({
       view,
       ownView,

@@ -99,6 +99,14 @@ export class SseHub {
     void options.membersKnown?.then(() => this.allMembersKnown());
   }
 
+  /**
+   * What was sent of the user must not be sent again (their privacy settings changed): a stream that comes
+   * back is sent their presence as it is now, not the events it missed, which may show what is hidden now.
+   */
+  withdraw(userId: Snowflake): void {
+    this.ring.push(userId, null);
+  }
+
   /** Every member is known: a user not monitored now is not a member, not one still to be listed. */
   get knowsEveryMember(): boolean {
     return this.everyMemberKnown;
