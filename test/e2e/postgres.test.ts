@@ -134,6 +134,40 @@ describe.skipIf(!hasPostgres)('the service on PostgreSQL', () => {
   });
 });
 
+describe.skipIf(!hasPostgres)('privacy settings on PostgreSQL', () => {
+  it('are applied from the first presence after a restart, and the private user stays private', async () => {
+    await discord();
+    const env = { DATABASE_URL: await (database as TestDatabase).schema() };
+    const first = await start(env);
+    const key = await insertApiKey(first.app.store, USER);
+    expect(await (await fetch(`${first.base}/v1/users/${USER}`)).text()).toContain(
+      '"active_on_discord_desktop":true',
+    );
+    const changed = await fetch(`${first.base}/v1/users/@me/privacy`, {
+      method: 'PATCH',
+      headers: { authorization: key, 'content-type': 'application/json' },
+      body: JSON.stringify({ hide_platforms: true, visibility: 'private' }),
+    });
+    expect(changed.status).toBe(200);
+    expect((await fetch(`${first.base}/v1/users/${USER}`)).status).toBe(404);
+    await stop(first);
+
+    const second = await start(env);
+    // Rendered under the settings from the start: no version of the presence ever showed the platforms.
+    const own = await fetch(`${second.base}/v1/users/@me`, { headers: { authorization: key } });
+    expect(((await own.json()) as { data: { privacy: unknown } }).data.privacy).toEqual({
+      hidden: ['platforms'],
+    });
+    expect((await fetch(`${second.base}/v1/users/${USER}`)).status).toBe(404);
+    expect(
+      second.changes.every(
+        (change) =>
+          change.kind === 'unmonitored' || !change.current.body.includes('"active_on_discord_desktop":true'),
+      ),
+    ).toBe(true);
+  });
+});
+
 describe.skipIf(!hasPostgres)('webhook events on PostgreSQL alone', () => {
   const RETRY_MS = 60_000;
   const play = (song: string) =>
