@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { AccountExport } from './account/export.js';
+import { AccountService } from './account/service.js';
 import { LocalBus } from './bus/local.js';
 import type { Bus } from './bus/ports.js';
 import { type ClusterLink, connectCluster } from './cluster/connect.js';
@@ -7,9 +9,11 @@ import { ReplicaSync } from './cluster/replica-sync.js';
 import type { Config } from './config.js';
 import { type Demo, startDemo } from './demo/index.js';
 import type { DiscordGateway } from './discord/gateway.js';
+import { INTENTS } from './discord/intents.js';
 import { type DiscordEndpoints, type DiscordSide, startDiscordSide } from './discord/side.js';
 import { RECENT_STATUS_MS, RecentStatuses } from './history/recent-status.js';
 import type { HistoryRecorder } from './history/recorder.js';
+import { instanceFacts } from './http/page/legal.js';
 import { buildHttpServer } from './http/server.js';
 import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
@@ -20,6 +24,7 @@ import { Metrics, type StoreBackend } from './ops/metrics.js';
 import { gatewayCheck, type ReadinessCheck, redisCheck, replicaCheck, storeCheck } from './ops/readiness.js';
 import './ops/tick-shape.js';
 import { timeStore } from './ops/timed-store.js';
+import { watchUniqueUsers } from './ops/unique-users.js';
 import { musicApps } from './presence/music-apps.js';
 import { recordsHistory } from './presence/privacy.js';
 import type { PresenceRegistry, PresenceSource } from './presence/registry.js';
@@ -157,6 +162,14 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         ? (userId, revision) => replicaSync.waitForKv(userId, revision, KV_VISIBLE_TIMEOUT_MS)
         : undefined,
     );
+    const account = new AccountService({
+      store: store.accounts,
+      bus,
+      kv,
+      webhooks: webhooks.service,
+      privacy,
+      logger,
+    });
 
     let demo: Demo | null = null;
     let discordSide: DiscordSide | null = null;
@@ -190,6 +203,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         kv,
         webhooks: webhooks.service,
         privacy: { directory: privacyDirectory, service: privacy },
+        account,
         cluster,
         cleanups,
         metrics,
@@ -205,6 +219,8 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     const ownView: PresenceSource = replica ?? (discordSide?.registry as PresenceSource);
     // What this node saw change: the registry's own changes, or on an API node the replica's.
     (discordSide?.registry ?? ownView).onChange((change) => metrics.presenceChanged(change.kind));
+    // On a node with the replica, each user once, whichever ingest nodes see them.
+    const uniqueUsers = watchUniqueUsers(ownView, logger);
     // Following the directory before the registry does: a user turning private is gone from what everyone
     // reads before their presence is rendered again.
     const view = new PublicView(ownView, privacyDirectory);
@@ -270,6 +286,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       optInPrefix: config.monitor === 'opt-in' ? config.commandPrefix : null,
       serveApi: config.role !== 'ingest',
       examples: demo?.users ?? [],
+      instance: instanceFacts(config, INTENTS),
       timeouts: {
         headersMs: config.httpHeadersTimeoutMs,
         requestMs: config.httpRequestTimeoutMs,
@@ -289,6 +306,10 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       ops: { metrics, metricsToken: config.metricsToken, readiness },
       webhooks: webhooks.service,
       privacy,
+      account: {
+        service: account,
+        export: new AccountExport({ view: ownView, store, webhooks: webhooks.service, privacy }),
+      },
       historyPrivacy: {
         of: (userId) => privacyDirectory.of(userId),
         isPrivate: (userId) => view.isPrivate(userId),
@@ -324,6 +345,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     const gateway = discordSide?.gateway;
     metrics.observe({
       monitoredUsers: () => view.size,
+      uniqueUsers: () => uniqueUsers.read(),
       ...(sockets
         ? {
             sockets: () => ({ open: sockets.socketCount, subscribed: sockets.subscribedSockets() }),

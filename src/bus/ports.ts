@@ -7,8 +7,10 @@ export interface BusMessages {
   /**
    * An accepted write that changed a user's KV, as the change it made: `revision` orders writes, so a late
    * message never wins, and one that does not follow the revision held asks for the KV to be read again.
+   * `whole`: the sets are the entire KV at `revision` (an erasure leaves none), to be taken whatever
+   * revision is held before it.
    */
-  'kv.changed': { userId: Snowflake; revision: number } & KvDelta;
+  'kv.changed': { userId: Snowflake; revision: number; whole?: boolean } & KvDelta;
   /** Scale-out: a user's shared presence, published by the ingest node that owns the user. */
   'presence.changed': PublishedPresence;
   /** Scale-out: the owning node no longer sees the user; `node` is to publish its view of them. */

@@ -44,6 +44,11 @@ export class MonitoredLoader {
 
   /** An accepted KV write announced on the bus: applied, or (a change missed) the KV read again. */
   readonly kvChanged = (change: BusMessages['kv.changed']): void => {
+    if (change.whole) {
+      // Taken at once: read again from the store, it could come after other news of the user.
+      this.options.registry.kvLoaded(change.userId, Object.fromEntries(change.set), change.revision);
+      return;
+    }
     if (!this.options.registry.kvChanged(change.userId, change, change.revision))
       this.kvReloads.add(change.userId);
   };

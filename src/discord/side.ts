@@ -1,5 +1,6 @@
 import { REST } from '@discordjs/rest';
 import type { Logger } from 'pino';
+import type { AccountService } from '../account/service.js';
 import type { Bus } from '../bus/ports.js';
 import type { ClusterLink } from '../cluster/connect.js';
 import { SharedPresencePublisher } from '../cluster/publisher.js';
@@ -71,6 +72,8 @@ export interface DiscordSideDeps {
   webhooks: WebhookService;
   /** Each user's privacy settings: what the registry renders and history records follow them. */
   privacy: { directory: PrivacyDirectory; service: PrivacyService };
+  /** Erasing everything kept about a user: the bot's `?forget all confirm`. */
+  account: AccountService;
   cluster: ClusterLink | null;
   cleanups: Array<() => Promise<void> | void>;
   metrics: Metrics;
@@ -191,6 +194,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     history,
     webhooks,
     privacy: deps.privacy.service,
+    account: deps.account,
     monitor: config.monitor,
     messenger,
     logger,

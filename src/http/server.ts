@@ -26,6 +26,7 @@ import { FastReads, type RequestHandler } from './fast-read.js';
 import { MALFORMED_REQUEST_OPTIONS, refuseExpectations, refuseMalformed } from './malformed-requests.js';
 import { notMonitored } from './not-monitored.js';
 import { registerOpenApi } from './openapi.js';
+import type { InstanceFacts } from './page/legal.js';
 import type { PageExample } from './page/render.js';
 import {
   limitReads,
@@ -36,6 +37,7 @@ import {
   writeBudgetsOf,
 } from './rate-limits.js';
 import { RefusedWrites } from './refused-writes.js';
+import { type AccountRoutes, accountReadRoutes, accountWriteRoutes } from './routes/account.js';
 import { avatarRoutes } from './routes/avatar.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { discordInviteRoutes } from './routes/discord-invite.js';
@@ -45,6 +47,7 @@ import { healthRoutes } from './routes/health.js';
 import { type HistoryPrivacy, historyRoutes } from './routes/history.js';
 import { homeRoutes } from './routes/home.js';
 import { kvRoutes } from './routes/kv.js';
+import { legalRoutes } from './routes/legal.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { privacyReadRoutes, privacyWriteRoutes } from './routes/privacy.js';
 import { userRoutes } from './routes/users.js';
@@ -95,10 +98,14 @@ export interface HttpServerOptions {
   ops?: { metrics: Metrics; metricsToken: string | null; readiness: readonly ReadinessCheck[] };
   /** Users the landing page offers as examples (demo mode); absent: none. */
   examples?: readonly PageExample[];
+  /** What `/privacy` and `/terms` say of this instance (its configuration); absent: not served. */
+  instance?: InstanceFacts;
   /** The webhook routes; absent: not served. */
   webhooks?: WebhookService;
   /** The privacy settings routes; absent: not served. */
   privacy?: PrivacyService;
+  /** `DELETE /v1/users/@me` and `GET /v1/users/@me/export`; absent: not served. */
+  account?: AccountRoutes;
   /** What history, stats and top tracks leave out, and for whom; absent: nothing. */
   historyPrivacy?: HistoryPrivacy;
   /** The music players' applications (`*_APP_IDS`): which service a hidden application's past plays are of. */
@@ -284,6 +291,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
           inviteUrl: options.inviteUrl ?? null,
         }),
       );
+      if (options.instance) {
+        await reads.register(legalRoutes({ facts: options.instance, version: options.version.version }));
+      }
       await reads.register(historyRoutes({ ...options, privacy: options.historyPrivacy }));
       await reads.register(
         cardRoutes({
@@ -306,6 +316,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       }
       if (options.privacy) {
         await reads.register(privacyReadRoutes({ keys: options.keys, privacy: options.privacy }));
+      }
+      if (options.account) {
+        await reads.register(accountReadRoutes({ keys: options.keys, ...options.account }));
       }
       if (options.events) {
         await reads.register(
@@ -335,6 +348,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       }
       if (options.privacy) {
         await writes.register(privacyWriteRoutes({ keys: options.keys, privacy: options.privacy, budgets }));
+      }
+      if (options.account) {
+        await writes.register(accountWriteRoutes({ keys: options.keys, ...options.account, budgets }));
       }
     });
   }

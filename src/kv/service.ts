@@ -60,6 +60,15 @@ export class KvService {
     return { ok: true };
   }
 
+  /**
+   * The store erased the user's KV, leaving `revision` (an erasure of everything): announced as a write
+   * that leaves no key, and resolved once a presence read here shows it.
+   */
+  async erased(userId: Snowflake, revision: number, keys: readonly string[]): Promise<void> {
+    await this.bus.publish('kv.changed', { userId, revision, whole: true, set: [], delete: [...keys] });
+    await this.visible?.(userId, revision);
+  }
+
   set(userId: Snowflake, key: string, value: string): Promise<KvWriteOutcome> {
     return this.write(userId, { set: new Map([[key, value]]), delete: [] });
   }

@@ -32,6 +32,8 @@ export type GatewaySessionKind = 'new' | 'resumed';
 /** What the scrape reads from the parts of the app that exist on this node; absent parts report nothing. */
 export interface MetricSources {
   monitoredUsers(): number;
+  /** Monitored users, each once (see unique-users.ts); absent: 0. */
+  uniqueUsers?(): number;
   sockets?(): { open: number; subscribed: Record<SubscriptionKind, number> };
   /** Bytes handed to the sockets that their connections have not taken yet, all sockets together. */
   socketBufferedBytes?(): number;
@@ -120,6 +122,11 @@ export class Metrics {
       'presently_monitored_users',
       'Users sharing a guild with the bot, online or offline, as this node serves or sees them.',
       () => this.sources.monitoredUsers(),
+    );
+    gauge(
+      'presently_unique_users',
+      'Monitored users, each once: across every node where the shared presences are replicated, else this node. Discord reviews privileged intents past 10,000.',
+      () => this.sources.uniqueUsers?.() ?? 0,
     );
     gauge('presently_socket_connections', 'Open WebSocket connections on /socket.', () => {
       return this.sources.sockets?.().open ?? 0;

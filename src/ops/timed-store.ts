@@ -1,4 +1,5 @@
 import type {
+  AccountStore,
   ApiKeyStore,
   HistoryStore,
   KvStore,
@@ -47,6 +48,7 @@ const OPERATIONS: {
     patchPrivacy: true,
     deletePrivacy: true,
   } satisfies Record<keyof PrivacyStore, true>,
+  accounts: { erase: true, details: true } satisfies Record<keyof AccountStore, true>,
 };
 
 type AsyncMethod = (...args: unknown[]) => Promise<unknown>;

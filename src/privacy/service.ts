@@ -33,6 +33,11 @@ export class PrivacyService {
     await this.announce(userId);
   }
 
+  /** The store erased every setting of the user (an erasure of everything): the defaults apply everywhere. */
+  erased(userId: Snowflake): Promise<void> {
+    return this.announce(userId);
+  }
+
   private async announce(userId: Snowflake): Promise<void> {
     await this.bus.publish('privacy.changed', { userId });
     await this.directory.refresh(userId);

@@ -170,6 +170,44 @@ export interface PrivacyStore {
   deletePrivacy(userId: Snowflake): Promise<void>;
 }
 
+/** What an erasure of everything kept about a user took away. */
+export interface Erasure extends ForgetResult {
+  /** The names of the KV keys erased: nodes holding the KV drop them. */
+  kvKeys: string[];
+  /**
+   * The KV's revision once erased (0 for a user who never wrote KV). An erasure is a KV write: the
+   * revision moves on rather than back, so nodes holding the old KV take the erasure, and later writes, in
+   * order.
+   */
+  kvRevision: number;
+  /** Keys erased, live and pending. */
+  apiKeys: number;
+  /** The webhooks erased: events for them queued outside this store are to be dropped too. */
+  webhookIds: string[];
+  /** Whether the user had privacy settings, and a stored profile. */
+  privacySettings: boolean;
+  profile: boolean;
+}
+
+/** What is kept about a user beside their data: their key's age and their last erasure. */
+export interface AccountDetails {
+  /** The live key's creation time (null from a store that keeps none: Redis); null without a live key. */
+  key: { createdAt: number | null } | null;
+  /** When the user last erased their history (or everything); null if never. */
+  historyErasedAt: number | null;
+}
+
+export interface AccountStore {
+  /**
+   * Erases everything kept about the user in one transaction: KV (only the revision counter stays, moved
+   * on), keys live and pending, webhooks with their deliveries and the events this store queues for them,
+   * privacy settings, profile, and history as `HistoryStore.forget` erases it, remembering `at` the same
+   * way so that no batch written later brings back what was seen before.
+   */
+  erase(userId: Snowflake, at: number): Promise<Erasure>;
+  details(userId: Snowflake): Promise<AccountDetails>;
+}
+
 /**
  * The store port. Each adapter (embedded SQLite, Redis) implements every part, and one contract
  * test suite runs against each.
@@ -181,6 +219,7 @@ export interface Store {
   readonly history: HistoryStore;
   readonly webhooks: WebhookStore;
   readonly privacy: PrivacyStore;
+  readonly accounts: AccountStore;
   /** Whether the store answers now: readiness checks use it. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

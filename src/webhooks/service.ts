@@ -114,6 +114,15 @@ export class WebhookService {
     return 'removed';
   }
 
+  /**
+   * The store erased these webhooks of the user (an erasure of everything): what waits for them in a queue
+   * kept elsewhere (Redis) goes too, and every node forgets them.
+   */
+  async erased(userId: Snowflake, webhookIds: readonly string[]): Promise<void> {
+    for (const id of webhookIds) await this.options.queue.drop(id);
+    await this.changed(userId);
+  }
+
   /** Stops a webhook for good and tells its owner, once, whichever node got there first. */
   async disable(webhook: StoredWebhook, reason: string): Promise<void> {
     const { store, queue, commandPrefix, logger } = this.options;

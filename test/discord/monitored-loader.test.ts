@@ -157,4 +157,25 @@ describe('loading what is stored for users who start being monitored', () => {
     loader.kvChanged({ userId: id, revision: 3, set: [['c', 'late']], delete: [] });
     expect(registry.get(id)?.presence.kv).toEqual({ b: '2', c: '3', d: '4' });
   });
+
+  it('takes an erased KV at once, whatever revision it holds, and the writes after it in order', async () => {
+    const { store, registry, loader, kvBatches } = await setup();
+    const id = userId(1);
+    await store.kv.writeKv(id, { set: new Map([['a', '1']]), delete: [] }, KV_LIMITS);
+    registry.memberSeen(GUILD, { id, username: 'u1' });
+    await eventually(() => expect(registry.get(id)?.presence.kv).toEqual({ a: '1' }));
+    const reads = kvBatches.length;
+    // Revision 2 was missed; the erasure leaves revision 3 with no keys, taken whole, nothing read.
+    await store.kv.writeKv(id, { set: new Map([['b', '2']]), delete: [] }, KV_LIMITS);
+    const erased = await store.accounts.erase(id, Date.now());
+    expect(erased.kvRevision).toBe(3);
+    loader.kvChanged({ userId: id, revision: 3, whole: true, set: [], delete: erased.kvKeys });
+    expect(registry.get(id)?.presence.kv).toEqual({});
+    expect(registry.kvRevisionOf(id)).toBe(3);
+    expect(kvBatches.length).toBe(reads);
+    // The missed write, late, is ignored; the next one applies.
+    loader.kvChanged({ userId: id, revision: 2, set: [['b', '2']], delete: [] });
+    loader.kvChanged({ userId: id, revision: 4, set: [['c', '3']], delete: [] });
+    expect(registry.get(id)?.presence.kv).toEqual({ c: '3' });
+  });
 });

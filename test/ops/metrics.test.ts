@@ -4,6 +4,7 @@ import { Metrics } from '../../src/ops/metrics.js';
 import type { RawPresence } from '../../src/presence/model.js';
 import { PresenceRegistry } from '../../src/presence/registry.js';
 import { SocketClient } from '../socket/client.js';
+import { insertApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { type Family, parseExposition, sampleValue, scrape } from '../support/prometheus.js';
@@ -72,6 +73,7 @@ describe('GET /metrics', () => {
       'presently_sse_streams',
       'presently_store_operation_duration_seconds',
       'presently_store_write_thread_down',
+      'presently_unique_users',
       'presently_webhook_deliveries_total',
     ]);
     for (const name of [
@@ -82,6 +84,7 @@ describe('GET /metrics', () => {
       expect(families.get(name)?.samples.length, name).toBeGreaterThan(0);
     }
     expect(sampleValue(families, 'presently_monitored_users')).toBe(2);
+    expect(sampleValue(families, 'presently_unique_users')).toBe(2);
     expect(sampleValue(families, 'presently_gateway_shards')).toBe(1);
     expect(sampleValue(families, 'presently_gateway_shards_ready')).toBe(1);
     expect(sampleValue(families, 'presently_store_write_thread_down')).toBe(0);
@@ -93,6 +96,26 @@ describe('GET /metrics', () => {
     expect(sampleValue(families, 'presently_presence_changes_total', { kind: 'monitored' })).toBe(2);
     // Listed, then rendered and announced (the two monitored changes above).
     expect(sampleValue(families, 'presently_listed_members_unrendered')).toBe(0);
+  });
+
+  it('a private user is still one of the unique users Discord counts', async () => {
+    const key = await insertApiKey(h.app.store, BOB);
+    const setVisibility = async (visibility: string) => {
+      const response = await fetch(`${h.base}/v1/users/@me/privacy`, {
+        method: 'PATCH',
+        headers: { authorization: key, 'content-type': 'application/json' },
+        body: JSON.stringify({ visibility }),
+      });
+      expect(response.status).toBe(200);
+    };
+    await setVisibility('private');
+    try {
+      await eventually(async () => expect((await fetch(`${h.base}/v1/users/${BOB}`)).status).toBe(404));
+      expect(sampleValue(await metrics(), 'presently_unique_users')).toBe(2);
+    } finally {
+      await setVisibility('public');
+    }
+    await eventually(async () => expect((await fetch(`${h.base}/v1/users/${BOB}`)).status).toBe(200));
   });
 
   it('a presence change raises the change counter, and reaching a subscriber, the fan-out histogram', async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TrackEntry } from '../../src/presence/history.js';
 import { PAUSED_UNTIL_UNDONE, type PrivacyPatch } from '../../src/presence/privacy.js';
+import type { DeliveryRecord, StoredWebhook } from '../../src/presence/webhook.js';
 import type { HistoryWrite, Store } from '../../src/store/ports.js';
 import { KV_LIMITS } from '../support/kv.js';
 import { profileOf } from '../support/profiles.js';
@@ -721,6 +722,194 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         await store.history.forget('1', T0);
         await store.history.appendHistory([observed(FORGOTTEN + 9)], LIMITS);
         expect((await store.history.history('1', 100)).status).toEqual([]);
+      });
+    });
+
+    describe('erasing everything about a user', () => {
+      const LIVE = Buffer.alloc(32, 1);
+      const PENDING = Buffer.alloc(32, 2);
+      const THEIRS = Buffer.alloc(32, 7);
+      const webhook = (id: string, userId: string, createdAt: number): StoredWebhook => ({
+        id,
+        userId,
+        url: `https://example.com/${id}`,
+        events: ['presence', 'kv'],
+        secret: `secret-of-${id}`,
+        createdAt,
+        disabledAt: null,
+        disabledReason: null,
+      });
+      const delivery = (id: string): DeliveryRecord => ({
+        id,
+        type: 'presence',
+        status: 'delivered',
+        attempts: 1,
+        at: T0,
+        response_code: 200,
+        error: null,
+        next_attempt_at: null,
+      });
+      const observed = (userId: string, ts: number): HistoryWrite => ({
+        userId,
+        status: { status: 'online', ts },
+        track: entry(`t${ts}`, ts),
+        countsPlay: true,
+        lastSeen: ts,
+      });
+
+      /** Users 1 and 2 with one of everything a store keeps; 1 with a key handed over too. */
+      async function everything(store: Store): Promise<void> {
+        for (const userId of ['1', '2']) {
+          await store.kv.writeKv(userId, write({ a: '1', b: '2' }), KV_LIMITS);
+          await store.kv.writeKv(userId, write({ c: '3' }, ['a']), KV_LIMITS);
+          await store.privacy.patchPrivacy(userId, { hide_kv: true, visibility: 'private' });
+          await store.webhooks.addWebhook(webhook(`wh_${userId}a`, userId, T0), 5);
+          await store.webhooks.addWebhook(webhook(`wh_${userId}b`, userId, T0 + 1), 5);
+          await store.webhooks.recordDelivery(`wh_${userId}a`, delivery(`d${userId}`), 20);
+        }
+        await store.apiKeys.replaceKey('1', LIVE, T0);
+        await store.apiKeys.addPendingKey('1', PENDING, Date.now(), Date.now() + 60_000);
+        await store.apiKeys.replaceKey('2', THEIRS, T0);
+        await store.profiles.putProfiles(
+          new Map([
+            ['1', { profile: { banner: 'a_1', accent_color: 1 }, fetchedAt: T0 }],
+            ['2', { profile: { banner: 'a_2', accent_color: 2 }, fetchedAt: T0 }],
+          ]),
+        );
+        await store.history.appendHistory(
+          [observed('1', T0), observed('1', T0 + 1), observed('2', T0), observed('2', T0 + 1)],
+          LIMITS,
+        );
+      }
+
+      /** What the store holds of a user, read through every port. */
+      async function heldOf(store: Store, userId: string) {
+        const webhooks = await store.webhooks.webhooksOf(userId);
+        return {
+          kv: await store.kv.getKv(userId),
+          profile: await profileOf(store, userId),
+          privacy: await store.privacy.getPrivacy(userId),
+          webhooks: await Promise.all(
+            webhooks.map(async (found) => ({
+              id: found.id,
+              deliveries: (await store.webhooks.deliveries(found.id, 20)).map((record) => record.id),
+            })),
+          ),
+          history: await store.history.history(userId, 100),
+          stats: await store.history.stats(userId),
+          plays: await store.history.topTracks(userId, 1, 1000),
+        };
+      }
+
+      it('erases every part of one user, and only theirs, counting what went', async () => {
+        const store = await open();
+        await everything(store);
+        const theirs = await heldOf(store, '2');
+        const revision = (await store.kv.getKv('1')).revision;
+        expect(await store.accounts.erase('1', T0 + 10)).toEqual({
+          statusEntries: 2,
+          trackEntries: 2,
+          playCounts: 2,
+          kvKeys: ['b', 'c'],
+          kvRevision: revision + 1,
+          apiKeys: 2,
+          webhookIds: ['wh_1a', 'wh_1b'],
+          privacySettings: true,
+          profile: true,
+        });
+        expect(await heldOf(store, '1')).toEqual({
+          kv: { kv: {}, revision: revision + 1 },
+          profile: undefined,
+          privacy: undefined,
+          webhooks: [],
+          history: { status: [], tracks: [] },
+          stats: { lastStatus: null, lastSeen: null, trackHistoryCount: 0, playsDay: null, plays: 0 },
+          plays: [],
+        });
+        expect(await store.apiKeys.findKey(LIVE)).toBeUndefined();
+        expect(await store.apiKeys.findKey(PENDING)).toBeUndefined();
+        expect(await store.apiKeys.activateKey('1', PENDING, Date.now())).toBe(false);
+        expect(await store.webhooks.webhook('wh_1a')).toBeUndefined();
+        expect(await store.webhooks.deliveries('wh_1a', 20)).toEqual([]);
+        expect((await store.webhooks.activeWebhooks()).map((found) => found.id).sort()).toEqual([
+          'wh_2a',
+          'wh_2b',
+        ]);
+        expect([...(await store.privacy.allPrivacy()).keys()]).toEqual(['2']);
+        expect(await store.accounts.details('1')).toEqual({ key: null, historyErasedAt: T0 + 10 });
+
+        // The other user keeps everything.
+        expect(await heldOf(store, '2')).toEqual(theirs);
+        expect(await store.apiKeys.findKey(THEIRS)).toEqual({ userId: '2', hash: THEIRS });
+        expect((await store.accounts.details('2')).key).not.toBeNull();
+        expect((await store.accounts.details('2')).historyErasedAt).toBeNull();
+
+        // Nothing comes back with a restart.
+        const restarted = await reopen(store);
+        expect(await heldOf(restarted, '1')).toMatchObject({ kv: { kv: {} }, webhooks: [], plays: [] });
+        expect(await restarted.apiKeys.findKey(LIVE)).toBeUndefined();
+      });
+
+      it('tells when the live key was made, where the store keeps it', async () => {
+        const store = await open();
+        expect(await store.accounts.details('1')).toEqual({ key: null, historyErasedAt: null });
+        await store.apiKeys.replaceKey('1', LIVE, T0);
+        const { key } = await store.accounts.details('1');
+        // Redis keeps no creation time.
+        expect([T0, null]).toContain(key?.createdAt);
+      });
+
+      it('keeps the KV revision moving on: a write after the erasure is ordered after it', async () => {
+        const store = await open();
+        await store.kv.writeKv('1', write({ a: '1' }), KV_LIMITS);
+        const erased = await store.accounts.erase('1', T0);
+        expect(erased.kvRevision).toBe(2);
+        expect(await store.kv.getKvs(['1'])).toEqual(new Map([['1', { kv: {}, revision: 2 }]]));
+        expect(await store.kv.writeKv('1', write({ b: '2' }), KV_LIMITS)).toEqual({
+          revision: 3,
+          changed: true,
+        });
+        expect(await store.kv.getKv('1')).toEqual({ kv: { b: '2' }, revision: 3 });
+        // The byte total starts over from nothing: a cap fits what is written after.
+        expect(await store.kv.writeKv('1', write({ c: 'xyz' }), byteCap(6))).toMatchObject({ changed: true });
+
+        // A user who never wrote KV gets no revision of it.
+        const untouched = await store.accounts.erase('3', T0);
+        expect(untouched).toMatchObject({ kvKeys: [], kvRevision: 0 });
+        expect(await store.kv.getKvs(['3'])).toEqual(new Map());
+      });
+
+      it('erases nothing more the second time, the revision staying', async () => {
+        const store = await open();
+        await everything(store);
+        const first = await store.accounts.erase('1', T0 + 10);
+        expect(await store.accounts.erase('1', T0 + 20)).toEqual({
+          statusEntries: 0,
+          trackEntries: 0,
+          playCounts: 0,
+          kvKeys: [],
+          kvRevision: first.kvRevision,
+          apiKeys: 0,
+          webhookIds: [],
+          privacySettings: false,
+          profile: false,
+        });
+        expect((await store.accounts.details('1')).historyErasedAt).toBe(T0 + 20);
+      });
+
+      it("drops a later batch's entries stamped at or before the erasure, as forget does", async () => {
+        const store = await open();
+        await everything(store);
+        await store.accounts.erase('1', T0 + 10);
+        // A batch another node held while everything was erased.
+        await store.history.appendHistory([observed('1', T0 + 5), observed('1', T0 + 11)], LIMITS);
+        expect(await store.history.history('1', 100)).toEqual({
+          status: [{ status: 'online', ts: T0 + 11 }],
+          tracks: [entry(`t${T0 + 11}`, T0 + 11)],
+        });
+        expect(await store.history.topTracks('1', 1, 10)).toEqual([
+          expect.objectContaining({ track_id: `t${T0 + 11}`, play_count: 1 }),
+        ]);
       });
     });
 

@@ -5,6 +5,8 @@ import { HISTORY_BATCH_IDS_KEPT_MS, type HistoryWrite, type Store } from '../../
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { ADVISORY_LOCKS } from '../../src/store/postgres/locks.js';
 import { MIGRATIONS, migrate } from '../../src/store/postgres/migrations.js';
+import { PostgresWebhookQueue } from '../../src/store/postgres/webhook-queue.js';
+import { expectErasureDropsQueuedEvents } from '../support/erased-queue.js';
 import { eventually } from '../support/eventually.js';
 import { KV_LIMITS } from '../support/kv.js';
 import {
@@ -137,6 +139,11 @@ describe.skipIf(!hasPostgres)('PostgreSQL store', () => {
       await pool.query('INSERT INTO presently_schema (version) VALUES ($1)', [MIGRATIONS.length + 1]);
       await expect(openPostgresStore(url)).rejects.toThrow(/newer than this build knows/);
     });
+  });
+
+  it('erasing a user drops the events queued for their webhooks, in the same transaction', async () => {
+    const store = await open();
+    await expectErasureDropsQueuedEvents(store, new PostgresWebhookQueue(store.pool));
   });
 
   it('answers ping until closed, and closing twice is harmless', async () => {

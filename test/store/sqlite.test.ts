@@ -7,6 +7,8 @@ import type { HistoryWrite } from '../../src/store/ports.js';
 import { SqliteHistoryStore } from '../../src/store/sqlite/history.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { MIGRATIONS, migrate } from '../../src/store/sqlite/migrations.js';
+import { SqliteWebhookQueue } from '../../src/store/sqlite/webhook-queue.js';
+import { expectErasureDropsQueuedEvents } from '../support/erased-queue.js';
 import { KV_LIMITS } from '../support/kv.js';
 import { profileOf } from '../support/profiles.js';
 import { storeContract } from './contract.js';
@@ -176,6 +178,12 @@ describe('embedded SQLite store', () => {
       new Map([['9', { profile: { banner: null, accent_color: 1 }, fetchedAt: 1 }]]),
     );
     expect((await profileOf(store, '9'))?.profile.accent_color).toBe(1);
+    await store.close();
+  });
+
+  it('erasing a user drops the events queued for their webhooks, in the same transaction', async () => {
+    const store = openSqliteStore({ kind: 'sqlite', path: join(tempDir(), 'presently.db') });
+    await expectErasureDropsQueuedEvents(store, new SqliteWebhookQueue(store.db));
     await store.close();
   });
 });

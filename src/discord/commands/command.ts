@@ -1,4 +1,5 @@
 import type { GatewayMessageCreateDispatchData } from 'discord-api-types/v10';
+import type { AccountService } from '../../account/service.js';
 import type { MonitorMode } from '../../config.js';
 import type { HistoryRecorder } from '../../history/recorder.js';
 import type { ApiKeyService } from '../../keys/service.js';
@@ -19,6 +20,8 @@ export interface CommandContext {
   history: Pick<HistoryRecorder, 'forget'>;
   webhooks: Pick<WebhookService, 'list' | 'remove' | 'maxPerUser'>;
   privacy: Pick<PrivacyService, 'settings' | 'change'>;
+  /** Erasing everything kept about the user. */
+  account: Pick<AccountService, 'erase'>;
   /** Who the instance monitors: with `opt-in`, only those who asked. */
   monitor: MonitorMode;
   /** The bot's clock, epoch ms. */

@@ -4,6 +4,7 @@ import {
   type GatewayMessageCreateDispatchData,
 } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
+import type { AccountService } from '../../account/service.js';
 import type { MonitorMode } from '../../config.js';
 import type { HistoryRecorder } from '../../history/recorder.js';
 import type { ApiKeyService } from '../../keys/service.js';
@@ -45,6 +46,7 @@ export interface BotOptions {
   history: Pick<HistoryRecorder, 'forget'>;
   webhooks: Pick<WebhookService, 'list' | 'remove' | 'maxPerUser'>;
   privacy: Pick<PrivacyService, 'settings' | 'change'>;
+  account: Pick<AccountService, 'erase'>;
   /** Who the instance monitors; absent: everyone (`all`). */
   monitor?: MonitorMode;
   messenger: Messenger;
@@ -124,6 +126,7 @@ export class Bot {
       history: this.options.history,
       webhooks: this.options.webhooks,
       privacy: this.options.privacy,
+      account: this.options.account,
       monitor: this.options.monitor ?? 'all',
       now: this.options.now ?? Date.now,
       commands: COMMANDS,

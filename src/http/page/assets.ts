@@ -12,6 +12,8 @@ export interface PageAsset {
 export interface PageAssets {
   /** index.html, with `{{slot}}`s the renderer fills. */
   template: string;
+  /** legal.html: `/privacy` and `/terms`, the landing page's header and footer around `{{content}}`. */
+  legal: string;
   stylesheet: PageAsset;
   script: PageAsset;
 }
@@ -36,6 +38,7 @@ function assetOf(file: string, contentType: string): PageAsset {
 export function loadPageAssets(): PageAssets {
   return {
     template: readFileSync(new URL('index.html', STATIC_DIR), 'utf8'),
+    legal: readFileSync(new URL('legal.html', STATIC_DIR), 'utf8'),
     stylesheet: assetOf('page.css', 'text/css; charset=utf-8'),
     script: assetOf('viewer.js', 'text/javascript; charset=utf-8'),
   };

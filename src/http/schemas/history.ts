@@ -7,7 +7,7 @@ import { discordStatusSchema, epochMs, nowPlayingSchema, nullableEpochMs } from 
  */
 
 /** `now_playing` plus fields of its own. */
-function nowPlayingWith<P extends Record<string, object>>(properties: P) {
+export function nowPlayingWith<P extends Record<string, object>>(properties: P) {
   return {
     type: 'object',
     properties: { ...nowPlayingSchema.properties, ...properties },

@@ -306,27 +306,30 @@ export class PostgresHistoryStore implements HistoryStore {
     }));
   }
 
-  /** Holds the history lock alone: batches in flight land first, and later ones read this erasure. */
   async forget(userId: Snowflake, at: number): Promise<ForgetResult> {
-    return transaction(
-      this.pool,
-      async (client) => {
-        await client.query({ ...OWN_HISTORY, values: [...ADVISORY_LOCKS.history] });
-        const { rows } = await client.query<{ status: number; tracks: number; plays: number }>({
-          ...FORGET,
-          values: [userId, at],
-        });
-        const row = rows[0] as { status: number; tracks: number; plays: number };
-        // Counted as read: entries past the limit were only waiting to be trimmed.
-        return {
-          statusEntries: Math.min(row.status, HISTORY_LIMIT),
-          trackEntries: Math.min(row.tracks, HISTORY_LIMIT),
-          playCounts: row.plays,
-        };
-      },
-      { timeout: this.batchTimeout },
-    );
+    return transaction(this.pool, (client) => forgetHistory(client, userId, at), {
+      timeout: this.batchTimeout,
+    });
   }
+}
+
+/**
+ * Erases the user's history in the session's transaction, holding the history lock alone: batches in
+ * flight land first, and later ones read this erasure.
+ */
+export async function forgetHistory(client: Session, userId: Snowflake, at: number): Promise<ForgetResult> {
+  await client.query({ ...OWN_HISTORY, values: [...ADVISORY_LOCKS.history] });
+  const { rows } = await client.query<{ status: number; tracks: number; plays: number }>({
+    ...FORGET,
+    values: [userId, at],
+  });
+  const row = rows[0] as { status: number; tracks: number; plays: number };
+  // Counted as read: entries past the limit were only waiting to be trimmed.
+  return {
+    statusEntries: Math.min(row.status, HISTORY_LIMIT),
+    trackEntries: Math.min(row.tracks, HISTORY_LIMIT),
+    playCounts: row.plays,
+  };
 }
 
 async function trim(client: Session, lists: ListsOf, limits: Limits): Promise<void> {

@@ -2,6 +2,7 @@ import { Pool, TypeOverrides, types } from 'pg';
 import { REDACTED, redactUrl } from '../../redact-url.js';
 import type { Store } from '../ports.js';
 import type { WaitingListsOptions } from '../waiting-lists.js';
+import { PostgresAccountStore } from './accounts.js';
 import { PostgresApiKeyStore } from './api-keys.js';
 import { PostgresHistoryStore } from './history.js';
 import { PostgresKvStore } from './kv.js';
@@ -77,6 +78,7 @@ export class PostgresStore implements Store {
   readonly history: PostgresHistoryStore;
   readonly webhooks: PostgresWebhookStore;
   readonly privacy: PostgresPrivacyStore;
+  readonly accounts: PostgresAccountStore;
   private closed = false;
 
   constructor(
@@ -90,6 +92,7 @@ export class PostgresStore implements Store {
     this.history = new PostgresHistoryStore(pool, timeouts, history);
     this.webhooks = new PostgresWebhookStore(pool);
     this.privacy = new PostgresPrivacyStore(pool);
+    this.accounts = new PostgresAccountStore(pool, timeouts);
   }
 
   async ping(): Promise<boolean> {

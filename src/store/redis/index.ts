@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Store } from '../ports.js';
+import { RedisAccountStore } from './accounts.js';
 import { RedisApiKeyStore } from './api-keys.js';
 import { RedisHistoryStore } from './history.js';
 import { RedisKeys } from './keys.js';
@@ -27,6 +28,7 @@ export class RedisStore implements Store {
   readonly history: RedisHistoryStore;
   readonly webhooks: RedisWebhookStore;
   readonly privacy: RedisPrivacyStore;
+  readonly accounts: RedisAccountStore;
   private readonly migrated: Promise<void>;
 
   constructor(
@@ -43,6 +45,7 @@ export class RedisStore implements Store {
     this.history = new RedisHistoryStore(redis, keys, this.migrated);
     this.webhooks = new RedisWebhookStore(redis, keys);
     this.privacy = new RedisPrivacyStore(redis, keys);
+    this.accounts = new RedisAccountStore(redis, keys, this.migrated);
   }
 
   async ping(): Promise<boolean> {

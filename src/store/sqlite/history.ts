@@ -18,7 +18,8 @@ type Limits = { history: number; trackedTracks: number };
 export class SqliteHistoryStore implements HistoryStore {
   private readonly append: (batch: readonly HistoryWrite[], limits: Limits) => ListsOf;
   private readonly trimAll: (limits: Limits) => void;
-  private readonly erase: (userId: Snowflake, at: number) => ForgetResult;
+  /** `forget`, run in the caller's transaction when there is one (an erasure of everything, accounts.ts). */
+  readonly erase: (userId: Snowflake, at: number) => ForgetResult;
   private readonly waiting: WaitingLists;
   /** The last batch's: trimming at close has no batch of its own. */
   private limits: Limits | null = null;

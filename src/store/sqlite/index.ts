@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import type { Store } from '../ports.js';
+import { SqliteAccountStore } from './accounts.js';
 import { SqliteApiKeyStore } from './api-keys.js';
 import { setUpConnection } from './connection.js';
 import { SqliteHistoryStore } from './history.js';
@@ -45,6 +46,7 @@ export class SqliteStore implements Store {
   readonly history: SqliteHistoryStore | SqliteWriteThread;
   readonly webhooks: SqliteWebhookStore;
   readonly privacy: SqlitePrivacyStore;
+  readonly accounts: SqliteAccountStore;
 
   constructor(
     readonly db: Database,
@@ -60,6 +62,7 @@ export class SqliteStore implements Store {
     this.apiKeys = new SqliteApiKeyStore(db);
     this.webhooks = new SqliteWebhookStore(db);
     this.privacy = new SqlitePrivacyStore(db);
+    this.accounts = new SqliteAccountStore(db, history.erase);
   }
 
   async ping(): Promise<boolean> {

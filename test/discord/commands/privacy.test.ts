@@ -69,6 +69,7 @@ function setup(options: { prefix?: string } = {}) {
     keys: unused as ApiKeyService,
     kv: unused as KvService,
     history: { forget: () => Promise.reject(new Error('not used by ?privacy')) },
+    account: { erase: () => Promise.reject(new Error('not used by ?privacy')) },
     webhooks: { list: async () => [], remove: async () => 'not-found', maxPerUser: 0 } as never,
     privacy,
     messenger,
