@@ -118,10 +118,39 @@ describe('MONITOR=opt-in', () => {
     await eventually(async () => expect(await status(BEN)).toBe(200));
   });
 
-  it('tells a user of an instance that monitors everyone that there is nothing to start', async () => {
+  it('lets a member go with `?stop confirm`, erasing what was kept, and takes them back with `?start`', async () => {
+    const harness = await start({ MONITOR: 'opt-in' });
+    await command(harness, ANNA, '?start');
+    await eventually(async () => expect(await status(ANNA)).toBe(200));
+    const key = await insertApiKey(harness.app.store, ANNA);
+    const written = await fetch(`${harness.base}/v1/users/@me/kv/city`, {
+      method: 'PUT',
+      headers: { authorization: key },
+      body: 'Lisbon',
+    });
+    expect(written.status).toBe(204);
+
+    expect(await command(harness, ANNA, '?stop')).toContain('`?stop confirm`');
+    expect(await status(ANNA)).toBe(200);
+    expect(await command(harness, ANNA, '?stop confirm')).toContain('you are no longer monitored');
+    expect(await status(ANNA)).toBe(404);
+    expect((await harness.app.store.kv.getKv(ANNA)).kv).toEqual({});
+    expect(await harness.app.store.privacy.getPrivacy(ANNA)).toBeUndefined();
+    const refused = await fetch(`${harness.base}/v1/users/@me`, { headers: { authorization: key } });
+    expect(refused.status).toBe(401);
+
+    await command(harness, ANNA, '?start');
+    await eventually(async () => expect(await status(ANNA)).toBe(200));
+    const back = (await (await fetch(`${harness.base}/v1/users/${ANNA}`)).json()) as { data: { kv: object } };
+    expect(back.data.kv).toEqual({});
+  });
+
+  it('tells a user of an instance that monitors everyone that there is nothing to start or stop', async () => {
     const harness = await start({});
     expect(await status(ANNA)).toBe(200);
     expect(await command(harness, ANNA, '?start')).toContain('there is nothing to start');
+    expect(await command(harness, ANNA, '?stop confirm')).toContain('leave them to stop');
+    expect(await status(ANNA)).toBe(200);
   });
 });
 

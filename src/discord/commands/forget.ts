@@ -45,7 +45,7 @@ async function forgetAll({ message, account, prefix, reply }: CommandContext, co
 }
 
 /** "3 KV keys, 1 API key, …, and your stats": what an erasure of everything took, as counted. */
-function whatWent(erased: Erasure): string {
+export function whatWent(erased: Erasure): string {
   const parts = [
     counted(erased.kvKeys.length, 'KV key'),
     counted(erased.apiKeys, 'API key'),

@@ -22,7 +22,7 @@ import { forgetCommand } from './forget.js';
 import { helpCommand } from './help.js';
 import { delCommand, getCommand, kvCommand, setCommand } from './kv.js';
 import { privacyCommand } from './privacy.js';
-import { startCommand } from './start-stop.js';
+import { startCommand, stopCommand } from './start-stop.js';
 import { webhooksCommand } from './webhooks.js';
 
 /** Every command the bot answers; a new command is one file and one entry here. */
@@ -36,6 +36,7 @@ export const COMMANDS: readonly Command[] = [
   webhooksCommand,
   privacyCommand,
   startCommand,
+  stopCommand,
   helpCommand,
 ];
 
