@@ -44,22 +44,29 @@ const PROCESSES = fileURLToPath(new URL('../processes/', import.meta.url));
 /**
  * Runs bench/processes/<script>.ts in a Node process of its own, so what is measured never shares a heap
  * or an event loop with the driver or with its load. `BENCH_CPU_PROF=<dir>` profiles every process
- * (`--cpu-prof`), one folder per script. `nodeFlags` go to node (e.g. `--expose-gc`).
+ * (`--cpu-prof`), one folder per script. `nodeFlags` go to node (e.g. `--expose-gc`). `tree`: another
+ * checkout of the project whose script is run instead (`BENCH_PREVIOUS`, previous.ts).
  */
 export function startChild(
   script: string,
   args: readonly string[] = [],
   env: Record<string, string> = {},
   nodeFlags: readonly string[] = [],
+  tree?: string,
 ): BenchChild {
   const execArgv = ['--import', 'tsx', ...nodeFlags];
   const profileDir = process.env.BENCH_CPU_PROF;
   if (profileDir) execArgv.push('--cpu-prof', `--cpu-prof-dir=${join(profileDir, script)}`);
-  const child = fork(join(PROCESSES, `${script}.ts`), [...args], {
-    execArgv,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = fork(
+    join(tree === undefined ? PROCESSES : join(tree, 'bench', 'processes'), `${script}.ts`),
+    [...args],
+    {
+      execArgv,
+      ...(tree === undefined ? {} : { cwd: tree }),
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   const queue: Message[] = [];
   const waiters: Array<{ type: string; resolve: (message: Message) => void }> = [];
   child.on('message', (message: Message) => {

@@ -25,6 +25,8 @@ export interface ServiceOptions {
   trustProxy?: string;
   /** Bench user whose API key the service makes and sends in `ready`. */
   apiKeyUser?: number;
+  /** Another checkout whose service runs instead (the previous release: previous.ts). */
+  tree?: string;
 }
 
 /**
@@ -60,6 +62,7 @@ export async function startService(
       ...(options.apiKeyUser === undefined ? {} : { API_KEY_USER: String(options.apiKeyUser) }),
     },
     options.nodeFlags,
+    options.tree,
   );
   children.splice(children.indexOf(discord), 0, child);
   return { child, discord, ready: await child.next<ServiceReady>('ready') };

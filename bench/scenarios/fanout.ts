@@ -1,5 +1,6 @@
 import { type BenchChild, type Message, startChild } from '../lib/child.js';
 import { markerText } from '../lib/fanout-marker.js';
+import { previousTree } from '../lib/previous.js';
 import type { Row } from '../lib/results.js';
 import { startService } from '../lib/service.js';
 import { formatNumber } from '../lib/stats.js';
@@ -99,12 +100,26 @@ export async function fanout(): Promise<Row[]> {
     children.unshift(served.client);
     const floor = await connect(bareDiscord, bare, bareUrl, 'bare');
     children.unshift(floor.client);
+    const previous = previousTree();
+    let earlier: Side | null = null;
+    if (previous !== null) {
+      const started = await startService(children, { fanout: true, tree: previous.dir });
+      earlier = await connect(
+        started.discord,
+        started.child,
+        started.ready.url,
+        'lanyard',
+        started.ready.userId,
+      );
+      children.unshift(earlier.client);
+    }
+    const sides = earlier === null ? [served, floor] : [served, floor, earlier];
 
-    await rounds(served, WARMUP_ROUNDS);
-    await rounds(floor, WARMUP_ROUNDS);
+    for (const side of sides) await rounds(side, WARMUP_ROUNDS);
     for (let block = 0; block < BLOCKS; block++) {
-      const order = block % 2 === 0 ? [served, floor] : [floor, served];
-      for (const side of order) await measureBlock(side);
+      // Each side goes first in turn, so none always follows the same one.
+      const shift = block % sides.length;
+      for (const side of [...sides.slice(shift), ...sides.slice(0, shift)]) await measureBlock(side);
     }
     const [s, b] = await Promise.all(
       [served, floor].map(async (side) => {
@@ -125,7 +140,24 @@ export async function fanout(): Promise<Row[]> {
         `fanout: ${latency.count} and ${bareLatency.count} deliveries timed, ${expected} expected`,
       );
     }
+    const againstPrevious: Row[] =
+      earlier === null || previous === null
+        ? []
+        : [
+            {
+              scenario: 'fanout',
+              figure: `deliveries/s to ${formatNumber(SOCKETS)} sockets of a user with no privacy settings, against ${previous.version}`,
+              value: rate(served),
+              unit: '/s',
+              baseline: { label: `the service at ${previous.version}`, value: rate(earlier) },
+              target: { text: '≥ 0.95×', met: rate(served) >= 0.95 * rate(earlier) },
+              notes:
+                `server CPU per update ${formatNumber(cpuPerUpdate(served))} ms against ` +
+                `${formatNumber(cpuPerUpdate(earlier))} ms at ${previous.version}; the same blocks, in turn`,
+            },
+          ];
     return [
+      ...againstPrevious,
       {
         scenario: 'fanout',
         figure: `deliveries/s, one Discord PRESENCE_UPDATE to ${formatNumber(SOCKETS)} subscribed sockets, end to end`,

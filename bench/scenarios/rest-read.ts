@@ -1,5 +1,6 @@
 import { type BenchChild, type Message, startChild } from '../lib/child.js';
 import { forwardedForScript } from '../lib/forwarded-for.js';
+import { previousTree } from '../lib/previous.js';
 import type { Row } from '../lib/results.js';
 import { type ServiceOptions, startService } from '../lib/service.js';
 import { formatNumber, median, spread } from '../lib/stats.js';
@@ -86,6 +87,15 @@ export async function restRead(): Promise<Row[]> {
       Array.from({ length: PROCESSES }, () => startServer(children, limited)),
     );
     const unlimited = await Promise.all(Array.from({ length: PROCESSES }, () => startServer(children, {})));
+    const previous = previousTree();
+    const before =
+      previous === null
+        ? []
+        : await Promise.all(
+            Array.from({ length: PROCESSES }, () =>
+              startServer(children, { ...limited, tree: previous.dir }),
+            ),
+          );
     const response = await fetch((services[0] as Server).url);
     const body = await response.text();
     if (response.status !== 200)
@@ -101,7 +111,8 @@ export async function restRead(): Promise<Row[]> {
     const served = sideOf(services);
     const off = sideOf(unlimited);
     const floor = sideOf(bares);
-    const sides = [served, off, floor];
+    const earlier = before.length === 0 ? null : sideOf(before);
+    const sides = earlier === null ? [served, off, floor] : [served, off, floor, earlier];
     for (const side of sides) for (const server of side.servers) await wrk(server.url, WARMUP, script);
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < PROCESSES; i++) {
@@ -126,7 +137,24 @@ export async function restRead(): Promise<Row[]> {
       `median of ${ROUNDS * PROCESSES} rounds of ${LOAD.seconds} s per side (${PROCESSES} processes each, ` +
       `rounds alternating) after ${WARMUP.seconds} s of warm-up each; wrk sends X-Forwarded-For naming ` +
       `${formatNumber(CLIENTS)} clients in turn (TRUST_PROXY=${TRUST_PROXY}), the same requests to every side`;
+    const againstPrevious: Row[] =
+      earlier === null || previous === null
+        ? []
+        : [
+            {
+              scenario: 'rest-read',
+              figure: `GET /v1/users/:id of a user with no privacy settings, default limits, against ${previous.version}`,
+              value: rate(served),
+              unit: 'req/s',
+              baseline: { label: `the service at ${previous.version}, same requests`, value: rate(earlier) },
+              target: { text: '≥ 0.95×', met: rate(served) >= 0.95 * rate(earlier) },
+              notes:
+                `rounds ${rounds(earlier)} req/s at ${previous.version}; server CPU per request ` +
+                `${formatNumber(cpu(served))} µs against ${formatNumber(cpu(earlier))} µs (${byProcess(earlier)})`,
+            },
+          ];
     return [
+      ...againstPrevious,
       {
         scenario: 'rest-read',
         figure: `GET /v1/users/:id, ${bytes} B body, default limits (RATE_LIMIT_READ per client), ${formatNumber(CLIENTS)} clients, wrk ${LOAD.connections} connections`,
