@@ -9,7 +9,7 @@
  * - `--to postgres://…` (or `postgresql://`): the PostgreSQL store, its schema created or migrated first.
  *
  * It copies KV with revisions, API key hashes, profiles, status and track history, play counts and stats,
- * the moments of erasure, privacy settings, and webhooks with their recent deliveries (and, from SQLite, the events waiting
+ * the moments of erasure, privacy settings, read token hashes, and webhooks with their recent deliveries (and, from SQLite, the events waiting
  * for delivery), and prints what it wrote. Run again, it copies again: each user copied has in
  * PostgreSQL what the source holds, so a copy cut short is finished by another. Exits 1 on failure, 2 on
  * arguments it does not take; passwords in URLs are never printed.
@@ -96,6 +96,7 @@ function report(from: string, into: string, counts: TransferCounts): string {
     `  stats: ${counts.stats}`,
     `  erasures: ${counts.forgetMarkers}`,
     `  privacy settings: ${counts.privacySettings}`,
+    `  read tokens: ${counts.readTokens}`,
     `  webhooks: ${counts.webhooks}`,
     `  webhook deliveries: ${counts.webhookDeliveries}`,
     `  webhook events waiting: ${counts.webhookEvents}`,

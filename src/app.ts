@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AccountExport } from './account/export.js';
+import type { RetentionOverrides, RetentionSweep } from './account/retention.js';
 import { AccountService } from './account/service.js';
 import { LocalBus } from './bus/local.js';
 import type { Bus } from './bus/ports.js';
@@ -15,6 +16,7 @@ import { RECENT_STATUS_MS, RecentStatuses } from './history/recent-status.js';
 import type { HistoryRecorder } from './history/recorder.js';
 import { instanceFacts } from './http/page/legal.js';
 import { buildHttpServer } from './http/server.js';
+import { ReadTokenService } from './keys/read-tokens.js';
 import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
 import { clientAddressOf } from './net/client-address.js';
@@ -53,6 +55,8 @@ export interface App {
   readonly registry: PresenceRegistry | null;
   readonly gateway: DiscordGateway | null;
   readonly history: HistoryRecorder | null;
+  /** Retention's sweep (ROLE all or ingest); null on an API node. */
+  readonly retention: RetentionSweep | null;
   /** The socket gateway (ROLE all or api); null on an ingest node. */
   readonly sockets: SocketGateway | null;
   /** The Server-Sent Events streams (ROLE all or api); null on an ingest node. */
@@ -76,9 +80,11 @@ export interface AppOptions {
   /** Tests shorten the socket heartbeat and shrink the send buffer cap to see them act. */
   socket?: Pick<SocketGatewayOptions, 'heartbeatIntervalMs' | 'sendBufferCapBytes' | 'pacedBytesPerSecond'>;
   /** Tests shorten the keep-alive and stall times, shrink the caps and the replay ring. */
-  sse?: Omit<SseHubOptions, 'source' | 'slots' | 'logger' | 'metrics' | 'membersKnown'>;
+  sse?: Omit<SseHubOptions, 'source' | 'ownSource' | 'slots' | 'logger' | 'metrics' | 'membersKnown'>;
   /** Tests lengthen the history batch interval to hold changes queued. */
   history?: { flushMs?: number };
+  /** Tests drive retention's clock and timing. */
+  retention?: RetentionOverrides;
   /** Tests answer the refusals of abusive clients at once (ABUSE_REFUSAL_DELAY_MS). */
   abuseRefusalDelayMs?: number;
   /** Tests resolve host names, shorten the delivery timeout and drive the worker's time. */
@@ -154,6 +160,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     const replica = cluster && config.role !== 'ingest' ? new PresenceReplica() : null;
     const replicaSync = cluster && replica ? new ReplicaSync({ replica, ...cluster, logger }) : null;
     const keys = new ApiKeyService(store.apiKeys);
+    const readTokens = new ReadTokenService(store.readTokens, bus, logger);
     const kv = new KvService(
       store.kv,
       tapKvWrites(bus, webhooks.feed.kvWritten),
@@ -196,6 +203,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         logger,
         onFatal: options.onFatal,
         history: options.history,
+        retention: options.retention,
         discord,
         store: background,
         bus,
@@ -259,6 +267,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         ? null
         : new SseHub({
             source: view,
+            ownSource: ownView,
             slots,
             budget,
             logger,
@@ -270,6 +279,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     if (sse) {
       intake.push(async () => sse.close());
       privacyDirectory.onChange((userId) => sse.withdraw(userId));
+      bus.subscribe('read-tokens.revoked', ({ userId, tokenId }) => sse.revoked(userId, tokenId));
     }
     const http = await buildHttpServer({
       view,
@@ -306,6 +316,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       ops: { metrics, metricsToken: config.metricsToken, readiness },
       webhooks: webhooks.service,
       privacy,
+      readTokens,
       account: {
         service: account,
         export: new AccountExport({ view: ownView, store, webhooks: webhooks.service, privacy }),
@@ -377,6 +388,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       registry: discordSide?.registry ?? null,
       gateway: discordSide?.gateway ?? null,
       history: discordSide?.history ?? null,
+      retention: discordSide?.retention ?? null,
       sockets,
       sse,
       store,

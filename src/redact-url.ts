@@ -22,3 +22,13 @@ export function redactUrl(value: string): string {
   const user = colon >= 0 && colon < at ? value.slice(start, colon + 1) : '';
   return `${value.slice(0, start)}${user}${REDACTED}${value.slice(at)}`;
 }
+
+/** A query parameter whose value is a secret: a read token given in a URL (`?token=prt_…`). */
+const SECRET_PARAMETER = /([?&;]token=)[^&#;]*/gi;
+/** A key or read token wherever it stands in the text, a parameter of another name included. */
+const SECRET_SHAPE = /\b(pr[st]_)[A-Za-z0-9_-]+/g;
+
+/** A request's URL (or path and query) fit for a log line: the tokens and keys it carries masked. */
+export function redactUrlSecrets(url: string): string {
+  return url.replace(SECRET_PARAMETER, `$1${REDACTED}`).replace(SECRET_SHAPE, `$1${REDACTED}`);
+}

@@ -67,4 +67,27 @@ describe('createLogger', () => {
     expect(second.err.command).toEqual({ name: 'auth', args: '[redacted]' });
     expect(lines.join('')).not.toContain('hunter2');
   });
+
+  it("never shows a read token a request's URL carries", () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', false, { write: (line: string) => void lines.push(line) });
+    const token = `prt_${'x'.repeat(43)}`;
+    // What Fastify hands its logger when it logs a request, and an error about a URL with one.
+    logger.info(
+      { req: { method: 'GET', url: `/v1/users/1/card.svg?token=${token}`, headers: {}, ip: '203.0.113.9' } },
+      'incoming request',
+    );
+    logger.warn(
+      { err: Object.assign(new Error('failed'), { url: `https://h.example/?token=${token}` }) },
+      'x',
+    );
+    const [request, failure] = lines.map((line) => JSON.parse(line));
+    expect(request.req).toEqual({
+      method: 'GET',
+      url: '/v1/users/1/card.svg?token=***',
+      remoteAddress: '203.0.113.9',
+    });
+    expect(failure.err.url).toBe('https://h.example/?token=***');
+    expect(lines.join('')).not.toContain(token);
+  });
 });

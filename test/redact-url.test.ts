@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from '../src/redact-url.js';
+import { redactUrl, redactUrlSecrets } from '../src/redact-url.js';
 
 describe('redactUrl', () => {
   it.each([
@@ -21,5 +21,30 @@ describe('redactUrl', () => {
     'sqlite:./data/presently.db',
   ])('leaves %s as it is: it holds no userinfo', (value) => {
     expect(redactUrl(value)).toBe(value);
+  });
+});
+
+describe('redactUrlSecrets', () => {
+  const token = `prt_${'a'.repeat(43)}`;
+  const key = `prs_${'b'.repeat(43)}`;
+
+  it.each([
+    [
+      `/v1/users/1/card.svg?theme=dark&token=${token}&hide_badges=true`,
+      '/v1/users/1/card.svg?theme=dark&token=***&hide_badges=true',
+    ],
+    [`/v1/users/1/events?token=${token}`, '/v1/users/1/events?token=***'],
+    // Whatever it holds, and however the parameter is spelt.
+    ['/v1/users/1?TOKEN=not-even-a-token#top', '/v1/users/1?TOKEN=***#top'],
+    // A key or token under another name, or in the path.
+    [`/v1/users/1?apikey=${key}`, '/v1/users/1?apikey=prs_***'],
+    [`/v1/users/${token}/stats`, '/v1/users/prt_***/stats'],
+  ])('masks the secrets of %s', (value, shown) => {
+    expect(redactUrlSecrets(value)).toBe(shown);
+  });
+
+  it('leaves a URL without them as it is', () => {
+    const url = '/v1/users/1/card.svg?theme=dark&tokens=2&last_event_id=abc-1';
+    expect(redactUrlSecrets(url)).toBe(url);
   });
 });

@@ -14,7 +14,7 @@ export const EXPORT_PIECE_CHARS = 16 * 1024;
 export interface AccountExportOptions {
   /** What a user reads of themselves (`@me`): their presence as they are shown it. */
   view: PresenceView;
-  store: Pick<Store, 'kv' | 'history' | 'profiles' | 'accounts'>;
+  store: Pick<Store, 'kv' | 'history' | 'profiles' | 'accounts' | 'readTokens'>;
   webhooks: Pick<WebhookService, 'list'>;
   privacy: Pick<PrivacyService, 'settings'>;
   now?: () => number;
@@ -41,13 +41,16 @@ export class AccountExport {
   async pieces(userId: Snowflake): Promise<AsyncIterable<string | Buffer>> {
     const { store, webhooks, privacy } = this.options;
     const exportedAt = this.now();
-    const [details, settings, profiles, hooks, kv] = await Promise.all([
+    const [details, settings, profiles, hooks, kv, tokens] = await Promise.all([
       store.accounts.details(userId),
       privacy.settings(userId),
       store.profiles.getProfiles([userId]),
       webhooks.list(userId),
       store.kv.getKv(userId),
+      store.readTokens.readTokensOf(userId),
     ]);
+    // What a list of them shows: never a token, nor its hash.
+    const readTokens = tokens.map(({ id, label, createdAt }) => ({ id, label, created_at: createdAt }));
     const stored = profiles.get(userId);
     const profile =
       stored === undefined
@@ -61,6 +64,7 @@ export class AccountExport {
     const head =
       `{"success":true,"data":{"user_id":${JSON.stringify(userId)},"exported_at":${exportedAt}` +
       `,"api_key":${JSON.stringify(details.key === null ? null : { created_at: details.key.createdAt })}` +
+      `,"read_tokens":${JSON.stringify(readTokens)}` +
       `,"history_erased_at":${JSON.stringify(details.historyErasedAt)}` +
       `,"privacy":${JSON.stringify(settings)},"profile":${JSON.stringify(profile)},"presence":`;
     return this.rest(userId, head, presence, hooks, kv.kv);

@@ -49,6 +49,11 @@ export class AccountService {
     // Settings or none: every node renders the user again, and lets go of what it sent of them before.
     await this.announce(userId, 'privacy settings', () => privacy.erased(userId));
     await this.announce(userId, 'history', () => bus.publish('history.forgotten', { userId, at }));
+    if (erased.readTokens > 0) {
+      await this.announce(userId, 'read tokens', () =>
+        bus.publish('read-tokens.revoked', { userId, tokenId: null }),
+      );
+    }
     return erased;
   }
 

@@ -21,6 +21,11 @@ export interface BusMessages {
   'webhooks.changed': { userId: Snowflake };
   /** The user's privacy settings changed: every node reads them again. */
   'privacy.changed': { userId: Snowflake };
+  /**
+   * A read token of the user was removed (`tokenId`), or all of them were (null: the user erased
+   * everything): every node ends the event streams opened with it.
+   */
+  'read-tokens.revoked': { userId: Snowflake; tokenId: string | null };
 }
 
 export type Topic = keyof BusMessages;

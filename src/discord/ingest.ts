@@ -62,6 +62,8 @@ export class GatewayIngest {
   private readonly requests: MemberRequests;
   /** Per shard, the guilds of its last READY whose member listing has not completed yet. */
   private readonly unsynced = new Map<number, Set<Snowflake>>();
+  /** Guilds Discord said are unavailable (an outage) and has not sent again since. */
+  private readonly unavailable = new Set<Snowflake>();
 
   private readonly now: () => number;
   /** The policy when it may leave anyone out; null when everyone is monitored, so nobody is asked about. */
@@ -81,6 +83,11 @@ export class GatewayIngest {
   /** Guild listings Discord deferred with RATE_LIMITED: until sent again, these guilds are not listed. */
   get listingsWaiting(): ListingWait[] {
     return this.requests.waiting();
+  }
+
+  /** Whether a guild is unavailable now: its members were let go for the outage, not because they left. */
+  get outage(): boolean {
+    return this.unavailable.size > 0;
   }
 
   /** Whether a whole guild's member listing is under way: its chunks are still to come. */
@@ -128,6 +135,8 @@ export class GatewayIngest {
         registry.memberRemoved(payload.d.guild_id, payload.d.user.id);
         break;
       case GatewayDispatchEvents.GuildDelete:
+        if (payload.d.unavailable) this.unavailable.add(payload.d.id);
+        else this.unavailable.delete(payload.d.id);
         this.guildShards.delete(payload.d.id);
         this.requests.forgetGuild(payload.d.id);
         registry.guildRemoved(payload.d.id);
@@ -188,6 +197,7 @@ export class GatewayIngest {
 
   private guildCreate(data: GatewayGuildCreateDispatchData, shardId: number): void {
     if ((data as { unavailable?: boolean }).unavailable) return;
+    this.unavailable.delete(data.id);
     if (this.policy?.countsGuild(data.id) === false) {
       // Not listed, nothing of it kept: it is done with as far as loading goes.
       this.synced(shardId, data.id);

@@ -1,5 +1,6 @@
 import { REST } from '@discordjs/rest';
 import type { Logger } from 'pino';
+import { type RetentionOverrides, RetentionSweep } from '../account/retention.js';
 import type { AccountService } from '../account/service.js';
 import type { Bus } from '../bus/ports.js';
 import type { ClusterLink } from '../cluster/connect.js';
@@ -33,6 +34,8 @@ export interface DiscordSide {
   registry: PresenceRegistry;
   gateway: DiscordGateway;
   history: HistoryRecorder;
+  /** Erases what is kept of users gone from every monitored guild for RETENTION_DAYS. */
+  retention: RetentionSweep;
   /** Scale-out: shares what the registry sees; started before the gateway. */
   publisher: SharedPresencePublisher | null;
   /** The bot's own user, as the gateway last named it. */
@@ -63,6 +66,8 @@ export interface DiscordSideDeps {
   onFatal?(code: number, reason: string): void;
   /** Tests lengthen the history batch interval to hold changes queued. */
   history?: { flushMs?: number };
+  /** Tests drive retention's clock and timing. */
+  retention?: RetentionOverrides;
   discord: DiscordEndpoints;
   /** The waiting store: what the Discord side writes may wait out a Redis outage. */
   store: Store;
@@ -143,6 +148,24 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   const firstListed = new Promise<void>((resolve) => {
     markListed = resolve;
   });
+  // In scale-out, a leave is heard as published: once no ingest node sees the user any more.
+  const retention = new RetentionSweep({
+    store: store.retention,
+    registry,
+    account: deps.account,
+    retentionDays: config.retentionDays,
+    ...(cluster
+      ? { clustered: { monitored: async (userId) => (await cluster.presences.read(userId)) !== null } }
+      : {}),
+    logger,
+    onErased: (users) => metrics.retentionErased(users),
+    outage: () => ingest.outage,
+    ...deps.retention,
+  });
+  if (publisher) publisher.onPublished(retention.observe);
+  else registry.onChange(retention.observe);
+  retention.start(firstListed);
+  cleanups.push(() => retention.close());
   const startedAt = Date.now();
   const settler = new ListedSettler(registry, logger, { listing: () => ingest.listing });
   cleanups.push(() => settler.stop());
@@ -208,6 +231,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     registry,
     gateway,
     history,
+    retention,
     publisher,
     identity,
     messenger,

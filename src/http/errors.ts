@@ -39,6 +39,12 @@ export const ERROR_STATUS = {
   webhook_not_found: 404,
   /** A privacy settings change naming a field that is no setting, or a value the setting does not take. */
   invalid_privacy_setting: 400,
+  /** A read token's body that is neither empty nor `{label}` with a label of plain text. */
+  invalid_read_token: 400,
+  /** A read token past READ_TOKENS_PER_USER. */
+  read_token_limit_exceeded: 409,
+  /** None of the user's read tokens has this id. */
+  read_token_not_found: 404,
   /** Malformed HTTP that fits no row of the contract (a bad Content-Length, say). */
   bad_request: 400,
   internal_error: 500,

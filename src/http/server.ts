@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { RecentStatuses } from '../history/recent-status.js';
+import type { ReadTokenService } from '../keys/read-tokens.js';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
 import { clientAddressOf } from '../net/client-address.js';
@@ -26,6 +27,7 @@ import { FastReads, type RequestHandler } from './fast-read.js';
 import { MALFORMED_REQUEST_OPTIONS, refuseExpectations, refuseMalformed } from './malformed-requests.js';
 import { notMonitored } from './not-monitored.js';
 import { registerOpenApi } from './openapi.js';
+import type { OwnerReads } from './owner-reads.js';
 import type { InstanceFacts } from './page/legal.js';
 import type { PageExample } from './page/render.js';
 import {
@@ -50,6 +52,7 @@ import { kvRoutes } from './routes/kv.js';
 import { legalRoutes } from './routes/legal.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { privacyReadRoutes, privacyWriteRoutes } from './routes/privacy.js';
+import { readTokenReadRoutes, readTokenWriteRoutes } from './routes/read-tokens.js';
 import { userRoutes } from './routes/users.js';
 import { versionRoutes } from './routes/version.js';
 import { webhookReadRoutes, webhookWriteRoutes } from './routes/webhooks.js';
@@ -104,6 +107,8 @@ export interface HttpServerOptions {
   webhooks?: WebhookService;
   /** The privacy settings routes; absent: not served. */
   privacy?: PrivacyService;
+  /** The read token routes, and what checks a token; absent: not served, and only keys read private users. */
+  readTokens?: ReadTokenService;
   /** `DELETE /v1/users/@me` and `GET /v1/users/@me/export`; absent: not served. */
   account?: AccountRoutes;
   /** What history, stats and top tracks leave out, and for whom; absent: nothing. */
@@ -272,6 +277,14 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       await probes.register(metricsRoutes({ metrics, token: metricsToken }));
     });
   }
+  // Who reads a private user as they do, besides `@me`: their key or one of their read tokens.
+  const { historyPrivacy, readTokens } = options;
+  const owner: OwnerReads | undefined = historyPrivacy && {
+    ownView: options.ownView ?? options.view,
+    isPrivate: (userId) => historyPrivacy.isPrivate(userId),
+    keys: options.keys,
+    ...(readTokens ? { tokens: readTokens } : {}),
+  };
   await app.register(async (reads) => {
     if (readBudget) limitReads(reads, readBudget, limits);
     if (options.serveApi !== false) {
@@ -281,7 +294,12 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         optInPrefix: options.optInPrefix ?? null,
       });
       await reads.register(
-        userRoutes({ ...options, notMonitored: unmonitored, chargeReads: readChargeOf(readBudget, limits) }),
+        userRoutes({
+          ...options,
+          notMonitored: unmonitored,
+          chargeReads: readChargeOf(readBudget, limits),
+          ...(owner ? { owner } : {}),
+        }),
       );
       await reads.register(
         homeRoutes({
@@ -294,10 +312,13 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       if (options.instance) {
         await reads.register(legalRoutes({ facts: options.instance, version: options.version.version }));
       }
-      await reads.register(historyRoutes({ ...options, privacy: options.historyPrivacy }));
+      await reads.register(
+        historyRoutes({ ...options, privacy: historyPrivacy, ...(readTokens ? { tokens: readTokens } : {}) }),
+      );
       await reads.register(
         cardRoutes({
           view: options.view,
+          ...(owner ? { owner } : {}),
           cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL,
           ...(options.ops ? { metrics: options.ops.metrics } : {}),
           ...options.card,
@@ -320,11 +341,13 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       if (options.account) {
         await reads.register(accountReadRoutes({ keys: options.keys, ...options.account }));
       }
+      if (readTokens) await reads.register(readTokenReadRoutes({ keys: options.keys, tokens: readTokens }));
       if (options.events) {
         await reads.register(
           eventRoutes({
             ...options.events,
             view: options.view,
+            ...(owner ? { owner } : {}),
             notMonitored: unmonitored,
             refusalDelayMs: options.abuseRefusalDelayMs ?? ABUSE_REFUSAL_DELAY_MS,
             chargeReads: readChargeOf(readBudget, limits),
@@ -351,6 +374,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       }
       if (options.account) {
         await writes.register(accountWriteRoutes({ keys: options.keys, ...options.account, budgets }));
+      }
+      if (readTokens) {
+        await writes.register(readTokenWriteRoutes({ keys: options.keys, tokens: readTokens, budgets }));
       }
     });
   }

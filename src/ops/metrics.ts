@@ -101,6 +101,7 @@ export class Metrics {
   private readonly cardsDrawn: Counter<'format'>;
   private readonly historyDropped: Counter;
   private readonly webhookEvents: Counter<'outcome'>;
+  private readonly retentionErasures: Counter;
 
   constructor() {
     const registers = [this.own];
@@ -279,6 +280,11 @@ export class Metrics {
       labelNames: ['outcome'],
       registers,
     });
+    this.retentionErasures = new Counter({
+      name: 'presently_retention_erased_total',
+      help: 'Users whose data was erased by retention: gone from every monitored guild for RETENTION_DAYS.',
+      registers,
+    });
     this.registry = Registry.merge([this.own, processMetrics()]);
   }
 
@@ -352,5 +358,9 @@ export class Metrics {
 
   webhookDeliveries(outcome: WebhookOutcome, count = 1): void {
     if (count > 0) this.webhookEvents.inc({ outcome }, count);
+  }
+
+  retentionErased(users: number): void {
+    if (users > 0) this.retentionErasures.inc(users);
   }
 }

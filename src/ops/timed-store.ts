@@ -5,6 +5,8 @@ import type {
   KvStore,
   PrivacyStore,
   ProfileStore,
+  ReadTokenStore,
+  RetentionStore,
   Store,
   WebhookStore,
 } from '../store/ports.js';
@@ -48,7 +50,19 @@ const OPERATIONS: {
     patchPrivacy: true,
     deletePrivacy: true,
   } satisfies Record<keyof PrivacyStore, true>,
+  readTokens: {
+    addReadToken: true,
+    readTokensOf: true,
+    removeReadToken: true,
+    findReadToken: true,
+  } satisfies Record<keyof ReadTokenStore, true>,
   accounts: { erase: true, details: true } satisfies Record<keyof AccountStore, true>,
+  retention: {
+    seen: true,
+    due: true,
+    forgetSeen: true,
+    adoptUnseen: true,
+  } satisfies Record<keyof RetentionStore, true>,
 };
 
 type AsyncMethod = (...args: unknown[]) => Promise<unknown>;

@@ -5,7 +5,7 @@ import type { Metrics } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceSource } from '../presence/registry.js';
 import type { PresenceSnapshot } from '../presence/snapshot.js';
-import { paceChanges } from '../socket/fanout-pace.js';
+import { FanOutPacer, paceChanges } from '../socket/fanout-pace.js';
 import { SEND_BUFFER_CAP_BYTES } from '../socket/protocol.js';
 import { SubscriptionBudget } from '../socket/subscription-budget.js';
 import { Subscriptions } from '../socket/subscriptions.js';
@@ -27,6 +27,11 @@ const LINE_END = Buffer.from('\n');
 
 export interface SseHubOptions {
   source: PresenceSource;
+  /**
+   * What a user reads of themselves, private or not: the source of the streams opened with their key or
+   * one of their read tokens (`openOwn`). Absent: no such stream opens.
+   */
+  ownSource?: PresenceSource;
   /** SOCKETS_PER_IP and MAX_SOCKETS, shared with the socket gateway. */
   slots: PushSlots;
   /** MAX_SUBSCRIPTIONS, shared with the socket gateway; none: no cap. */
@@ -49,11 +54,6 @@ export interface SseHubOptions {
   membersKnown?: Promise<void>;
 }
 
-/**
- * Server-Sent Events: every open stream, who it listens to, and the changes they are sent. Each change is
- * encoded once, as one chunk every stream of that user is handed (and the replay ring keeps); the index
- * of subscribers and the pacing of large presences are the socket gateway's own classes.
- */
 /** Why a stream may not open, in the API's error codes: the route answers it. */
 export interface StreamRefusal {
   code: 'rate_limited' | 'try_again_later';
@@ -62,6 +62,27 @@ export interface StreamRefusal {
   retryAfterSeconds?: number;
 }
 
+/** What a stream of a private user opened as its owner opened it with (docs/privacy.md). */
+export interface OwnerGrant {
+  userId: Snowflake;
+  /** The id of the read token it was opened with; null: the user's API key. */
+  tokenId: string | null;
+  /**
+   * Whether the key or token still reads the user, asked at every keep-alive: a stream ends once its key
+   * was replaced or its token removed, should the news of it not have come.
+   */
+  holds?: () => Promise<boolean>;
+}
+
+/**
+ * Server-Sent Events: every open stream, who it listens to, and the changes they are sent. Each change is
+ * encoded once, as one chunk every stream of that user is handed (and the replay ring keeps); the index
+ * of subscribers and the pacing of large presences are the socket gateway's own classes.
+ *
+ * A stream opened by a private user's own key or read token (`openOwn`) is fed from `ownSource`, apart
+ * from the others: its events are numbered nowhere and kept in no ring, so nothing of the user reaches a
+ * stream opened without them, a reconnect included. It is sent the presence afresh whenever it opens.
+ */
 export class SseHub {
   private readonly budget: SubscriptionBudget;
   private readonly subscriptions: Subscriptions<SseStream>;
@@ -79,6 +100,11 @@ export class SseHub {
   private everyMemberKnown: boolean;
   /** Streams of one user not monitored yet, opened before every member was known, and that user. */
   private readonly tentative = new Map<SseStream, Snowflake>();
+  /** Streams opened by their user's key or token, with their grants, and by user. */
+  private readonly grants = new Map<SseStream, OwnerGrant>();
+  private readonly owned = new Map<Snowflake, Set<SseStream>>();
+  /** Stops the changes of `ownSource` coming to the owners' streams. */
+  private readonly stopOwnChanges: () => void;
 
   constructor(private readonly options: SseHubOptions) {
     this.budget = options.budget ?? new SubscriptionBudget(0);
@@ -93,6 +119,7 @@ export class SseHub {
       (userId, snapshot) => this.changed(userId, snapshot),
       options.pacedBytesPerSecond,
     );
+    this.stopOwnChanges = options.ownSource ? this.followOwners(options.ownSource) : () => undefined;
     this.timer = setInterval(() => this.tick(), options.keepAliveMs ?? KEEP_ALIVE_MS);
     this.timer.unref();
     this.everyMemberKnown = options.membersKnown === undefined;
@@ -105,6 +132,16 @@ export class SseHub {
    */
   withdraw(userId: Snowflake): void {
     this.ring.push(userId, null);
+  }
+
+  /**
+   * The user's read token `tokenId` was removed, or every key and token of theirs (null: an erasure): the
+   * streams it opened end. The client reconnects, and is answered as anyone is.
+   */
+  revoked(userId: Snowflake, tokenId: string | null): void {
+    for (const stream of this.owned.get(userId) ?? []) {
+      if (tokenId === null || this.grants.get(stream)?.tokenId === tokenId) stream.end();
+    }
   }
 
   /** Every member is known: a user not monitored now is not a member, not one still to be listed. */
@@ -193,11 +230,45 @@ export class SseHub {
     if (tentative !== undefined) this.tentative.set(stream, tentative);
   }
 
+  /**
+   * A stream of `grant.userId` as they read themselves, on `response` (headers written): `retry:`, their
+   * presence as it is now, then every change of it, with no ids. Its slot is counted as any stream's.
+   */
+  openOwn(response: ServerResponse, client: string, grant: OwnerGrant): void {
+    const own = this.options.ownSource;
+    if (own === undefined) throw new Error('the hub was given no source of what users read of themselves');
+    if (response.destroyed) return;
+    this.options.slots.take(client);
+    const stream = new SseStream(response, client, this.capBytes);
+    this.streams.add(stream);
+    response.on('error', () => undefined);
+    response.once('close', () => this.released(stream));
+    stream.send(this.retry);
+    if (this.closing) {
+      stream.end();
+      return;
+    }
+    const { userId } = grant;
+    const snapshot = own.get(userId);
+    if (snapshot) {
+      stream.send(chunkOf(presenceBody(userId, snapshot)), userId);
+      this.options.metrics?.sseEventsSent(1);
+    }
+    let streams = this.owned.get(userId);
+    if (!streams) {
+      streams = new Set();
+      this.owned.set(userId, streams);
+    }
+    streams.add(stream);
+    this.grants.set(stream, grant);
+  }
+
   /** Ends every stream (clients reconnect after `retry:`) and stops listening. */
   close(): void {
     this.closing = true;
     clearInterval(this.timer);
     this.stopChanges();
+    this.stopOwnChanges();
     for (const stream of this.streams) stream.end();
   }
 
@@ -244,10 +315,52 @@ export class SseHub {
   }
 
   /**
+   * The changes of what users read of themselves, paced as the others, for the users whose own streams are
+   * open: anyone else's cost a look-up.
+   */
+  private followOwners(own: PresenceSource): () => void {
+    const pacer = new FanOutPacer(
+      (userId, snapshot) => this.ownChanged(userId, snapshot),
+      (userId) => own.get(userId),
+      this.options.pacedBytesPerSecond,
+    );
+    const stop = own.onChange((change) => {
+      if (change.kind === 'unmonitored') pacer.forget(change.userId);
+      else if (this.owned.has(change.userId)) pacer.changed(change.userId, change.current);
+    });
+    return () => {
+      stop();
+      pacer.close();
+    };
+  }
+
+  private ownChanged(userId: Snowflake, snapshot: PresenceSnapshot): void {
+    const streams = this.owned.get(userId);
+    if (!streams) return;
+    const event = chunkOf(presenceBody(userId, snapshot));
+    for (const stream of streams) stream.send(event, userId);
+    this.options.metrics?.sseEventsSent(streams.size);
+  }
+
+  /** Ends the owners' streams whose key or token no longer reads their user. */
+  private recheckOwners(): void {
+    for (const [stream, grant] of this.grants) {
+      grant.holds?.().then(
+        (holds) => {
+          if (!holds) stream.end();
+        },
+        (error: unknown) =>
+          this.options.logger.debug({ err: error }, 'could not check an event stream of its owner again'),
+      );
+    }
+  }
+
+  /**
    * Keeps every stream alive, cuts those whose connection took nothing for too long, and forgets the
    * clients whose budget of openings is whole again.
    */
   private tick(): void {
+    this.recheckOwners();
     this.reconnects.sweep();
     const stalledBefore = Date.now() - this.stalledStreamMs;
     for (const stream of this.streams) {
@@ -273,6 +386,13 @@ export class SseHub {
 
   private released(stream: SseStream): void {
     this.tentative.delete(stream);
+    const grant = this.grants.get(stream);
+    if (grant) {
+      this.grants.delete(stream);
+      const streams = this.owned.get(grant.userId);
+      streams?.delete(stream);
+      if (streams?.size === 0) this.owned.delete(grant.userId);
+    }
     if (!this.streams.delete(stream)) return;
     this.subscriptions.release(stream);
     this.options.slots.release(stream.client);

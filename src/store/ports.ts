@@ -170,6 +170,31 @@ export interface PrivacyStore {
   deletePrivacy(userId: Snowflake): Promise<void>;
 }
 
+/** A read token as the store keeps it: its hash, never the token. */
+export interface StoredReadToken {
+  /** `rt_…`: names the token in lists and removals. */
+  id: string;
+  userId: Snowflake;
+  hash: Buffer;
+  label: string | null;
+  createdAt: number;
+}
+
+/** A token as a list shows it: neither the token nor its hash. */
+export type ReadTokenListing = Pick<StoredReadToken, 'id' | 'label' | 'createdAt'>;
+
+/** Each user's read tokens (docs/privacy.md): what reads them while they are private, besides their key. */
+export interface ReadTokenStore {
+  /** Adds the token unless its owner has `maxPerUser` already: false then, and nothing is written. */
+  addReadToken(token: StoredReadToken, maxPerUser: number): Promise<boolean>;
+  /** The user's tokens, oldest first. */
+  readTokensOf(userId: Snowflake): Promise<ReadTokenListing[]>;
+  /** Removes the user's token of this id; false when they have none of it (another user's included). */
+  removeReadToken(userId: Snowflake, id: string): Promise<boolean>;
+  /** The token with this hash, if it still exists. */
+  findReadToken(hash: Buffer): Promise<{ userId: Snowflake; id: string; hash: Buffer } | undefined>;
+}
+
 /** What an erasure of everything kept about a user took away. */
 export interface Erasure extends ForgetResult {
   /** The names of the KV keys erased: nodes holding the KV drop them. */
@@ -182,6 +207,8 @@ export interface Erasure extends ForgetResult {
   kvRevision: number;
   /** Keys erased, live and pending. */
   apiKeys: number;
+  /** Read tokens erased. */
+  readTokens: number;
   /** The webhooks erased: events for them queued outside this store are to be dropped too. */
   webhookIds: string[];
   /** Whether the user had privacy settings, and a stored profile. */
@@ -200,12 +227,42 @@ export interface AccountDetails {
 export interface AccountStore {
   /**
    * Erases everything kept about the user in one transaction: KV (only the revision counter stays, moved
-   * on), keys live and pending, webhooks with their deliveries and the events this store queues for them,
-   * privacy settings, profile, and history as `HistoryStore.forget` erases it, remembering `at` the same
-   * way so that no batch written later brings back what was seen before.
+   * on), keys live and pending, read tokens, webhooks with their deliveries and the events this store
+   * queues for them, privacy settings, profile, and history as `HistoryStore.forget` erases it, remembering
+   * `at` the same way so that no batch written later brings back what was seen before.
    */
   erase(userId: Snowflake, at: number): Promise<Erasure>;
   details(userId: Snowflake): Promise<AccountDetails>;
+}
+
+/** What one call of `RetentionStore.adoptUnseen` did. */
+export interface Adoption {
+  /** Users given a moment by this call. */
+  adopted: number;
+  /** This call ended a pass over every user with data: the next call begins another. */
+  passEnded: boolean;
+}
+
+/**
+ * When each user was last in a monitored guild, as far as any node saw: what the retention sweep
+ * (src/account/retention.ts) goes over to erase what is kept of users gone for longer than retention.
+ */
+export interface RetentionStore {
+  /**
+   * Records each user's moment, in one round trip. A later moment already kept stays: nodes refresh and
+   * report leaves in any order.
+   */
+  seen(moments: ReadonlyMap<Snowflake, number>): Promise<void>;
+  /** Up to `limit` users whose moment is before `before`, the longest gone first. */
+  due(before: number, limit: number): Promise<Snowflake[]>;
+  /** Drops the moments of these users that are still before `before`: a user seen since keeps theirs. */
+  forgetSeen(userIds: readonly Snowflake[], before: number): Promise<void>;
+  /**
+   * Gives the moment `at` to users who have data (KV, a key, read tokens, webhooks, privacy settings, a
+   * profile, history or stats) and no moment: they left while no node could see it, or before moments
+   * were kept. Each call looks at a bounded share of the data, from where the previous call stopped.
+   */
+  adoptUnseen(at: number, limit: number): Promise<Adoption>;
 }
 
 /**
@@ -219,7 +276,9 @@ export interface Store {
   readonly history: HistoryStore;
   readonly webhooks: WebhookStore;
   readonly privacy: PrivacyStore;
+  readonly readTokens: ReadTokenStore;
   readonly accounts: AccountStore;
+  readonly retention: RetentionStore;
   /** Whether the store answers now: readiness checks use it. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -32,6 +32,8 @@ export interface UserData {
   webhooks: { webhook: StoredWebhook; deliveries: string[]; waiting: QueuedEvent[] }[];
   /** The privacy settings the user set; null when none. */
   privacy: PrivacyPatch | null;
+  /** The user's read tokens, oldest first: their hashes, as the store keeps them. */
+  readTokens: { id: string; hash: Buffer; label: string | null; createdAt: number }[];
 }
 
 export function emptyUser(userId: Snowflake): UserData {
@@ -47,6 +49,7 @@ export function emptyUser(userId: Snowflake): UserData {
     forgottenAt: null,
     webhooks: [],
     privacy: null,
+    readTokens: [],
   };
 }
 
@@ -79,6 +82,7 @@ export interface TransferCounts {
   webhookEvents: number;
   /** Users with privacy settings. */
   privacySettings: number;
+  readTokens: number;
   /** Users who erased their history in the target after an earlier copy: their history there is kept. */
   erasedSince: number;
 }
@@ -99,6 +103,7 @@ export function noCounts(): TransferCounts {
     webhookDeliveries: 0,
     webhookEvents: 0,
     privacySettings: 0,
+    readTokens: 0,
     erasedSince: 0,
   };
 }

@@ -18,6 +18,7 @@ const ERASED: Erasure = {
   kvKeys: ['a', 'b'],
   kvRevision: 8,
   apiKeys: 1,
+  readTokens: 0,
   webhookIds: ['wh_0123456789abcdef'],
   privacySettings: true,
   profile: true,
@@ -28,6 +29,9 @@ function setup(erasure: Erasure, failing: string[] = []) {
   const logged: Array<{ msg: string }> = [];
   const bus = new LocalBus();
   bus.subscribe('history.forgotten', ({ userId, at }) => told.push(`history ${userId} ${at}`));
+  bus.subscribe('read-tokens.revoked', ({ userId, tokenId }) =>
+    told.push(`read tokens ${userId} ${tokenId}`),
+  );
   const step =
     (name: string) =>
     async (..._args: unknown[]) => {
@@ -56,6 +60,12 @@ describe('erasing everything about a user', () => {
       'privacy',
       `history ${USER} ${AT}`,
     ]);
+  });
+
+  it("announces the read tokens erased last, all of the user's at once", async () => {
+    const { service, told } = setup({ ...ERASED, readTokens: 2 });
+    await service.erase(USER);
+    expect(told.at(-1)).toBe(`read tokens ${USER} null`);
   });
 
   it('announces no webhooks or KV the user did not have; the settings and history always', async () => {

@@ -19,7 +19,19 @@ const CHANNEL = '400000000000000010';
 const USER = '80351110224678912';
 const OTHER = '80351110224678913';
 /** Every command the contract lists (docs/api.md). */
-const COMMANDS = ['apikey', 'forget', 'kv', 'get', 'set', 'del', 'webhooks', 'privacy', 'start', 'stop', 'help'];
+const COMMANDS = [
+  'apikey',
+  'forget',
+  'kv',
+  'get',
+  'set',
+  'del',
+  'webhooks',
+  'privacy',
+  'start',
+  'stop',
+  'help',
+];
 
 type Envelope<T> = { success: true; data: T } | { success: false; error: { code: string; message: string } };
 type PresenceBody = { discord_user: { id: string }; discord_status: string; kv: Record<string, string> };

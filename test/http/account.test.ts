@@ -22,6 +22,7 @@ const NOTHING: Erasure = {
   kvKeys: [],
   kvRevision: 0,
   apiKeys: 1,
+  readTokens: 0,
   webhookIds: [],
   privacySettings: false,
   profile: false,

@@ -47,6 +47,13 @@ interface ContractRecord {
 }
 const record = JSON.parse(readFileSync(RECORD_PATH, 'utf8')) as ContractRecord;
 
+/** The read token routes, as API.md's row of them means them: create, list, remove one. */
+const READ_TOKEN_ROUTES = [
+  'POST /v1/users/@me/read-tokens',
+  'GET /v1/users/@me/read-tokens',
+  'DELETE /v1/users/@me/read-tokens/{id}',
+];
+
 /**
  * Operations the document has beyond API.md's tables, each for a reason: the "nothing documented that the
  * contract does not have" check below allows these and nothing else.
@@ -61,6 +68,9 @@ const BEYOND_CONTRACT = [
   // The instance's privacy and terms pages, which API.md names in prose, not in its tables.
   'GET /privacy',
   'GET /terms',
+  // Read tokens: API.md names them in one row of three methods and an optional `/:id`
+  // (`POST / GET / DELETE`, `/v1/users/@me/read-tokens[/:id]`), which the table reader takes no route from.
+  ...READ_TOKEN_ROUTES,
 ];
 /**
  * Routes of the contract this version does not serve yet. Each leaves the list with the change that serves
@@ -82,6 +92,7 @@ const KEYED = [
   'PATCH /v1/users/@me/privacy',
   'DELETE /v1/users/@me',
   'GET /v1/users/@me/export',
+  ...READ_TOKEN_ROUTES,
 ];
 /** Operations whose security is optional: open, unless the operator set a token. */
 const OPTIONALLY_KEYED = ['GET /metrics'];
@@ -204,6 +215,13 @@ describe('the contract', () => {
 });
 
 describe('the document covers the contract', () => {
+  it.skipIf(!hasContract)('has the read token routes of the row API.md writes them in', () => {
+    const contract = readFileSync(CONTRACT_PATH, 'utf8');
+    expect(contract).toMatch(/^\| POST \/ GET \/ DELETE \| `\/v1\/users\/@me\/read-tokens\[\/:id\]` \|/m);
+    const documented = new Set(operationsOf(document).map(([route]) => route));
+    expect(READ_TOKEN_ROUTES.filter((route) => !documented.has(route))).toEqual([]);
+  });
+
   it('has every route of the REST tables', () => {
     const { routes } = record;
     // Both tables: ten REST routes, six rows around the API (nine routes).
@@ -446,6 +464,49 @@ describe('real answers fit the document', () => {
       body: JSON.stringify({ hide_custom_status: false, hide_profile: false }),
     });
     expect(reset.status).toBe(200);
+  });
+
+  it('the read token routes: made, listed, refused, removed, and a private read with one', async () => {
+    const headers = { authorization: key, 'content-type': 'application/json' };
+    const path = '/v1/users/@me/read-tokens';
+    const { data } = await expectFits(`POST ${path}`, path, 201, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ label: 'docs test' }),
+    });
+    const { data: list } = await expectFits(`GET ${path}`, path, 200, { headers });
+    expect(list.read_tokens).toEqual([{ id: data.id, label: 'docs test', created_at: data.created_at }]);
+    await expectFits(`POST ${path}`, path, 400, { method: 'POST', headers, body: '{"name":"x"}' });
+    await expectFits(`POST ${path}`, path, 401, { method: 'POST', body: '{}' });
+    await expectFits('DELETE /v1/users/@me/read-tokens/{id}', `${path}/rt_0000000000000000`, 404, {
+      method: 'DELETE',
+      headers: { authorization: key },
+    });
+    // Kai private, read with Kai's token: the answers of the owner fit the same schemas.
+    const kai = await insertApiKey(harness.app.store, KAI);
+    const kaiHeaders = { authorization: kai, 'content-type': 'application/json' };
+    const made = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: kai } });
+    const { token } = ((await made.json()) as { data: { token: string } }).data;
+    const privately = await fetch(`${base}/v1/users/@me/privacy`, {
+      method: 'PATCH',
+      headers: kaiHeaders,
+      body: JSON.stringify({ visibility: 'private' }),
+    });
+    expect(privately.status).toBe(200);
+    await expectFits('GET /v1/users/{id}', `/v1/users/${KAI}`, 404);
+    await expectFits('GET /v1/users/{id}', `/v1/users/${KAI}?token=${token}`, 200);
+    await expectFits('GET /v1/users/{id}/stats', `/v1/users/${KAI}/stats?token=${token}`, 200);
+    const back = await fetch(`${base}/v1/users/@me/privacy`, {
+      method: 'PATCH',
+      headers: kaiHeaders,
+      body: JSON.stringify({ visibility: 'public' }),
+    });
+    expect(back.status).toBe(200);
+    const removed = await fetch(`${base}${path}/${String(data.id)}`, {
+      method: 'DELETE',
+      headers: { authorization: key },
+    });
+    expect(removed.status).toBe(204);
   });
 
   it('the export, and the erasure of everything', async () => {

@@ -64,6 +64,7 @@ describe('GET /metrics', () => {
       'presently_monitored_users',
       'presently_presence_changes_total',
       'presently_rate_limited_total',
+      'presently_retention_erased_total',
       'presently_socket_buffered_bytes',
       'presently_socket_connections',
       'presently_socket_fanout_seconds',

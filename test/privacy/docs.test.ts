@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PRIVACY_BODY_LIMIT } from '../../src/http/routes/privacy.js';
+import { READ_TOKEN_BODY_LIMIT } from '../../src/http/routes/read-tokens.js';
+import { READ_TOKEN_LABEL_MAX_CHARS, READ_TOKENS_PER_USER } from '../../src/keys/read-token.js';
 import {
   ACTIVITY_TYPE_NAMES,
   DEFAULT_PRIVACY,
@@ -43,5 +45,19 @@ describe('the privacy docs say what the code does', () => {
     const limits = read('docs/limits.md');
     expect(limits).toContain(`body ${PRIVACY_BODY_LIMIT / 1024} KiB of JSON`);
     expect(limits).toMatch(new RegExp(`\\(\`hide_application_ids\`\\) \\| ${MAX_HIDDEN_APPLICATIONS} \\|`));
+  });
+
+  it('gives the limits of read tokens the code keeps', () => {
+    const limits = read('docs/limits.md');
+    expect(limits).toMatch(new RegExp(`^\\| read tokens per user \\| ${READ_TOKENS_PER_USER} \\|`, 'm'));
+    expect(limits).toContain(
+      `body ${READ_TOKEN_BODY_LIMIT / 1024} KiB of JSON, a label of at most ${READ_TOKEN_LABEL_MAX_CHARS} characters`,
+    );
+    const privacy = read('docs/privacy.md');
+    expect(privacy).toContain(`At most ${READ_TOKENS_PER_USER} tokens a user`);
+    expect(privacy).toMatch(new RegExp(`plain text of\\s+at most ${READ_TOKEN_LABEL_MAX_CHARS} characters`));
+    const api = read('docs/api.md');
+    expect(api).toContain(`${READ_TOKENS_PER_USER} tokens a user`);
+    expect(api).toContain(`1–${READ_TOKEN_LABEL_MAX_CHARS} characters`);
   });
 });

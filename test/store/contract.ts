@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { TrackEntry } from '../../src/presence/history.js';
 import { PAUSED_UNTIL_UNDONE, type PrivacyPatch } from '../../src/presence/privacy.js';
 import type { DeliveryRecord, StoredWebhook } from '../../src/presence/webhook.js';
-import type { HistoryWrite, Store } from '../../src/store/ports.js';
+import type { HistoryWrite, Store, StoredReadToken } from '../../src/store/ports.js';
 import { KV_LIMITS } from '../support/kv.js';
 import { profileOf } from '../support/profiles.js';
 
@@ -729,6 +729,7 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
       const LIVE = Buffer.alloc(32, 1);
       const PENDING = Buffer.alloc(32, 2);
       const THEIRS = Buffer.alloc(32, 7);
+      const TOKEN_HASH = (userId: string, n: number) => Buffer.alloc(32, 10 * Number(userId) + n);
       const webhook = (id: string, userId: string, createdAt: number): StoredWebhook => ({
         id,
         userId,
@@ -766,6 +767,13 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
           await store.webhooks.addWebhook(webhook(`wh_${userId}a`, userId, T0), 5);
           await store.webhooks.addWebhook(webhook(`wh_${userId}b`, userId, T0 + 1), 5);
           await store.webhooks.recordDelivery(`wh_${userId}a`, delivery(`d${userId}`), 20);
+          for (const n of [1, 2]) {
+            const id = `rt_${userId}${n}`.padEnd(19, '0');
+            await store.readTokens.addReadToken(
+              { id, userId, hash: TOKEN_HASH(userId, n), label: `token ${n}`, createdAt: T0 + n },
+              10,
+            );
+          }
         }
         await store.apiKeys.replaceKey('1', LIVE, T0);
         await store.apiKeys.addPendingKey('1', PENDING, Date.now(), Date.now() + 60_000);
@@ -789,6 +797,7 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
           kv: await store.kv.getKv(userId),
           profile: await profileOf(store, userId),
           privacy: await store.privacy.getPrivacy(userId),
+          readTokens: await store.readTokens.readTokensOf(userId),
           webhooks: await Promise.all(
             webhooks.map(async (found) => ({
               id: found.id,
@@ -813,6 +822,7 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
           kvKeys: ['b', 'c'],
           kvRevision: revision + 1,
           apiKeys: 2,
+          readTokens: 2,
           webhookIds: ['wh_1a', 'wh_1b'],
           privacySettings: true,
           profile: true,
@@ -821,6 +831,7 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
           kv: { kv: {}, revision: revision + 1 },
           profile: undefined,
           privacy: undefined,
+          readTokens: [],
           webhooks: [],
           history: { status: [], tracks: [] },
           stats: { lastStatus: null, lastSeen: null, trackHistoryCount: 0, playsDay: null, plays: 0 },
@@ -829,6 +840,8 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         expect(await store.apiKeys.findKey(LIVE)).toBeUndefined();
         expect(await store.apiKeys.findKey(PENDING)).toBeUndefined();
         expect(await store.apiKeys.activateKey('1', PENDING, Date.now())).toBe(false);
+        expect(await store.readTokens.findReadToken(TOKEN_HASH('1', 1))).toBeUndefined();
+        expect(await store.readTokens.findReadToken(TOKEN_HASH('1', 2))).toBeUndefined();
         expect(await store.webhooks.webhook('wh_1a')).toBeUndefined();
         expect(await store.webhooks.deliveries('wh_1a', 20)).toEqual([]);
         expect((await store.webhooks.activeWebhooks()).map((found) => found.id).sort()).toEqual([
@@ -841,6 +854,7 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         // The other user keeps everything.
         expect(await heldOf(store, '2')).toEqual(theirs);
         expect(await store.apiKeys.findKey(THEIRS)).toEqual({ userId: '2', hash: THEIRS });
+        expect(await store.readTokens.findReadToken(TOKEN_HASH('2', 1))).toMatchObject({ userId: '2' });
         expect((await store.accounts.details('2')).key).not.toBeNull();
         expect((await store.accounts.details('2')).historyErasedAt).toBeNull();
 
@@ -848,6 +862,8 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         const restarted = await reopen(store);
         expect(await heldOf(restarted, '1')).toMatchObject({ kv: { kv: {} }, webhooks: [], plays: [] });
         expect(await restarted.apiKeys.findKey(LIVE)).toBeUndefined();
+        expect(await restarted.readTokens.findReadToken(TOKEN_HASH('1', 1))).toBeUndefined();
+        expect(await restarted.readTokens.readTokensOf('1')).toEqual([]);
       });
 
       it('tells when the live key was made, where the store keeps it', async () => {
@@ -890,6 +906,7 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
           kvKeys: [],
           kvRevision: first.kvRevision,
           apiKeys: 0,
+          readTokens: 0,
           webhookIds: [],
           privacySettings: false,
           profile: false,
@@ -910,6 +927,126 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         expect(await store.history.topTracks('1', 1, 10)).toEqual([
           expect.objectContaining({ track_id: `t${T0 + 11}`, play_count: 1 }),
         ]);
+      });
+    });
+
+    describe('retention', () => {
+      /** Every user due by `before`, as the store orders them. */
+      const dueBy = (store: Store, before: number) => store.retention.due(before, 100_000);
+
+      it("keeps each user's latest moment, and answers those due the longest gone first, bounded", async () => {
+        const store = await open();
+        expect(await dueBy(store, T0 + 1_000)).toEqual([]);
+        await store.retention.seen(new Map());
+        await store.retention.seen(
+          new Map([
+            ['1', T0 + 10],
+            ['2', T0],
+            ['3', T0 + 5],
+            ['5', T0 + 7],
+            ['4', T0 + 7],
+          ]),
+        );
+        // An earlier moment, reported late by another node, does not move one back.
+        await store.retention.seen(new Map([['1', T0]]));
+        await store.retention.seen(new Map([['2', T0 + 1]]));
+        expect(await dueBy(store, T0 + 1)).toEqual([]);
+        expect(await dueBy(store, T0 + 2)).toEqual(['2']);
+        expect(await dueBy(store, T0 + 7)).toEqual(['2', '3']);
+        expect(await store.retention.due(T0 + 100, 3)).toEqual(['2', '3', '4']);
+        const restarted = await reopen(store);
+        expect(await dueBy(restarted, T0 + 100)).toEqual(['2', '3', '4', '5', '1']);
+      });
+
+      it('forgets only the moments still before the one given: a user seen since keeps theirs', async () => {
+        const store = await open();
+        await store.retention.seen(
+          new Map([
+            ['1', T0],
+            ['2', T0],
+            ['3', T0],
+          ]),
+        );
+        // User 2 came back after the sweep read them as due.
+        await store.retention.seen(new Map([['2', T0 + 50]]));
+        await store.retention.forgetSeen(['1', '2', '9'], T0 + 10);
+        await store.retention.forgetSeen([], T0 + 10);
+        expect(await dueBy(store, T0 + 100)).toEqual(['3', '2']);
+        // Forgotten for good: a restart brings nothing back, and a new moment starts over.
+        const restarted = await reopen(store);
+        expect(await dueBy(restarted, T0 + 100)).toEqual(['3', '2']);
+        await restarted.retention.seen(new Map([['1', T0 + 60]]));
+        expect(await dueBy(restarted, T0 + 100)).toEqual(['3', '2', '1']);
+      });
+
+      it('writes the moments of many users in one call', async () => {
+        const store = await open();
+        const users = Array.from({ length: 2_500 }, (_, i) => String(80_000_000_000_000_000n + BigInt(i)));
+        await store.retention.seen(new Map(users.map((userId, i) => [userId, T0 + (i % 10)])));
+        const due = await dueBy(store, T0 + 10);
+        expect(due).toHaveLength(2_500);
+        expect(new Set(due)).toEqual(new Set(users));
+        await store.retention.forgetSeen(users.slice(0, 1_500), T0 + 10);
+        expect(await dueBy(store, T0 + 10)).toHaveLength(1_000);
+      });
+
+      it('adopts the users with data and no moment, in bounded steps, once', async () => {
+        const store = await open();
+        const observed: HistoryWrite = {
+          userId: '17',
+          status: { status: 'online', ts: T0 },
+          track: entry('t', T0),
+          countsPlay: true,
+          lastSeen: T0,
+        };
+        // One user for each kind of data.
+        await store.kv.writeKv('11', write({ a: '1' }), KV_LIMITS);
+        await store.apiKeys.replaceKey('12', Buffer.alloc(32, 12), T0);
+        await store.apiKeys.addPendingKey('13', Buffer.alloc(32, 13), T0, Date.now() + 60_000);
+        await store.webhooks.addWebhook(
+          {
+            id: 'wh_14',
+            userId: '14',
+            url: 'https://example.com/14',
+            events: ['presence'],
+            secret: 'secret',
+            createdAt: T0,
+            disabledAt: null,
+            disabledReason: null,
+          },
+          5,
+        );
+        await store.privacy.patchPrivacy('15', { hide_kv: true });
+        await store.profiles.putProfiles(
+          new Map([['16', { profile: { banner: null, accent_color: 1 }, fetchedAt: T0 }]]),
+        );
+        await store.history.appendHistory([observed], LIMITS);
+        // Data and a moment already: kept as it is.
+        await store.kv.writeKv('18', write({ a: '1' }), KV_LIMITS);
+        await store.retention.seen(new Map([['18', T0]]));
+        // Erased: what stays (the KV's revision, the moment of the erasure) is no data.
+        await store.kv.writeKv('19', write({ a: '1' }), KV_LIMITS);
+        await store.history.appendHistory([{ ...observed, userId: '19' }], LIMITS);
+        await store.accounts.erase('19', T0 + 1);
+
+        const pass = async (at: number): Promise<number> => {
+          let adopted = 0;
+          for (let calls = 0; calls < 100_000; calls++) {
+            const step = await store.retention.adoptUnseen(at, 2);
+            adopted += step.adopted;
+            if (step.passEnded) return adopted;
+          }
+          throw new Error('the pass never ended');
+        };
+        expect(await pass(T0 + 50)).toBe(7);
+        expect(await dueBy(store, T0 + 50)).toEqual(['18']);
+        expect(await dueBy(store, T0 + 51)).toEqual(['18', '11', '12', '13', '14', '15', '16', '17']);
+        // Nobody twice; the next pass starts over and finds everyone has a moment.
+        expect(await pass(T0 + 60)).toBe(0);
+        await store.retention.forgetSeen(['11'], T0 + 51);
+        expect(await pass(T0 + 70)).toBe(1);
+        expect(await dueBy(store, T0 + 70)).not.toContain('11');
+        expect(await dueBy(store, T0 + 71)).toContain('11');
       });
     });
 
@@ -1060,6 +1197,83 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
             ['2', { hide_kv: true }],
           ]),
         );
+      });
+    });
+
+    describe('read tokens', () => {
+      const hashOf = (n: number) => Buffer.alloc(32, n);
+      const token = (userId: string, n: number, label: string | null = null): StoredReadToken => ({
+        id: `rt_${String(n).padStart(16, '0')}`,
+        userId,
+        hash: hashOf(n),
+        label,
+        createdAt: T0 + n,
+      });
+      const listed = ({ id, label, createdAt }: StoredReadToken) => ({ id, label, createdAt });
+
+      it("keeps each user's tokens, oldest first, listed without their hashes, and finds one by its hash", async () => {
+        const store = await open();
+        const labelled = token('1', 3, 'README card ✓ 🎧');
+        // Added out of order: a list is by creation time.
+        expect(await store.readTokens.addReadToken(labelled, 10)).toBe(true);
+        expect(await store.readTokens.addReadToken(token('1', 1), 10)).toBe(true);
+        expect(await store.readTokens.addReadToken(token('2', 2, 'theirs'), 10)).toBe(true);
+        expect(await store.readTokens.readTokensOf('1')).toStrictEqual([
+          listed(token('1', 1)),
+          listed(labelled),
+        ]);
+        expect(await store.readTokens.readTokensOf('3')).toEqual([]);
+        expect(await store.readTokens.findReadToken(hashOf(3))).toEqual({
+          userId: '1',
+          id: labelled.id,
+          hash: hashOf(3),
+        });
+        expect(await store.readTokens.findReadToken(hashOf(2))).toMatchObject({ userId: '2' });
+        expect(await store.readTokens.findReadToken(hashOf(9))).toBeUndefined();
+
+        const restarted = await reopen(store);
+        expect(await restarted.readTokens.readTokensOf('1')).toStrictEqual([
+          listed(token('1', 1)),
+          listed(labelled),
+        ]);
+        expect(await restarted.readTokens.findReadToken(hashOf(1))).toMatchObject({ userId: '1' });
+      });
+
+      it('refuses a token past the limit, writing nothing, even when nodes add at once', async () => {
+        const store = await open();
+        const beside = await open(store);
+        const added = await Promise.all(
+          Array.from({ length: 8 }, (_, n) =>
+            (n % 2 === 0 ? store : beside).readTokens.addReadToken(token('1', n + 1), 3),
+          ),
+        );
+        expect(added.filter(Boolean)).toHaveLength(3);
+        const kept = await store.readTokens.readTokensOf('1');
+        expect(kept).toHaveLength(3);
+        for (const [n, wasAdded] of added.entries()) {
+          expect(Boolean(await store.readTokens.findReadToken(hashOf(n + 1)))).toBe(wasAdded);
+        }
+        // Another user's limit is their own.
+        expect(await store.readTokens.addReadToken(token('2', 20), 3)).toBe(true);
+      });
+
+      it("removes one of the user's tokens by its id: it is found no more, at once, on every node", async () => {
+        const store = await open();
+        const beside = await open(store);
+        for (const n of [1, 2]) await store.readTokens.addReadToken(token('1', n), 2);
+        await store.readTokens.addReadToken(token('2', 3), 2);
+        // Another user's id, or one that never was: nothing goes.
+        expect(await store.readTokens.removeReadToken('2', token('1', 1).id)).toBe(false);
+        expect(await store.readTokens.removeReadToken('1', 'rt_nothing0000000')).toBe(false);
+        expect(await beside.readTokens.findReadToken(hashOf(1))).toMatchObject({ userId: '1' });
+
+        expect(await store.readTokens.removeReadToken('1', token('1', 1).id)).toBe(true);
+        expect(await beside.readTokens.findReadToken(hashOf(1))).toBeUndefined();
+        expect(await beside.readTokens.readTokensOf('1')).toStrictEqual([listed(token('1', 2))]);
+        expect(await store.readTokens.removeReadToken('1', token('1', 1).id)).toBe(false);
+        // Its place is free again; the other user's token is untouched.
+        expect(await beside.readTokens.addReadToken(token('1', 4), 2)).toBe(true);
+        expect(await store.readTokens.findReadToken(hashOf(3))).toMatchObject({ userId: '2' });
       });
     });
   });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
+import { generateReadToken, hashReadToken } from '../../src/keys/read-token.js';
 import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER, type TrackEntry } from '../../src/presence/history.js';
 import type { DiscordStatus, Snowflake } from '../../src/presence/model.js';
 import { PAUSED_UNTIL_UNDONE, type PrivacyPatch } from '../../src/presence/privacy.js';
@@ -24,7 +25,7 @@ import { dropPrefix, REDIS_TEST_URL, redisAvailable, uniquePrefix } from '../sup
  * `npm run migrate-store`: a SQLite store and a Redis store, each filled through its own write paths
  * (KV rewritten and deleted, keys replaced and revoked, profiles, histories longer than the limit, repeated
  * and title-only plays, erasures, webhooks with deliveries and one disabled, privacy settings patched and
- * reset, a user with nothing but privacy settings), copied into PostgreSQL by the
+ * reset, a user with nothing but privacy settings, read tokens added and removed), copied into PostgreSQL by the
  * command, then read back through the PostgreSQL store: every read gives what the source's gives. Run
  * again, the copy changes nothing; a history erased in PostgreSQL since stays erased. Webhook events
  * waiting in a SQLite store wait in PostgreSQL's queue after the copy, in order.
@@ -88,12 +89,15 @@ function historyOf(index: number): HistoryWrite[] {
 interface Issued {
   hashes: Buffer[];
   webhooks: string[];
+  /** Every read token's hash, removed ones included. */
+  tokens: Buffer[];
 }
 
 /** Fills a store through its write paths. */
 async function populate(store: Store): Promise<Issued> {
   const hashes: Buffer[] = [];
   const webhooks: string[] = [];
+  const tokens: Buffer[] = [];
   const stamp = (write: HistoryWrite) => write.status?.ts ?? write.track?.ts ?? write.lastSeen ?? 0;
   const writes = USERS.flatMap((_, index) => historyOf(index)).sort((a, b) => stamp(a) - stamp(b));
   const append = async (list: HistoryWrite[]) => {
@@ -158,6 +162,19 @@ async function populate(store: Store): Promise<Issued> {
       if (index === 11)
         await store.webhooks.disableWebhook(`wh_${index}_1`, T0 + 5, 'refused 5 events in a row');
     }
+    if (index % 6 === 2) {
+      for (let k = 0; k <= index % 4; k++) {
+        const hash = hashReadToken(generateReadToken());
+        tokens.push(hash);
+        const label = k === 0 ? null : `card ${k} of ${index} ✓ 🎧`;
+        await store.readTokens.addReadToken(
+          { id: `rt_${index}_${k}`.padEnd(19, '0'), userId, hash, label, createdAt: T0 + index * 10 + k },
+          10,
+        );
+      }
+      // Removed: nothing of it is copied.
+      if (index === 14) await store.readTokens.removeReadToken(userId, `rt_${index}_1`.padEnd(19, '0'));
+    }
     if (index % 4 === 1) {
       await store.privacy.patchPrivacy(userId, { ...EVERY_KIND, hide_kv: index % 8 === 1 });
       await store.privacy.patchPrivacy(userId, { paused_until: index % 3 === 0 ? null : T0 + index });
@@ -177,7 +194,7 @@ async function populate(store: Store): Promise<Issued> {
       ]),
     ),
   );
-  return { hashes, webhooks };
+  return { hashes, webhooks, tokens };
 }
 
 function delivery(id: string, status: DeliveryRecord['status'], attempts: number): DeliveryRecord {
@@ -194,7 +211,7 @@ function delivery(id: string, status: DeliveryRecord['status'], attempts: number
 }
 
 /** Everything the service reads of these users, as the store answers it. */
-async function readAll(store: Store, { hashes, webhooks }: Issued) {
+async function readAll(store: Store, { hashes, webhooks, tokens }: Issued) {
   const perUser = <T>(read: (userId: Snowflake) => Promise<T>) => Promise.all(EVERYONE.map(read));
   const perWebhook = <T>(read: (id: string) => Promise<T>) => Promise.all(webhooks.map(read));
   return {
@@ -212,6 +229,8 @@ async function readAll(store: Store, { hashes, webhooks }: Issued) {
     top: await perUser((userId) => store.history.topTracks(userId, 1, TRACKED_TRACKS_PER_USER)),
     privacy: await perUser((userId) => store.privacy.getPrivacy(userId)),
     allPrivacy: [...(await store.privacy.allPrivacy()).entries()].sort(([a], [b]) => a.localeCompare(b)),
+    readTokens: await perUser((userId) => store.readTokens.readTokensOf(userId)),
+    tokenOwners: await Promise.all(tokens.map((hash) => store.readTokens.findReadToken(hash))),
   };
 }
 
@@ -259,6 +278,7 @@ function expectedCounts(read: Awaited<ReturnType<typeof readAll>>, waiting: numb
     stats: read.stats.filter((stats) => stats.lastSeen !== null || stats.playsDay !== null).length,
     erasures: ERASED.length,
     'privacy settings': read.allPrivacy.length,
+    'read tokens': sum(read.readTokens.map((listed) => listed.length)),
     webhooks: read.webhook.filter((found) => found !== undefined).length,
     'webhook deliveries': sum(read.deliveries.map((records) => records.length)),
     'webhook events waiting': waiting,

@@ -43,6 +43,8 @@ export async function startHarness(
     sse?: AppOptions['sse'];
     /** Webhook overrides (a resolver, a shorter timeout, the worker's clock and backoff). */
     webhooks?: AppOptions['webhooks'];
+    /** Retention's clock and timing. */
+    retention?: AppOptions['retention'];
     /** The app's logger; default: silent (TEST_LOG_LEVEL to see it). */
     logger?: Logger;
     /** How long abusive clients wait for their refusals; default 0 (a test of the delay sets it). */
@@ -72,6 +74,7 @@ export async function startHarness(
     abuseRefusalDelayMs: options.abuseRefusalDelayMs ?? 0,
     ...(options.socket ? { socket: options.socket } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
+    ...(options.retention ? { retention: options.retention } : {}),
     ...(options.sse ? { sse: options.sse } : {}),
   });
   const app = wholeApp(started);

@@ -49,6 +49,7 @@ export function whatWent(erased: Erasure): string {
   const parts = [
     counted(erased.kvKeys.length, 'KV key'),
     counted(erased.apiKeys, 'API key'),
+    ...(erased.readTokens > 0 ? [counted(erased.readTokens, 'read token')] : []),
     counted(erased.webhookIds.length, 'webhook'),
     ...(erased.privacySettings ? ['your privacy settings'] : []),
     ...(erased.profile ? ['your stored profile'] : []),

@@ -16,8 +16,9 @@ import { CardRenderCache, type RenderedCard } from '../card/render-cache.js';
 import { ApiError } from '../errors.js';
 import { noneMatch } from '../etag.js';
 import { TAGS } from '../openapi.js';
+import { answeredToOwner, type OwnerReads, ownerViewOf } from '../owner-reads.js';
 import { emptyResponse, errorResponses } from '../schemas/envelope.js';
-import { userIdFrom } from './users.js';
+import { OWNER_READS, readTokenQuery, userIdFrom } from './users.js';
 
 /**
  * Cards are rendered for whole seconds: the progress bar and clocks need no finer time, and requests in
@@ -34,6 +35,8 @@ export const CARD_CONTENT_SECURITY_POLICY =
 
 export interface CardRouteDeps {
   view: PresenceView;
+  /** Who reads a private user's card as they do; absent: nobody. */
+  owner?: OwnerReads;
   /** `DISCORD_CDN_URL`: avatars, emoji and app assets come from there. */
   cdnUrl: string;
   /** Counts the cards drawn; absent: not counted. */
@@ -67,6 +70,21 @@ const cardIdParams = {
 } as const;
 
 type CardParts = ReturnType<typeof renderCardParts>;
+
+/** The card's options, and `?token=` as any other of its parameters: one or several values. */
+const cardQuery = {
+  ...cardQuerySchema,
+  properties: {
+    ...cardQuerySchema.properties,
+    token: {
+      anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
+      description: readTokenQuery.token.description,
+    },
+  },
+} as const;
+
+/** Begins the key of a card drawn for its private owner: no other request is answered one of those. */
+const OWNERS_CARD = '\u0001';
 
 /** Presences whose reading the card routes keep (see `summaryOf`). */
 const RECENT_SUMMARIES = 256;
@@ -181,12 +199,13 @@ export const cardRoutes =
           schema: {
             tags: [TAGS.card],
             summary,
-            description: `${description} A valid id that is not monitored gets a card saying so, and so does an id that is not one; unknown query parameters are ignored, and a value outside its rule falls back to the default. Errors come as JSON (400 \`invalid_user_id\` or \`invalid_query\`) only to a client that prefers \`application/json\` to the image.`,
+            description: `${description} A valid id that is not monitored gets a card saying so, and so does an id that is not one; unknown query parameters are ignored, and a value outside its rule falls back to the default. ${OWNER_READS} Errors come as JSON (400 \`invalid_user_id\` or \`invalid_query\`) only to a client that prefers \`application/json\` to the image.`,
             params: cardIdParams,
-            querystring: cardQuerySchema,
+            querystring: cardQuery,
             response: {
               200: {
-                description: 'the card, with an `ETag`; `Cache-Control: no-cache`',
+                description:
+                  'the card, with an `ETag`; `Cache-Control: no-cache` (`private, no-store` for a private user read with their key or token)',
                 content: {
                   [type]: {
                     schema: {
@@ -213,11 +232,14 @@ export const cardRoutes =
           const { options, problems } = parseCardOptions(request.query);
           if (problems.length > 0 && wantsJson) throw new ApiError('invalid_query', problems.join('; '));
 
-          const snapshot = id === null ? undefined : deps.view.get(id);
+          let snapshot = id === null ? undefined : deps.view.get(id);
+          const owner = id === null || snapshot ? null : await ownerViewOf(deps.owner, request, id);
+          if (owner && id !== null) snapshot = owner.view.get(id);
           const at = Math.floor(now() / CARD_TIME_GRANULARITY_MS) * CARD_TIME_GRANULARITY_MS;
           // The card as drawn: the id (or what stood in its place) and the options as parsed, so spellings,
           // unknown parameters (`?v=2`) and what a path can smuggle in (`%3F`) make no card of their own.
-          const key = `${id ?? `\u0000${given}`}\u0000${JSON.stringify(options)}`;
+          // An owner's card is kept apart, so that it is never the one drawn last for anyone else.
+          const key = `${owner ? OWNERS_CARD : ''}${id ?? `\u0000${given}`}\u0000${JSON.stringify(options)}`;
           let card = rendered.get(at, key, snapshot);
           if (!card) {
             // Requests for one card that come while it is drawn, from the same presence, wait for that
@@ -270,6 +292,7 @@ export const cardRoutes =
             .header('etag', etag)
             .header('x-content-type-options', 'nosniff')
             .header('content-security-policy', CARD_CONTENT_SECURITY_POLICY);
+          if (owner) answeredToOwner(reply);
           if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
           return reply.type(contentType).send(body);
         },

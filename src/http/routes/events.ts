@@ -11,14 +11,17 @@ import { bulkIdsOf } from '../bulk-read.js';
 import { ApiError } from '../errors.js';
 import type { NotMonitored } from '../not-monitored.js';
 import { TAGS } from '../openapi.js';
+import { OWNER_CACHE_CONTROL, type OwnerReads, ownerViewOf, type ReadGrant } from '../owner-reads.js';
 import type { ReadCharge } from '../rate-limits.js';
 import { errorResponses } from '../schemas/envelope.js';
-import { userIdFrom, userIdParams } from './users.js';
+import { OWNER_READS, readTokenQuery, userIdFrom, userIdParams } from './users.js';
 
 export interface EventRouteDeps {
   hub: SseHub;
   view: PresenceView;
   notMonitored: NotMonitored;
+  /** Who streams a private user as they do; absent: nobody. */
+  owner?: OwnerReads;
   /** Ids one stream may name: a socket's subscriptions (SUBSCRIPTIONS_PER_SOCKET). */
   maxIds: number;
   /** How long a client past SOCKETS_PER_IP waits for its 429 (net/tarpit.ts). */
@@ -96,6 +99,7 @@ export const eventRoutes =
       reply: FastifyReply,
       ids: Snowflake[],
       tentative?: Snowflake,
+      grant?: ReadGrant,
     ): Promise<void> => {
       const client = clientKey(request.ip);
       const refused = deps.hub.refusal(client, ids.length);
@@ -116,10 +120,15 @@ export const eventRoutes =
         response.removeHeader('content-length');
         response.removeHeader('transfer-encoding');
         // What the hooks set (CORS, security, rate-limit headers) goes out with the stream's own.
-        response.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...STREAM_HEADERS });
+        response.writeHead(200, {
+          ...(reply.getHeaders() as OutgoingHttpHeaders),
+          ...STREAM_HEADERS,
+          ...(grant ? { 'cache-control': OWNER_CACHE_CONTROL } : {}),
+        });
         // A stream counts as a socket from now on: it leaves the HTTP connection cap, as a WebSocket does.
         upgraded(request.raw.socket);
-        deps.hub.open(response, client, ids, lastEventIdOf(request), tentative);
+        if (grant) deps.hub.openOwn(response, client, grant);
+        else deps.hub.open(response, client, ids, lastEventIdOf(request), tentative);
       } catch (error) {
         request.log.error({ err: error }, 'event stream failed to open');
         response.destroy();
@@ -133,10 +142,10 @@ export const eventRoutes =
         schema: {
           tags: [TAGS.presence],
           summary: "A user's presence, live, as Server-Sent Events",
-          description: `${ABOUT} A user who is not monitored is answered 404 \`user_not_monitored\`, as a presence read is; \`/v1/events?ids=\` waits for them instead. While the service starts, before every guild's members are listed, the stream of a user not monitored yet opens and waits for them; it ends once every member is known if they still are not, and the reconnect is answered 404.`,
+          description: `${ABOUT} A user who is not monitored is answered 404 \`user_not_monitored\`, as a presence read is; \`/v1/events?ids=\` waits for them instead. While the service starts, before every guild's members are listed, the stream of a user not monitored yet opens and waits for them; it ends once every member is known if they still are not, and the reconnect is answered 404. ${OWNER_READS} Such a stream carries no event ids: a reconnect is sent the presence as it is then. It ends when its token is removed or its key replaced.`,
           params: userIdParams,
           headers: lastEventIdHeader,
-          documentedQuerystring: { type: 'object', properties: lastEventIdQuery },
+          documentedQuerystring: { type: 'object', properties: { ...lastEventIdQuery, ...readTokenQuery } },
           response: {
             ...streamResponse,
             ...errorResponses(['invalid_user_id', 'user_not_monitored', 'try_again_later']),
@@ -146,6 +155,13 @@ export const eventRoutes =
       async (request, reply) => {
         const id = userIdFrom(request.params);
         const monitored = deps.view.get(id) !== undefined;
+        if (!monitored) {
+          const owner = await ownerViewOf(deps.owner, request, id);
+          if (owner && owner.view.get(id) !== undefined) {
+            await stream(request, reply, [id], undefined, owner.grant);
+            return;
+          }
+        }
         // EventSource gives up for good on a 404: while the service starts, a member whose guild is not
         // listed yet is waited for, as /v1/events does, and refused only once every member is known.
         if (!monitored && deps.hub.knowsEveryMember) throw deps.notMonitored(id);

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { RecentStatuses } from '../../history/recent-status.js';
+import type { ReadTokenService } from '../../keys/read-tokens.js';
 import type { ApiKeyService } from '../../keys/service.js';
 import {
   HISTORY_LIMIT,
@@ -21,14 +22,14 @@ import { DEFAULT_MUSIC_APPS, type MusicApps } from '../../presence/music-apps.js
 import { hiddenMusicSources, isPaused, type PrivacySettings } from '../../presence/privacy.js';
 import type { PresenceView } from '../../presence/registry.js';
 import type { HistoryStore } from '../../store/ports.js';
-import { presentedKey } from '../auth.js';
 import { TAGS } from '../openapi.js';
+import { answeredToOwner, grantOf } from '../owner-reads.js';
 import { errorResponses, successResponse } from '../schemas/envelope.js';
 import { historySchema, statsSchema, topTracksSchema } from '../schemas/history.js';
-import { userIdFrom, userIdParams } from './users.js';
+import { readTokenQuery, userIdFrom, userIdParams } from './users.js';
 
 const ANY_USER =
-  'Answered for any valid id, monitored or not (empty lists, `is_monitored: false`, `current_status: "offline"` and `last_seen: null` when nothing is known); `@me` is not an id here (400). A user whose `visibility` is `private` is answered as an unknown id, except to a request with their own API key in `Authorization`; what their privacy settings hide is left out for everyone.';
+  'Answered for any valid id, monitored or not (empty lists, `is_monitored: false`, `current_status: "offline"` and `last_seen: null` when nothing is known); `@me` is not an id here (400). A user whose `visibility` is `private` is answered as an unknown id, except to a request with their own API key in `Authorization` or one of their read tokens (`Authorization: Bearer prt_…`, or `?token=prt_…`), answered with `Cache-Control: private, no-store`; what their privacy settings hide is left out for everyone.';
 
 /** What the routes need of the users' privacy settings. */
 export interface HistoryPrivacy {
@@ -46,6 +47,8 @@ export interface HistoryRouteDeps {
   history: HistoryStore;
   /** Tells a private user's own key. */
   keys: Pick<ApiKeyService, 'ownerOf'>;
+  /** Tells a private user's read tokens; absent: only their key reads them. */
+  tokens?: Pick<ReadTokenService, 'ownerOf'>;
   /**
    * Status changes the view saw that history may not have stored yet; absent: the store alone. Given the
    * recorder's `records`, so that it holds nothing history does not record.
@@ -95,20 +98,28 @@ export const historyRoutes =
 
     /**
      * The view a request reads the user from, or null when it must be answered as for an unknown id: the
-     * user is private and the request is not theirs. The key is looked at only for a private user, so
-     * other reads cost nothing more; a key that is wrong, or cannot be checked, is answered the same as no
-     * key (a 401 would tell that the user exists and is private).
+     * user is private and the request is not theirs. The key or token is looked at only for a private
+     * user, so other reads cost nothing more; one that is wrong, or cannot be checked, is answered the same
+     * as none (a 401 would tell that the user exists and is private). An answer to the owner's grant is
+     * kept by no cache.
      */
-    const readerView = async (request: FastifyRequest, id: Snowflake): Promise<PresenceView | null> => {
-      if (deps.privacy === undefined || !deps.privacy.isPrivate(id)) return deps.view;
-      const key = presentedKey(request);
-      if (key === undefined) return null;
-      try {
-        if ((await deps.keys.ownerOf(key)) === id) return deps.ownView ?? deps.view;
-      } catch (error) {
-        request.log.warn({ err: error }, 'could not check an API key; answering as to anyone');
-      }
-      return null;
+    const readerView = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      id: Snowflake,
+    ): Promise<PresenceView | null> => {
+      const { privacy } = deps;
+      if (privacy === undefined || !privacy.isPrivate(id)) return deps.view;
+      const ownView = deps.ownView ?? deps.view;
+      const reads = {
+        ownView,
+        isPrivate: (userId: Snowflake) => privacy.isPrivate(userId),
+        keys: deps.keys,
+        ...(deps.tokens ? { tokens: deps.tokens } : {}),
+      };
+      if ((await grantOf(reads, request, id)) === null) return null;
+      answeredToOwner(reply);
+      return ownView;
     };
 
     const hiddenOf = (settings: PrivacySettings | undefined, at: number): Hidden =>
@@ -156,6 +167,7 @@ export const historyRoutes =
           summary: 'Status and listening history',
           description: `Status changes (an entry only when \`discord_status\` changes) and tracks played, newest first, the ${HISTORY_LIMIT} most recent of each. The status history agrees with the live presence at every moment; a track may take up to a second to show (tracks are written in batches). ${ANY_USER}`,
           params: userIdParams,
+          documentedQuerystring: { type: 'object', properties: readTokenQuery },
           response: {
             200: successResponse('the history', historySchema),
             ...errorResponses(['invalid_user_id']),
@@ -164,7 +176,7 @@ export const historyRoutes =
       },
       async (request, reply) => {
         const id = userIdFrom(request.params);
-        const view = await readerView(request, id);
+        const view = await readerView(request, reply, id);
         if (view === null) {
           await askedAsForAnyone(deps.history.history(id, HISTORY_LIMIT));
           return send(reply, { status_history: [], track_history: [] });
@@ -189,6 +201,7 @@ export const historyRoutes =
           summary: 'Listening and status stats',
           description: `Plays today (since 00:00 UTC), the size of the track history, the current status and when the user was last seen online. ${ANY_USER}`,
           params: userIdParams,
+          documentedQuerystring: { type: 'object', properties: readTokenQuery },
           response: {
             200: successResponse('the stats', statsSchema),
             ...errorResponses(['invalid_user_id']),
@@ -197,7 +210,7 @@ export const historyRoutes =
       },
       async (request, reply) => {
         const id = userIdFrom(request.params);
-        const view = await readerView(request, id);
+        const view = await readerView(request, reply, id);
         if (view === null) {
           await askedAsForAnyone(deps.history.stats(id));
           return send(reply, statsFrom(undefined, NOTHING_STORED, now()));
@@ -227,6 +240,7 @@ export const historyRoutes =
                 pattern: '^[+-]?[0-9]{1,15}$',
                 description: `how many tracks: an integer, default ${TOP_TRACKS_DEFAULT_LIMIT}, clamped to 1–${TOP_TRACKS_MAX_LIMIT}`,
               },
+              ...readTokenQuery,
             },
           },
           response: {
@@ -239,7 +253,7 @@ export const historyRoutes =
         const id = userIdFrom(request.params);
         const { limit: requested } = request.query as { limit?: string };
         const limit = topTracksLimit(requested === undefined ? undefined : Number(requested));
-        if ((await readerView(request, id)) === null) {
+        if ((await readerView(request, reply, id)) === null) {
           await askedAsForAnyone(deps.history.topTracks(id, TOP_TRACKS_MIN_PLAYS, limit));
           return send(reply, { top_tracks: [] });
         }

@@ -10,6 +10,7 @@ import { ApiError } from '../errors.js';
 import { bulkEtag, noneMatch, snapshotEtag } from '../etag.js';
 import type { NotMonitored } from '../not-monitored.js';
 import { API_KEY_SECURITY, TAGS } from '../openapi.js';
+import { answeredToOwner, type OwnerReads, ownerViewOf } from '../owner-reads.js';
 import type { ReadCharge } from '../rate-limits.js';
 import { emptyResponse, errorResponses, successResponse } from '../schemas/envelope.js';
 import { presenceExample } from '../schemas/presence-example.js';
@@ -58,6 +59,19 @@ const presencesResponse = {
   headers: ETAG_HEADER,
 };
 
+/** `?token=` as every read of a user that a read token opens documents it. */
+export const readTokenQuery = {
+  token: {
+    type: 'string',
+    description:
+      'one of the user’s read tokens (`prt_…`), for a user whose `visibility` is `private`: the answer is then theirs, with `Cache-Control: private, no-store`. `Authorization: Bearer prt_…` does the same; so does their API key in `Authorization`. Any other token is answered as none is.',
+  },
+} as const;
+
+/** What a private user's own reads add to a route's description. */
+export const OWNER_READS =
+  'A user whose `visibility` is `private` is answered as one nobody monitors, except to a request with their API key in `Authorization` or one of their read tokens (`Authorization: Bearer prt_…`, or `?token=prt_…`).';
+
 const PRESENCE_FIELDS = `\`discord_user\` is Discord's user object as the gateway gave it (more fields than the schema names may come); \`activities\` are Discord's activity objects, snowflakes as strings; \`kv\` is the user's own key/value store. \`banner\`, \`banner_url\` and \`accent_color\` are null until Presently has fetched the profile.`;
 
 /** The id of the path, checked against the full snowflake rule (the pattern cannot bound the value). */
@@ -73,6 +87,8 @@ export interface UserRouteDeps {
   view: PresenceView;
   /** What `@me` reads: the key's owner even when private; absent: `view`. */
   ownView?: PresenceView;
+  /** Who else reads a private user as they do; absent: nobody, `@me` aside. */
+  owner?: OwnerReads;
   keys: ApiKeyService;
   notMonitored: NotMonitored;
   /** Charges a bulk read one read per id; null when reads are not limited. */
@@ -101,8 +117,13 @@ export const userRoutes =
       reply: FastifyReply,
       id: Snowflake,
       view: PresenceView = deps.view,
+    ): FastifyReply => sendSnapshot(request, reply, id, view.get(id));
+    const sendSnapshot = (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      id: Snowflake,
+      snapshot: PresenceSnapshot | undefined,
     ): FastifyReply => {
-      const snapshot = view.get(id);
       if (!snapshot) throw deps.notMonitored(id);
       if (notModified(request, reply, snapshotEtag(snapshot))) return reply.send();
       return reply.type(JSON_TYPE).send(snapshot.body);
@@ -132,8 +153,9 @@ export const userRoutes =
         schema: {
           tags: [TAGS.presence],
           summary: "A user's presence",
-          description: `Lanyard's presence object plus Presently's additions (\`now_playing\`, \`youtube_music\`, banner, accent colour, \`member_since\`), for any user who shares a server with the bot. ${PRESENCE_FIELDS}`,
+          description: `Lanyard's presence object plus Presently's additions (\`now_playing\`, \`youtube_music\`, banner, accent colour, \`member_since\`), for any user who shares a server with the bot. ${OWNER_READS} ${PRESENCE_FIELDS}`,
           params: userIdParams,
+          documentedQuerystring: { type: 'object', properties: readTokenQuery },
           response: {
             200: presenceResponse,
             304: notModifiedResponse,
@@ -141,7 +163,16 @@ export const userRoutes =
           },
         },
       },
-      async (request, reply) => sendPresence(request, reply, userIdFrom(request.params)),
+      async (request, reply) => {
+        const id = userIdFrom(request.params);
+        const snapshot = deps.view.get(id);
+        // The fast path answered every user the public view shows but for HEAD and refusals: what comes
+        // here without a snapshot is private, or not monitored.
+        if (snapshot) return sendSnapshot(request, reply, id, snapshot);
+        const owner = await ownerViewOf(deps.owner, request, id);
+        if (owner === null) throw deps.notMonitored(id);
+        return sendSnapshot(request, answeredToOwner(reply), id, owner.view.get(id));
+      },
     );
     app.get(
       '/v1/users',

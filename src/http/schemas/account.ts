@@ -2,6 +2,7 @@ import { TRACKED_TRACKS_PER_USER } from '../../presence/history.js';
 import { historySchema, nowPlayingWith } from './history.js';
 import { epochMs, nullableEpochMs } from './presence.js';
 import { privacySettingsSchema } from './privacy.js';
+import { readTokenListSchema } from './read-tokens.js';
 import { webhookListSchema } from './webhooks.js';
 
 /** What `GET /v1/users/@me/export` answers, as JSON Schema for the OpenAPI document. */
@@ -20,6 +21,7 @@ export const accountExportSchema = {
       required: ['created_at'],
       additionalProperties: false,
     },
+    read_tokens: readTokenListSchema.properties.read_tokens,
     history_erased_at: { ...nullableEpochMs, description: 'when the history was last erased; null if never' },
     privacy: privacySettingsSchema,
     profile: {
@@ -63,6 +65,7 @@ export const accountExportSchema = {
     'user_id',
     'exported_at',
     'api_key',
+    'read_tokens',
     'history_erased_at',
     'privacy',
     'profile',

@@ -1,3 +1,4 @@
+import { READ_TOKEN_LABEL_MAX_CHARS, READ_TOKENS_PER_USER } from '../../keys/read-token.js';
 import { KV_KEY_MAX_LENGTH, KV_MAX_KEYS, KV_VALUE_MAX_CHARS } from '../../kv/rules.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 
@@ -34,6 +35,9 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   webhook_not_found: 'no webhook has this id',
   invalid_privacy_setting:
     'a privacy change that is not a JSON object, names a field that is no setting, or gives a setting a value it does not take; the message names the field',
+  invalid_read_token: `a read token's body that is neither empty nor a JSON object with at most \`label\`, or a label that is not plain text of 1–${READ_TOKEN_LABEL_MAX_CHARS} characters`,
+  read_token_limit_exceeded: `the user already has ${READ_TOKENS_PER_USER} read tokens, as many as one may hold`,
+  read_token_not_found: 'none of your read tokens has this id',
   bad_request: 'malformed HTTP that fits no other code (a broken URL encoding, say)',
   internal_error: 'something unexpected went wrong on the server (never with details)',
   invalid_metrics_token:

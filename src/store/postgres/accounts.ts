@@ -22,8 +22,10 @@ const BUMP_KV = {
 const REMOVE_KEYS = {
   name: 'accounts.remove-keys',
   text: `WITH live AS (DELETE FROM api_keys WHERE user_id = $1 RETURNING 1),
-           pending AS (DELETE FROM api_keys_pending WHERE user_id = $1 RETURNING 1)
-         SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM pending) AS keys`,
+           pending AS (DELETE FROM api_keys_pending WHERE user_id = $1 RETURNING 1),
+           tokens AS (DELETE FROM read_tokens WHERE user_id = $1 RETURNING 1)
+         SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM pending) AS keys,
+           (SELECT count(*) FROM tokens) AS tokens`,
 };
 const REMOVE_WEBHOOKS = {
   name: 'accounts.remove-webhooks',
@@ -69,7 +71,10 @@ export class PostgresAccountStore implements AccountStore {
           const bumped = await client.query<{ revision: number }>({ ...BUMP_KV, values: [userId] });
           kvRevision = bumped.rows[0]?.revision ?? kvRevision;
         }
-        const apiKeys = await client.query<{ keys: number }>({ ...REMOVE_KEYS, values: [userId] });
+        const apiKeys = await client.query<{ keys: number; tokens: number }>({
+          ...REMOVE_KEYS,
+          values: [userId],
+        });
         const webhooks = await client.query<{ id: string }>({ ...REMOVE_WEBHOOKS, values: [userId] });
         const rest = await client.query<{ privacy: number; profile: number }>({
           ...REMOVE_REST,
@@ -80,6 +85,7 @@ export class PostgresAccountStore implements AccountStore {
           kvKeys: keys,
           kvRevision,
           apiKeys: apiKeys.rows[0]?.keys ?? 0,
+          readTokens: apiKeys.rows[0]?.tokens ?? 0,
           webhookIds: webhooks.rows.map((row) => row.id),
           privacySettings: (rest.rows[0]?.privacy ?? 0) > 0,
           profile: (rest.rows[0]?.profile ?? 0) > 0,

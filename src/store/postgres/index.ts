@@ -10,6 +10,8 @@ import { migrate } from './migrations.js';
 import { PostgresPrivacyStore } from './privacy.js';
 import { PostgresProfileStore } from './profiles.js';
 import { POSTGRES_TIMEOUTS, type PostgresTimeouts } from './queries.js';
+import { PostgresReadTokenStore } from './read-tokens.js';
+import { PostgresRetentionStore } from './retention.js';
 import { PostgresWebhookStore } from './webhooks.js';
 
 /** Connections one process keeps to the server. */
@@ -78,7 +80,9 @@ export class PostgresStore implements Store {
   readonly history: PostgresHistoryStore;
   readonly webhooks: PostgresWebhookStore;
   readonly privacy: PostgresPrivacyStore;
+  readonly readTokens: PostgresReadTokenStore;
   readonly accounts: PostgresAccountStore;
+  readonly retention: PostgresRetentionStore;
   private closed = false;
 
   constructor(
@@ -92,7 +96,9 @@ export class PostgresStore implements Store {
     this.history = new PostgresHistoryStore(pool, timeouts, history);
     this.webhooks = new PostgresWebhookStore(pool);
     this.privacy = new PostgresPrivacyStore(pool);
+    this.readTokens = new PostgresReadTokenStore(pool);
     this.accounts = new PostgresAccountStore(pool, timeouts);
+    this.retention = new PostgresRetentionStore(pool);
   }
 
   async ping(): Promise<boolean> {

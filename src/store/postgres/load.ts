@@ -13,7 +13,7 @@ const TARGET_ERASURES = {
 /**
  * What the target holds of the users copied: their rows go, to be written again as the source has them.
  * $1: the users; $2: those whose history is copied; $3: the key hashes copied (a hash is unique); $4: the
- * webhooks copied. Answers the keys removed, so a key copied again keeps its time of creation.
+ * webhooks copied; $5 and $6: the read tokens copied, by hash and by id (both unique). Answers the keys removed, so a key copied again keeps its time of creation.
  */
 const CLEAR = {
   text: `WITH kv AS (DELETE FROM kv WHERE user_id = ANY ($1::text[])),
@@ -29,6 +29,9 @@ const CLEAR = {
                OR webhook_id IN (SELECT id FROM webhooks WHERE user_id = ANY ($1::text[]))),
            revisions AS (DELETE FROM kv_revisions WHERE user_id = ANY ($1::text[])),
            privacy AS (DELETE FROM privacy_settings WHERE user_id = ANY ($1::text[])),
+           read_tokens_gone AS (
+             DELETE FROM read_tokens WHERE user_id = ANY ($1::text[]) OR token_hash = ANY ($5::bytea[])
+               OR id = ANY ($6::text[])),
            profiles AS (DELETE FROM profiles WHERE user_id = ANY ($1::text[])),
            status AS (DELETE FROM status_history WHERE user_id = ANY ($2::text[])),
            tracks AS (DELETE FROM track_history WHERE user_id = ANY ($2::text[])),
@@ -84,6 +87,9 @@ const WRITE = {
          ), privacy_in AS (
            INSERT INTO privacy_settings (user_id, settings)
            SELECT user_id, settings::jsonb FROM unnest($48::text[], $49::text[]) AS p (user_id, settings)
+         ), read_tokens_in AS (
+           INSERT INTO read_tokens (id, user_id, token_hash, label, created_at)
+           SELECT * FROM unnest($50::text[], $51::text[], $52::bytea[], $53::text[], $54::bigint[])
          )
          INSERT INTO history_forgotten AS f (user_id, forgotten_at) SELECT * FROM unnest($30::text[], $31::bigint[])
          ON CONFLICT (user_id) DO UPDATE SET forgotten_at = greatest(f.forgotten_at, excluded.forgotten_at)`,
@@ -133,9 +139,17 @@ async function writeBatch(session: Session, users: readonly UserData[]): Promise
   );
   const hashes = users.flatMap((user) => (user.apiKey ? [user.apiKey.hash] : []));
   const webhookIds = users.flatMap((user) => user.webhooks.map(({ webhook }) => webhook.id));
+  const tokens = users.flatMap((user) => user.readTokens);
   const { rows: removedKeys } = await session.query<{ key_hash: Buffer; created_at: number }>({
     ...CLEAR,
-    values: [userIds, [...withHistory].map((user) => user.userId), hashes, webhookIds],
+    values: [
+      userIds,
+      [...withHistory].map((user) => user.userId),
+      hashes,
+      webhookIds,
+      tokens.map((token) => token.hash),
+      tokens.map((token) => token.id),
+    ],
   });
   const createdAt = new Map(removedKeys.map((row) => [row.key_hash.toString('hex'), row.created_at]));
   const rows = new CopyRows(Date.now(), createdAt);
@@ -198,6 +212,13 @@ class CopyRows {
   };
   /** Each user's settings as JSON text. */
   private readonly privacy = { users: [] as Snowflake[], settings: [] as string[] };
+  private readonly readTokens = {
+    ids: [] as string[],
+    users: [] as Snowflake[],
+    hashes: [] as Buffer[],
+    labels: [] as (string | null)[],
+    createdAt: [] as number[],
+  };
 
   constructor(
     private readonly now: number,
@@ -274,6 +295,14 @@ class CopyRows {
       this.privacy.settings.push(JSON.stringify(user.privacy));
       this.counts.privacySettings++;
     }
+    for (const token of user.readTokens) {
+      this.readTokens.ids.push(token.id);
+      this.readTokens.users.push(userId);
+      this.readTokens.hashes.push(token.hash);
+      this.readTokens.labels.push(token.label);
+      this.readTokens.createdAt.push(token.createdAt);
+      this.counts.readTokens++;
+    }
     if (withHistory) this.addHistory(user);
   }
 
@@ -313,7 +342,7 @@ class CopyRows {
   values(): unknown[] {
     const { kv, revisions, apiKeys, profiles, status, tracks, plays, stats, erasures, webhooks, deliveries } =
       this;
-    const { waiting, privacy } = this;
+    const { waiting, privacy, readTokens } = this;
     return [
       ...[kv.users, kv.keys, kv.values],
       ...[revisions.users, revisions.revisions, revisions.bytes, revisions.keys],
@@ -329,6 +358,7 @@ class CopyRows {
       ...[deliveries.webhooks, deliveries.ids, deliveries.records],
       ...[waiting.webhooks, waiting.ids, waiting.types, waiting.bodies, this.now],
       ...[privacy.users, privacy.settings],
+      ...[readTokens.ids, readTokens.users, readTokens.hashes, readTokens.labels, readTokens.createdAt],
     ];
   }
 }

@@ -124,6 +124,22 @@ export const MIGRATIONS: readonly string[] = [
      user_id  TEXT PRIMARY KEY,
      settings JSONB NOT NULL
    )`,
+  // Each user's read tokens, by the SHA-256 of the token (docs/privacy.md): never the token itself.
+  `CREATE TABLE read_tokens (
+     id         TEXT PRIMARY KEY,
+     user_id    TEXT NOT NULL,
+     token_hash BYTEA NOT NULL UNIQUE,
+     label      TEXT,
+     created_at BIGINT NOT NULL
+   );
+   CREATE INDEX read_tokens_by_user ON read_tokens (user_id, created_at, id)`,
+  // Each user's last moment in a monitored guild, indexed by the moment: the retention sweep reads the
+  // oldest first (src/account/retention.ts).
+  `CREATE TABLE last_monitored (
+     user_id TEXT PRIMARY KEY,
+     seen_at BIGINT NOT NULL
+   );
+   CREATE INDEX last_monitored_due ON last_monitored (seen_at, user_id)`,
 ];
 
 /**

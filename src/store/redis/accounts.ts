@@ -7,9 +7,10 @@ import type { RedisKeys } from './keys.js';
  * One script, so the erasure lands whole. KEYS: status list, track list, play ranking, played tracks,
  * stats, moment of the last erasure (history.ts's FORGET), KV hash, its revision, its byte total, the
  * user's key, their pending key, profile, their webhooks, users with webhooks, privacy settings, users
- * with settings. ARGV: the moment, the user id, and the key prefixes of a key hash's owner, of a
- * webhook and of its deliveries (each followed by the id and `}`). Returns {{status, tracks, plays,
- * revision, keys, privacy, profile}, KV key names, webhook ids}.
+ * with settings, their read tokens. ARGV: the moment, the user id, the key prefixes of a key hash's
+ * owner, of a webhook and of its deliveries (each followed by the id and `}`), and of a read token
+ * hash's owner. Returns {{status, tracks, plays, revision, keys, privacy, profile, read tokens}, KV key
+ * names, webhook ids}.
  */
 const ERASE = `
 local erased = {redis.call('LLEN', KEYS[1]), redis.call('LLEN', KEYS[2]), redis.call('ZCARD', KEYS[3])}
@@ -43,10 +44,17 @@ redis.call('SREM', KEYS[14], ARGV[2])
 local privacy = redis.call('DEL', KEYS[15])
 redis.call('SREM', KEYS[16], ARGV[2])
 local profile = redis.call('DEL', KEYS[12])
+local tokens = 0
+for _, stored in ipairs(redis.call('HVALS', KEYS[17])) do
+  redis.call('DEL', ARGV[6] .. cjson.decode(stored).hash)
+  tokens = tokens + 1
+end
+redis.call('DEL', KEYS[17])
 table.insert(erased, revision)
 table.insert(erased, keys)
 table.insert(erased, privacy)
 table.insert(erased, profile)
+table.insert(erased, tokens)
 return {erased, names, webhooks}
 `;
 
@@ -64,7 +72,7 @@ export class RedisAccountStore implements AccountStore {
     /** Settles when the data under the prefix has this build's layout (history, plays). */
     private readonly migrated: Promise<void>,
   ) {
-    redis.defineCommand('accountErase', { numberOfKeys: 16, lua: ERASE });
+    redis.defineCommand('accountErase', { numberOfKeys: 17, lua: ERASE });
     this.redis = redis as Redis & AccountScripts;
   }
 
@@ -84,11 +92,13 @@ export class RedisAccountStore implements AccountStore {
       keys.webhookUsers(),
       keys.privacy(userId),
       keys.privacyUsers(),
+      keys.readTokens(userId),
       String(at),
       userId,
       keys.keyOwner(''),
       keys.webhook('').slice(0, -1),
       keys.webhookDeliveries('').slice(0, -1),
+      keys.readTokenOwner(''),
     );
     const [statusEntries = 0, trackEntries = 0, playCounts = 0, kvRevision = 0, apiKeys = 0] = counts;
     return {
@@ -98,6 +108,7 @@ export class RedisAccountStore implements AccountStore {
       kvKeys: [...names].sort(),
       kvRevision,
       apiKeys,
+      readTokens: counts[7] ?? 0,
       webhookIds,
       privacySettings: (counts[5] ?? 0) > 0,
       profile: (counts[6] ?? 0) > 0,

@@ -10,6 +10,7 @@ import { pairs } from './kv.js';
 import { MIGRATIONS } from './migrations.js';
 import { PLAYED_AT_DIGITS } from './plays.js';
 import { privacyOf } from './privacy.js';
+import { readTokensIn } from './read-tokens.js';
 import { webhookOf } from './webhooks.js';
 
 /** Users read in one round trip. */
@@ -18,7 +19,7 @@ const DUMP_BATCH = 200;
 /**
  * One user's keys, read in one script so that they agree with each other. KEYS: kv hash, revision, the
  * user's key, profile, last erasure, status list, track list, play ranking, played tracks, stats, the
- * user's webhooks, privacy settings. ARGV: the key owners' prefix, the user id, the list limit, then a
+ * user's webhooks, privacy settings, read tokens. ARGV: the key owners' prefix, the user id, the list limit, then a
  * webhook's key and its deliveries' key, each as what comes before and after the webhook's id. The key's
  * hash only if its owner entry names the user, as a lookup would find it.
  */
@@ -36,7 +37,8 @@ return {
   redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), hex, redis.call('GET', KEYS[4]),
   redis.call('GET', KEYS[5]), redis.call('LRANGE', KEYS[6], 0, limit - 1),
   redis.call('LRANGE', KEYS[7], 0, limit - 1), redis.call('ZRANGE', KEYS[8], 0, -1, 'WITHSCORES'),
-  redis.call('HGETALL', KEYS[9]), redis.call('HGETALL', KEYS[10]), webhooks, redis.call('HGETALL', KEYS[12])
+  redis.call('HGETALL', KEYS[9]), redis.call('HGETALL', KEYS[10]), webhooks, redis.call('HGETALL', KEYS[12]),
+  redis.call('HGETALL', KEYS[13])
 }
 `;
 
@@ -52,6 +54,7 @@ type UserReply = [
   string[],
   string[],
   [string[], string[]][],
+  string[],
   string[],
 ];
 
@@ -88,7 +91,7 @@ export async function* dumpRedis(redis: Redis, prefix: string): StoreDump {
     for (const userId of batch) {
       pipeline.eval(
         READ_USER,
-        12,
+        13,
         keys.kv(userId),
         keys.kvRevision(userId),
         keys.userKey(userId),
@@ -97,6 +100,7 @@ export async function* dumpRedis(redis: Redis, prefix: string): StoreDump {
         ...keys.history(userId),
         keys.userWebhooks(userId),
         keys.privacy(userId),
+        keys.readTokens(userId),
         keys.keyOwner(''),
         userId,
         HISTORY_LIMIT,
@@ -128,6 +132,7 @@ function userOfKey(keys: RedisKeys): (key: string) => Snowflake | null {
     ...keys.history(MARK),
     keys.userWebhooks(MARK),
     keys.privacy(MARK),
+    keys.readTokens(MARK),
   ].map(around);
   return (key) => {
     for (const [before, after] of shapes) {
@@ -142,6 +147,7 @@ function userOfKey(keys: RedisKeys): (key: string) => Snowflake | null {
 function userData(userId: Snowflake, reply: UserReply): UserData {
   const [kv, revision, hex, profile, forgotten, status, tracks, ranking, played, stats, webhooks, privacy] =
     reply;
+  const tokens = reply[12];
   const user = emptyUser(userId);
   if (kv.length > 0 || revision !== null) {
     user.kv = { entries: pairs(kv).sort(([a], [b]) => byCodePoint(a, b)), revision: Number(revision ?? 0) };
@@ -161,6 +167,7 @@ function userData(userId: Snowflake, reply: UserReply): UserData {
     if (webhook) user.webhooks.push({ webhook, deliveries: deliveries.reverse(), waiting: [] });
   }
   if (privacy.length > 0) user.privacy = privacyOf(Object.fromEntries(pairs(privacy)));
+  user.readTokens = readTokensIn(Object.fromEntries(pairs(tokens)));
   if (stats.length > 0) {
     const fields = new Map(pairs(stats));
     const lastSeen = fields.get('last_seen');

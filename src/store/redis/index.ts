@@ -8,6 +8,8 @@ import { RedisKvStore } from './kv.js';
 import { migrateRedisStore } from './migrations.js';
 import { RedisPrivacyStore } from './privacy.js';
 import { RedisProfileStore } from './profiles.js';
+import { RedisReadTokenStore } from './read-tokens.js';
+import { RedisRetentionStore } from './retention.js';
 import { RedisWebhookStore } from './webhooks.js';
 
 /**
@@ -28,7 +30,9 @@ export class RedisStore implements Store {
   readonly history: RedisHistoryStore;
   readonly webhooks: RedisWebhookStore;
   readonly privacy: RedisPrivacyStore;
+  readonly readTokens: RedisReadTokenStore;
   readonly accounts: RedisAccountStore;
+  readonly retention: RedisRetentionStore;
   private readonly migrated: Promise<void>;
 
   constructor(
@@ -45,7 +49,9 @@ export class RedisStore implements Store {
     this.history = new RedisHistoryStore(redis, keys, this.migrated);
     this.webhooks = new RedisWebhookStore(redis, keys);
     this.privacy = new RedisPrivacyStore(redis, keys);
+    this.readTokens = new RedisReadTokenStore(redis, keys);
     this.accounts = new RedisAccountStore(redis, keys, this.migrated);
+    this.retention = new RedisRetentionStore(redis, keys);
   }
 
   async ping(): Promise<boolean> {

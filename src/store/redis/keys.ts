@@ -77,6 +77,21 @@ export class RedisKeys {
     return `${this.prefix}privacy-users`;
   }
 
+  /** Each user's last moment in a monitored guild (sorted set, the moment as the score): see retention.ts. */
+  lastMonitored(): string {
+    return `${this.prefix}last-monitored`;
+  }
+
+  /** A user's read tokens (hash): id → JSON of the token's hash (hex), label and creation time. */
+  readTokens(userId: Snowflake): string {
+    return `${this.prefix}read-tokens:{${userId}}`;
+  }
+
+  /** Whose token has this hash (hex): `<user id> <token id>`, written and removed with the user's entry. */
+  readTokenOwner(hashHex: string): string {
+    return `${this.prefix}read-token:${hashHex}`;
+  }
+
   /** A history batch written lately (see HISTORY_BATCH_IDS_KEPT_MS): the same batch again writes nothing. */
   historyBatch(batchId: string): string {
     return `${this.prefix}history-batch:{${batchId}}`;

@@ -33,6 +33,7 @@ export class SqliteAccountStore implements AccountStore {
     >;
     const removeKey = ofUser('DELETE FROM api_keys WHERE user_id = ?');
     const removePendingKey = ofUser('DELETE FROM api_keys_pending WHERE user_id = ?');
+    const removeReadTokens = ofUser('DELETE FROM read_tokens WHERE user_id = ?');
     const webhookIds = db
       .prepare('SELECT id FROM webhooks WHERE user_id = ? ORDER BY created_at, id')
       .pluck() as Statement<[string], string>;
@@ -49,6 +50,7 @@ export class SqliteAccountStore implements AccountStore {
       removeKv.run(userId);
       const kvRevision = keys.length > 0 ? (bumpKv.get(userId) ?? 0) : (revision.get(userId) ?? 0);
       const apiKeys = removeKey.run(userId).changes + removePendingKey.run(userId).changes;
+      const readTokens = removeReadTokens.run(userId).changes;
       const webhooks = webhookIds.all(userId);
       for (const id of webhooks) {
         removeDeliveries.run(id);
@@ -61,6 +63,7 @@ export class SqliteAccountStore implements AccountStore {
         kvKeys: keys,
         kvRevision,
         apiKeys,
+        readTokens,
         webhookIds: webhooks,
         privacySettings: removePrivacy.run(userId).changes > 0,
         profile: removeProfile.run(userId).changes > 0,

@@ -42,7 +42,8 @@ export async function* dumpSqlite(path: string): StoreDump {
          UNION SELECT user_id FROM profiles UNION SELECT user_id FROM status_history
          UNION SELECT user_id FROM track_history UNION SELECT user_id FROM play_counts
          UNION SELECT user_id FROM user_stats UNION SELECT user_id FROM history_forgotten
-         UNION SELECT user_id FROM webhooks UNION SELECT user_id FROM privacy_settings ORDER BY 1`,
+         UNION SELECT user_id FROM webhooks UNION SELECT user_id FROM privacy_settings
+         UNION SELECT user_id FROM read_tokens ORDER BY 1`,
       )
       .pluck()
       .all();
@@ -104,6 +105,10 @@ function batchReader(db: Database): (userIds: Snowflake[]) => UserData[] {
   const privacy = statement<{ settings: string }>(
     `SELECT user_id, settings FROM privacy_settings WHERE ${IN_BATCH}`,
   );
+  const readTokens = statement<{ id: string; token_hash: Buffer; label: string | null; created_at: number }>(
+    `SELECT user_id, id, token_hash, label, created_at FROM read_tokens WHERE ${IN_BATCH}
+     ORDER BY user_id, created_at, id`,
+  );
 
   return (userIds) => {
     const ids = JSON.stringify(userIds);
@@ -147,6 +152,14 @@ function batchReader(db: Database): (userIds: Snowflake[]) => UserData[] {
       hooks.get(row.webhook_id)?.waiting.push({ id: row.delivery_id, type: row.type, body: row.body });
     }
     for (const row of privacy(ids)) of(row).privacy = JSON.parse(row.settings) as PrivacyPatch;
+    for (const row of readTokens(ids)) {
+      of(row).readTokens.push({
+        id: row.id,
+        hash: row.token_hash,
+        label: row.label,
+        createdAt: row.created_at,
+      });
+    }
     return [...data.values()];
   };
 }

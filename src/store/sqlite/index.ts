@@ -10,6 +10,8 @@ import { SqliteKvStore } from './kv.js';
 import { migrate } from './migrations.js';
 import { SqlitePrivacyStore } from './privacy.js';
 import { SqliteProfileStore } from './profiles.js';
+import { SqliteReadTokenStore } from './read-tokens.js';
+import { SqliteRetentionStore } from './retention.js';
 import { SqliteWebhookStore } from './webhooks.js';
 import { SqliteWriteThread } from './write-thread.js';
 
@@ -46,7 +48,9 @@ export class SqliteStore implements Store {
   readonly history: SqliteHistoryStore | SqliteWriteThread;
   readonly webhooks: SqliteWebhookStore;
   readonly privacy: SqlitePrivacyStore;
+  readonly readTokens: SqliteReadTokenStore;
   readonly accounts: SqliteAccountStore;
+  readonly retention: SqliteRetentionStore;
 
   constructor(
     readonly db: Database,
@@ -62,7 +66,9 @@ export class SqliteStore implements Store {
     this.apiKeys = new SqliteApiKeyStore(db);
     this.webhooks = new SqliteWebhookStore(db);
     this.privacy = new SqlitePrivacyStore(db);
+    this.readTokens = new SqliteReadTokenStore(db);
     this.accounts = new SqliteAccountStore(db, history.erase);
+    this.retention = new SqliteRetentionStore(db);
   }
 
   async ping(): Promise<boolean> {

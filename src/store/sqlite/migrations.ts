@@ -132,6 +132,22 @@ export const MIGRATIONS: readonly string[] = [
      user_id  TEXT PRIMARY KEY,
      settings TEXT NOT NULL
    ) STRICT`,
+  // Each user's read tokens, by the SHA-256 of the token (docs/privacy.md): never the token itself.
+  `CREATE TABLE read_tokens (
+     id         TEXT PRIMARY KEY,
+     user_id    TEXT NOT NULL,
+     token_hash BLOB NOT NULL UNIQUE,
+     label      TEXT,
+     created_at INTEGER NOT NULL
+   ) STRICT;
+   CREATE INDEX read_tokens_by_user ON read_tokens (user_id, created_at, id)`,
+  // Each user's last moment in a monitored guild, indexed by the moment: the retention sweep reads the
+  // oldest first (src/account/retention.ts).
+  `CREATE TABLE last_monitored (
+     user_id TEXT PRIMARY KEY,
+     seen_at INTEGER NOT NULL
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX last_monitored_due ON last_monitored (seen_at, user_id)`,
 ];
 
 /** Brings the database to the newest schema, each step in its own transaction. */
