@@ -120,9 +120,10 @@ export class GatewayIngest {
         this.requests.requestUsers(shardId, payload.d.guild_id, [payload.d.user.id]);
         break;
       case GatewayDispatchEvents.GuildMemberUpdate:
-        // A member who lost what let them be monitored (the opt-in role) is let go in this guild.
+        // A member who lost what let them be monitored (the opt-in role) is let go everywhere.
         if (!this.admits(payload.d.guild_id, payload.d.user.id, payload.d.roles)) {
-          registry.memberRemoved(payload.d.guild_id, payload.d.user.id);
+          if (this.policy?.monitors(payload.d.user.id) === false) registry.stopMonitoring(payload.d.user.id);
+          else registry.memberRemoved(payload.d.guild_id, payload.d.user.id);
           break;
         }
         if (!registry.isMonitored(payload.d.user.id) && this.policy !== null) {
@@ -192,7 +193,7 @@ export class GatewayIngest {
   /** Whether the member is monitored: everyone is, unless the policy leaves them or their guild out. */
   private admits(guildId: Snowflake, userId: Snowflake, roles?: readonly Snowflake[]): boolean {
     const { policy } = this;
-    return policy === null || (policy.countsGuild(guildId) && policy.monitors(userId, roles));
+    return policy === null || (policy.countsGuild(guildId) && policy.monitors(userId, { guildId, roles }));
   }
 
   private guildCreate(data: GatewayGuildCreateDispatchData, shardId: number): void {

@@ -21,8 +21,11 @@ export interface MonitorPolicySettings {
 export class MonitorPolicy {
   private readonly guilds: ReadonlySet<Snowflake> | null;
   private readonly allowed: ReadonlySet<Snowflake> | null;
-  /** Members seen holding the opt-in role, as their latest member payload said. */
-  private readonly roleHolders = new Set<Snowflake>();
+  /**
+   * Members seen holding the opt-in role, and in which guilds, as their latest member payload of each
+   * said: a role belongs to one guild, and a member of another says nothing of it.
+   */
+  private readonly roleHolders = new Map<Snowflake, Set<Snowflake>>();
 
   constructor(private readonly settings: MonitorPolicySettings) {
     this.guilds = settings.guildIds === null ? null : new Set(settings.guildIds);
@@ -40,17 +43,33 @@ export class MonitorPolicy {
   }
 
   /**
-   * Whether the user is monitored. `roles`: the member's roles when the payload carries them (member
-   * listings, joins and member updates do; presence updates do not, and the latest roles seen hold).
+   * Whether the user is monitored. `roles`: the member's roles in `guildId` when the payload carries them
+   * (member listings, joins and member updates do; presence updates do not, and the latest roles seen hold).
    */
-  monitors(userId: Snowflake, roles?: readonly Snowflake[]): boolean {
+  monitors(
+    userId: Snowflake,
+    member?: { guildId: Snowflake; roles: readonly Snowflake[] | undefined },
+  ): boolean {
     const { roleId } = this.settings;
-    if (roleId !== null && roles !== undefined) {
-      if (roles.includes(roleId)) this.roleHolders.add(userId);
-      else this.roleHolders.delete(userId);
-    }
+    if (roleId !== null && member?.roles !== undefined)
+      this.noteRoles(userId, member.guildId, member.roles, roleId);
     if (this.allowed !== null && !this.allowed.has(userId)) return false;
     if (this.settings.mode === 'all') return true;
     return this.roleHolders.has(userId) || this.settings.optedIn(userId);
+  }
+
+  private noteRoles(
+    userId: Snowflake,
+    guildId: Snowflake,
+    roles: readonly Snowflake[],
+    roleId: Snowflake,
+  ): void {
+    const guilds = this.roleHolders.get(userId);
+    if (roles.includes(roleId)) {
+      if (guilds) guilds.add(guildId);
+      else this.roleHolders.set(userId, new Set([guildId]));
+    } else if (guilds?.delete(guildId) && guilds.size === 0) {
+      this.roleHolders.delete(userId);
+    }
   }
 }

@@ -59,6 +59,9 @@ export interface DiscordEndpoints {
   cdnUrl: string;
 }
 
+/** How often a minute one user's becoming monitored asks Discord for their presence at most. */
+export const OPT_IN_REQUESTS_PER_MINUTE = 3;
+
 export interface DiscordSideDeps {
   config: Config;
   logger: Logger;
@@ -100,7 +103,8 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
 
   const history = new HistoryRecorder({
     store: store.history,
-    records: (userId, at) => recordsHistory(deps.privacy.directory.of(userId), at),
+    // A user let go because they opted out (or erased everything) gets no last moment written after it.
+    records: (userId, at) => recordsHistory(deps.privacy.directory.of(userId), at) && policy.monitors(userId),
     logger,
     bus,
     onDropped: (writes) => metrics.historyWritesDropped(writes),
@@ -159,7 +163,8 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
       : {}),
     logger,
     onErased: (users) => metrics.retentionErased(users),
-    outage: () => ingest.outage,
+    // A guild back from an outage lists its members again: until it has, those not listed yet look gone.
+    outage: () => ingest.outage || ingest.listing,
     ...deps.retention,
   });
   if (publisher) publisher.onPublished(retention.observe);
@@ -177,11 +182,25 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     optedIn: (userId) => deps.privacy.directory.of(userId)?.opted_in === true,
   });
   if (!policy.monitorsEveryone) {
-    // Opting in or out takes effect at once: the user's presence is asked for, or let go.
+    // Opting in or out takes effect at once: the user's presence is asked for, or let go. Asked for only
+    // when they were not wanted before, and OPT_IN_REQUESTS_PER_MINUTE times a minute at most: each asks
+    // every guild, and a key holder can change their settings as often as they may write.
+    const wantedBefore = new Set<string>();
+    const asked = new Map<string, number[]>();
     deps.privacy.directory.onChange((userId) => {
-      const wanted = policy.monitors(userId);
-      if (wanted && !registry.isMonitored(userId)) ingest.requestUser(userId);
-      else if (!wanted) registry.stopMonitoring(userId);
+      if (!policy.monitors(userId)) {
+        wantedBefore.delete(userId);
+        registry.stopMonitoring(userId);
+        return;
+      }
+      const already = wantedBefore.has(userId);
+      wantedBefore.add(userId);
+      if (already || registry.isMonitored(userId)) return;
+      const now = Date.now();
+      const recent = (asked.get(userId) ?? []).filter((at) => now - at < 60_000);
+      if (recent.length >= OPT_IN_REQUESTS_PER_MINUTE) return;
+      asked.set(userId, [...recent, now]);
+      ingest.requestUser(userId);
     });
   }
   const ingest: GatewayIngest = new GatewayIngest({

@@ -4,6 +4,9 @@ import type { PrivacyStore } from '../store/ports.js';
 
 /** The longest a timer may be set for (setTimeout's own bound); a later pause end is waited for in steps. */
 const MAX_TIMER_MS = 2_147_483_647;
+/** A user's settings that could not be read are read again after this, doubling up to the most. */
+export const PRIVACY_RETRY_MS = 1_000;
+export const PRIVACY_RETRY_MAX_MS = 60_000;
 
 export interface PrivacyDirectoryOptions {
   now?: () => number;
@@ -23,6 +26,10 @@ export class PrivacyDirectory {
   private readonly now: () => number;
   private pauseTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Users whose settings failed to be read, and the wait before the next try. */
+  private readonly retrying = new Map<Snowflake, { timer: NodeJS.Timeout; waitMs: number }>();
+  /** While `load` reads everyone: the users read again meanwhile, whose newer settings `load` must keep. */
+  private refreshedDuringLoad: Set<Snowflake> | null = null;
 
   constructor(
     private readonly store: PrivacyStore,
@@ -36,9 +43,21 @@ export class PrivacyDirectory {
    * user whose settings differ from those held is told of.
    */
   async load(): Promise<void> {
+    const refreshed = new Set<Snowflake>();
+    this.refreshedDuringLoad = refreshed;
     const byUser = new Map<Snowflake, PrivacySettings>();
-    for (const [userId, stored] of await this.store.allPrivacy()) byUser.set(userId, withDefaults(stored));
+    try {
+      for (const [userId, stored] of await this.store.allPrivacy()) byUser.set(userId, withDefaults(stored));
+    } finally {
+      if (this.refreshedDuringLoad === refreshed) this.refreshedDuringLoad = null;
+    }
     const previous = this.byUser;
+    // A user read again while everyone was being read: that read is the newer.
+    for (const userId of refreshed) {
+      const settings = previous.get(userId);
+      if (settings === undefined) byUser.delete(userId);
+      else byUser.set(userId, settings);
+    }
     this.byUser = byUser;
     this.schedulePauseEnds();
     for (const userId of new Set([...previous.keys(), ...byUser.keys()])) {
@@ -48,9 +67,18 @@ export class PrivacyDirectory {
 
   /** Re-reads the user's settings; resolves once this node applies what the store held when it was called. */
   refresh(userId: Snowflake): Promise<void> {
-    const previous = this.reading.get(userId) ?? Promise.resolve();
+    // A read that failed before does not stop this one: it reads the newest settings anyway.
+    const previous = (this.reading.get(userId) ?? Promise.resolve()).catch(() => undefined);
     const next = previous.then(async () => {
-      const stored = await this.store.getPrivacy(userId);
+      let stored: Awaited<ReturnType<PrivacyStore['getPrivacy']>>;
+      try {
+        stored = await this.store.getPrivacy(userId);
+      } catch (error) {
+        this.retryLater(userId);
+        throw error;
+      }
+      this.stopRetrying(userId);
+      this.refreshedDuringLoad?.add(userId);
       if (stored === undefined) this.byUser.delete(userId);
       else this.byUser.set(userId, withDefaults(stored));
       this.schedulePauseEnds();
@@ -89,6 +117,32 @@ export class PrivacyDirectory {
     this.closed = true;
     if (this.pauseTimer) clearTimeout(this.pauseTimer);
     this.pauseTimer = null;
+    for (const { timer } of this.retrying.values()) clearTimeout(timer);
+    this.retrying.clear();
+  }
+
+  /**
+   * A change this node was told of and could not read is read again, until it is: what a user hid must
+   * not stay shown here because the store did not answer once.
+   */
+  private retryLater(userId: Snowflake): void {
+    if (this.closed) return;
+    const waitMs = Math.min(
+      (this.retrying.get(userId)?.waitMs ?? PRIVACY_RETRY_MS / 2) * 2,
+      PRIVACY_RETRY_MAX_MS,
+    );
+    this.stopRetrying(userId);
+    const timer = setTimeout(() => {
+      this.refresh(userId).catch(() => undefined);
+    }, waitMs);
+    timer.unref();
+    this.retrying.set(userId, { timer, waitMs });
+  }
+
+  private stopRetrying(userId: Snowflake): void {
+    const retry = this.retrying.get(userId);
+    if (retry) clearTimeout(retry.timer);
+    this.retrying.delete(userId);
   }
 
   private tell(userId: Snowflake): void {

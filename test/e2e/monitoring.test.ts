@@ -145,6 +145,32 @@ describe('MONITOR=opt-in', () => {
     expect(back.data.kv).toEqual({});
   });
 
+  it("takes a role as one guild's: another guild's roles neither drop nor keep its holder", async () => {
+    const harness = await start({ MONITOR: 'opt-in', MONITOR_ROLE_ID: ROLE });
+    harness.simulator.addMember(OTHER_GUILD, { user: { id: BEN, username: 'ben' }, roles: [] });
+    harness.simulator.updateMember(OTHER_GUILD, { user: { id: BEN, username: 'ben' }, roles: [] });
+    // Handled in order: once the bot answers a later message, both member payloads have been.
+    await command(harness, ANNA, '?help');
+    expect(await status(BEN)).toBe(200);
+    expect(harness.app.registry.guildIds().sort()).toEqual([GUILD, OTHER_GUILD].sort());
+
+    // Losing the role where it was given lets him go in every guild, not only that one.
+    harness.simulator.updateMember(GUILD, { user: { id: BEN, username: 'ben' }, roles: [] });
+    await eventually(async () => expect(await status(BEN)).toBe(404));
+    expect(harness.app.registry.isMonitored(BEN)).toBe(false);
+  });
+
+  it('writes nothing of a member after they stop and everything kept is erased', async () => {
+    const harness = await start({ MONITOR: 'opt-in' });
+    await command(harness, ANNA, '?start');
+    await eventually(async () => expect(await status(ANNA)).toBe(200));
+    await harness.app.history.flush();
+    await command(harness, ANNA, '?stop confirm');
+    await harness.app.history.flush();
+    expect(await harness.app.store.history.history(ANNA, 10)).toEqual({ status: [], tracks: [] });
+    expect((await harness.app.store.history.stats(ANNA)).lastSeen).toBeNull();
+  });
+
   it('tells a user of an instance that monitors everyone that there is nothing to start or stop', async () => {
     const harness = await start({});
     expect(await status(ANNA)).toBe(200);

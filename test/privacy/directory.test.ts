@@ -90,6 +90,49 @@ describe('PrivacyDirectory and PublicView', () => {
     expect(await service.settings(ALICE)).toMatchObject({ visibility: 'public', hide_platforms: false });
   });
 
+  it('shows a user turning public only as rendered under what they hid in the same change', async () => {
+    await service.change(BOB, { visibility: 'public', hide_platforms: true });
+    expect(seen.map((change) => [change.kind, change.userId])).toEqual([['monitored', BOB]]);
+    for (const change of seen) {
+      expect(change.kind === 'unmonitored' ? null : change.current.body).not.toContain(
+        '"active_on_discord_desktop":true',
+      );
+    }
+    expect(view.get(BOB)?.summary().active_on_discord_desktop).toBe(false);
+  });
+
+  it('keeps a user turning public hidden until a presence rendered under their settings arrives', async () => {
+    // As on an API node: its directory hears of the change before the ingest node's new version arrives.
+    const apiDirectory = new PrivacyDirectory(store.privacy);
+    await apiDirectory.load();
+    const replica = new PresenceRegistry({
+      cdnUrl: 'https://cdn.discordapp.com',
+      youtubeMusic: { applicationIds: new Set(), names: new Set() },
+      privacy: (userId) => apiDirectory.of(userId),
+    });
+    replica.memberSeen(
+      GUILD,
+      { id: BOB, username: BOB },
+      { status: 'online', activities: [], client_status: { desktop: 'online' } },
+    );
+    const apiView = new PublicView(replica, apiDirectory);
+    apiView.start([BOB]);
+    const heard: PresenceChange[] = [];
+    apiView.onChange((change) => heard.push(change));
+
+    await store.privacy.patchPrivacy(BOB, { visibility: 'public', hide_platforms: true });
+    await apiDirectory.refresh(BOB);
+    await Promise.resolve();
+    expect(apiView.get(BOB)).toBeUndefined();
+    expect(heard).toEqual([]);
+
+    replica.privacyChanged(BOB);
+    expect(heard.map((change) => [change.kind, change.userId])).toEqual([['monitored', BOB]]);
+    expect(apiView.get(BOB)?.summary().active_on_discord_desktop).toBe(false);
+    apiView.close();
+    apiDirectory.close();
+  });
+
   it('ends a pause when its time comes, with nobody writing anything', async () => {
     await service.change(ALICE, { paused_until: T0 + 60_000 });
     expect(view.get(ALICE)?.summary().discord_status).toBe('offline');
@@ -122,6 +165,55 @@ describe('PrivacyDirectory and PublicView', () => {
     expect(registry.get(ALICE)?.summary().active_on_discord_desktop).toBe(false);
     expect(view.get(BOB)).toBeDefined();
     expect(seen.some((change) => change.kind === 'monitored' && change.userId === BOB)).toBe(true);
+  });
+
+  it('reads a change it could not read again until it can, and a read that failed stops none after it', async () => {
+    const flaky = new PrivacyDirectory({
+      ...store.privacy,
+      getPrivacy: vi
+        .fn()
+        .mockRejectedValueOnce(new Error('store away'))
+        .mockRejectedValueOnce(new Error('store away'))
+        .mockImplementation((userId: string) => store.privacy.getPrivacy(userId)),
+      allPrivacy: () => store.privacy.allPrivacy(),
+      patchPrivacy: (userId, patch) => store.privacy.patchPrivacy(userId, patch),
+      deletePrivacy: (userId) => store.privacy.deletePrivacy(userId),
+    });
+    await flaky.load();
+    await store.privacy.patchPrivacy(ALICE, { visibility: 'private' });
+    await expect(flaky.refresh(ALICE)).rejects.toThrow('store away');
+    // Asked again meanwhile (another change announced): the failed read before it does not stop it.
+    await expect(flaky.refresh(ALICE)).rejects.toThrow('store away');
+    expect(flaky.of(ALICE)).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(flaky.of(ALICE)?.visibility).toBe('private');
+    flaky.close();
+  });
+
+  it('keeps what a user changed while everyone was being read again', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow = new PrivacyDirectory({
+      ...store.privacy,
+      allPrivacy: async () => {
+        const all = await store.privacy.allPrivacy();
+        await held;
+        return all;
+      },
+      getPrivacy: (userId) => store.privacy.getPrivacy(userId),
+      patchPrivacy: (userId, patch) => store.privacy.patchPrivacy(userId, patch),
+      deletePrivacy: (userId) => store.privacy.deletePrivacy(userId),
+    });
+    const loading = slow.load();
+    await Promise.resolve();
+    await store.privacy.patchPrivacy(ALICE, { visibility: 'private' });
+    await slow.refresh(ALICE);
+    release();
+    await loading;
+    expect(slow.of(ALICE)?.visibility).toBe('private');
+    slow.close();
   });
 
   it('applies changes in the order they were made, however the reads interleave', async () => {

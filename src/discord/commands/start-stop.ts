@@ -31,7 +31,8 @@ export const stopCommand: Command = {
   usage: 'stop confirm',
   description:
     'stop being monitored, on an instance that monitors only those who ask, and erase what is kept',
-  where: 'anywhere',
+  // What it erased is said in the answer: in a DM, to nobody else.
+  where: 'dm',
   async run({ message, args, account, monitor, prefix, reply }) {
     if (monitor === 'all') {
       await reply(

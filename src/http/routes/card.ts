@@ -275,10 +275,12 @@ export const cardRoutes =
             try {
               card = await flight.drawn;
             } catch (error) {
-              // Too busy to draw it: the last one drawn is better than a broken image, if there is one.
+              // Too busy to draw it: the last one drawn is better than a broken image, if it was drawn from
+              // the presence shown now: an older one may show what its user has hidden since, or a user
+              // gone private.
               if (!(error instanceof ApiError) || error.code !== 'rate_limited') throw error;
               const last = lastDrawn.get(key);
-              if (!last) {
+              if (!last || last.from !== snapshot) {
                 reply.header('retry-after', '1');
                 throw error;
               }
