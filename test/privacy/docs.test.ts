@@ -61,3 +61,12 @@ describe('the privacy docs say what the code does', () => {
     expect(api).toContain(`1–${READ_TOKEN_LABEL_MAX_CHARS} characters`);
   });
 });
+
+describe('the opt-in limit', () => {
+  it('is the one docs/limits.md gives', async () => {
+    const { OPT_IN_REQUESTS_PER_MINUTE } = await import('../../src/discord/side.js');
+    expect(read('docs/limits.md')).toContain(
+      `as they become monitored (\`MONITOR=opt-in\`) | ${OPT_IN_REQUESTS_PER_MINUTE} a minute |`,
+    );
+  });
+});
