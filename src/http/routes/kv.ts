@@ -12,6 +12,7 @@ import type { Snowflake } from '../../presence/model.js';
 import { SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
 import { authorizeUser, ME } from '../auth.js';
 import { ApiError, type ErrorCode } from '../errors.js';
+import { JSON_CONTENT_TYPE } from '../json-body.js';
 import { API_KEY_SECURITY, TAGS } from '../openapi.js';
 import { chargedWriter, type WriteBudgets } from '../rate-limits.js';
 import { emptyResponse, errorResponses } from '../schemas/envelope.js';
@@ -165,7 +166,7 @@ const patchRoute =
   async (app: FastifyInstance) => {
     app.removeAllContentTypeParsers();
     // Parameters such as `; charset=utf-8` (what browsers and fetch add) are allowed after the type.
-    for (const type of [/^application\/(?:[\w.-]+\+)?json(?:\s*;.*)?$/i, /^text\/[\w.+-]+(?:\s*;.*)?$/i]) {
+    for (const type of [JSON_CONTENT_TYPE, /^text\/[\w.+-]+(?:\s*;.*)?$/i]) {
       app.addContentTypeParser(type, { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     }
     app.patch(

@@ -5,6 +5,7 @@ import { isPrivacyRefusal, parsePrivacyPatch } from '../../presence/privacy.js';
 import type { PrivacyService } from '../../privacy/service.js';
 import { authenticate } from '../auth.js';
 import { ApiError } from '../errors.js';
+import { jsonOf, takeJsonBodies } from '../json-body.js';
 import { API_KEY_SECURITY, TAGS } from '../openapi.js';
 import { chargedWriter, type WriteBudgets } from '../rate-limits.js';
 import { errorResponses, successResponse } from '../schemas/envelope.js';
@@ -68,12 +69,7 @@ export const privacyWriteRoutes =
         authenticate(deps.keys, request),
       );
     });
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser(
-      /^application\/(?:[\w.-]+\+)?json(?:\s*;.*)?$/i,
-      { parseAs: 'buffer' },
-      (_request, body, done) => done(null, body),
-    );
+    takeJsonBodies(app);
     app.patch(
       PRIVACY_PATH,
       {
@@ -99,7 +95,7 @@ export const privacyWriteRoutes =
         bodyLimit: PRIVACY_BODY_LIMIT,
       },
       async (request) => {
-        const patch = parsePrivacyPatch(parseBody(request.body));
+        const patch = parsePrivacyPatch(jsonOf(request.body));
         if (isPrivacyRefusal(patch)) {
           const field = patch.field === '' ? '' : `\`${patch.field}\` `;
           throw new ApiError('invalid_privacy_setting', `${field}${patch.message}`.trim());
@@ -108,13 +104,3 @@ export const privacyWriteRoutes =
       },
     );
   };
-
-/** The body as JSON, or undefined when it is none (empty, not UTF-8, not JSON): refused as no object. */
-function parseBody(body: unknown): unknown {
-  if (!(body instanceof Buffer)) return undefined;
-  try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
-  } catch {
-    return undefined;
-  }
-}

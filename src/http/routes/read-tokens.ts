@@ -6,6 +6,7 @@ import type { Snowflake } from '../../presence/model.js';
 import type { ReadTokenListing } from '../../store/ports.js';
 import { authenticate } from '../auth.js';
 import { ApiError } from '../errors.js';
+import { jsonOf, takeJsonBodies } from '../json-body.js';
 import { API_KEY_SECURITY, TAGS } from '../openapi.js';
 import { chargedWriter, type WriteBudgets } from '../rate-limits.js';
 import { emptyResponse, errorResponses, successResponse } from '../schemas/envelope.js';
@@ -116,12 +117,7 @@ export const readTokenWriteRoutes =
 const createRoute =
   (deps: ReadTokenRouteDeps): FastifyPluginAsync =>
   async (app: FastifyInstance) => {
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser(
-      /^application\/(?:[\w.-]+\+)?json(?:\s*;.*)?$/i,
-      { parseAs: 'buffer' },
-      (_request, body, done) => done(null, body),
-    );
+    takeJsonBodies(app);
     app.post(
       READ_TOKENS_PATH,
       {
@@ -166,12 +162,8 @@ const createRoute =
 /** The label a body asks for: none for no body; anything but `{}` or `{label}` is refused. */
 function labelOf(body: unknown): string | null {
   if (!(body instanceof Buffer) || body.length === 0) return null;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
-  } catch {
-    throw new ApiError('invalid_read_token', 'the body is not JSON');
-  }
+  const parsed = jsonOf(body);
+  if (parsed === undefined) throw new ApiError('invalid_read_token', 'the body is not JSON');
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ApiError('invalid_read_token', 'the body must be a JSON object, `{"label": "…"}`, or nothing');
   }

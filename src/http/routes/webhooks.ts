@@ -7,6 +7,7 @@ import { DELIVERY_TIMEOUT_MS } from '../../webhooks/sender.js';
 import type { WebhookService } from '../../webhooks/service.js';
 import { authenticate } from '../auth.js';
 import { ApiError } from '../errors.js';
+import { jsonOf, takeJsonBodies } from '../json-body.js';
 import { API_KEY_SECURITY, TAGS } from '../openapi.js';
 import { chargedWriter, type WriteBudgets } from '../rate-limits.js';
 import { emptyResponse, errorResponses, successResponse } from '../schemas/envelope.js';
@@ -115,12 +116,7 @@ export const webhookWriteRoutes =
 const createRoute =
   (deps: WebhookRouteDeps): FastifyPluginAsync =>
   async (app: FastifyInstance) => {
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser(
-      /^application\/(?:[\w.-]+\+)?json(?:\s*;.*)?$/i,
-      { parseAs: 'buffer' },
-      (_request, body, done) => done(null, body),
-    );
+    takeJsonBodies(app);
     app.post(
       WEBHOOKS_PATH,
       {
@@ -145,19 +141,9 @@ const createRoute =
         bodyLimit: WEBHOOK_BODY_LIMIT,
       },
       async (request, reply) => {
-        const outcome = await deps.webhooks.create(request.webhookOwner, parseBody(request.body));
+        const outcome = await deps.webhooks.create(request.webhookOwner, jsonOf(request.body));
         if (!outcome.ok) throw new ApiError(outcome.rejection.code, outcome.rejection.message);
         return reply.code(201).send({ success: true, data: outcome.webhook });
       },
     );
   };
-
-/** The body as JSON; anything that is not (empty, not UTF-8, not JSON) is left for the rules to refuse. */
-function parseBody(body: unknown): unknown {
-  if (!(body instanceof Buffer)) return undefined;
-  try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
-  } catch {
-    return undefined;
-  }
-}
