@@ -92,6 +92,11 @@ export class ApiKeyService {
     return this.store.revokeKey(hashApiKey(key));
   }
 
+  /** Makes every key of the user stop working, live and pending; how many there were. */
+  revokeAll(userId: Snowflake): Promise<number> {
+    return this.store.revokeKeysOf(userId);
+  }
+
   /** The owner of a live key, or of one being handed over, or undefined. */
   async ownerOf(key: string): Promise<Snowflake | undefined> {
     if (!isApiKeyShape(key)) return undefined;

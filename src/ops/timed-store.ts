@@ -24,6 +24,7 @@ const OPERATIONS: {
     activateKey: true,
     discardPendingKey: true,
     revokeKey: true,
+    revokeKeysOf: true,
     findKey: true,
   } satisfies Record<keyof ApiKeyStore, true>,
   history: {

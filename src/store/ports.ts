@@ -70,6 +70,11 @@ export interface ApiKeyStore {
   discardPendingKey(userId: Snowflake, hash: Buffer): Promise<void>;
   /** Revokes the key with this hash, live or pending; false when neither has it. */
   revokeKey(hash: Buffer): Promise<boolean>;
+  /**
+   * Revokes the user's keys, live and pending; how many there were (0 or more). A pending key past its
+   * expiry goes too, uncounted: it worked no more.
+   */
+  revokeKeysOf(userId: Snowflake): Promise<number>;
   /** The owner of the key with this hash, if it is live, or pending and not expired at `now`. */
   findKey(hash: Buffer, now?: number): Promise<{ userId: Snowflake; hash: Buffer } | undefined>;
 }

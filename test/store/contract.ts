@@ -175,6 +175,60 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
       expect(await store.apiKeys.findKey(later)).toEqual({ userId: '1', hash: later });
     });
 
+    describe("revoking a user's keys without knowing them", () => {
+      const live = Buffer.alloc(32, 1);
+      const pending = Buffer.alloc(32, 2);
+      const theirs = Buffer.alloc(32, 7);
+      const later = () => Date.now() + 60_000;
+
+      it('ends the live and the pending key, counts them, and leaves other users alone', async () => {
+        const store = await open();
+        await store.apiKeys.replaceKey('1', live, T0);
+        await store.apiKeys.addPendingKey('1', pending, Date.now(), later());
+        await store.apiKeys.replaceKey('2', theirs, T0);
+        expect(await store.apiKeys.revokeKeysOf('1')).toBe(2);
+        expect(await store.apiKeys.findKey(live)).toBeUndefined();
+        expect(await store.apiKeys.findKey(pending)).toBeUndefined();
+        expect(await store.apiKeys.activateKey('1', pending, Date.now())).toBe(false);
+        expect(await store.apiKeys.findKey(theirs)).toEqual({ userId: '2', hash: theirs });
+        expect(await store.apiKeys.revokeKeysOf('1')).toBe(0);
+        expect(await store.apiKeys.findKey(theirs)).toEqual({ userId: '2', hash: theirs });
+      });
+
+      it('counts a live key alone, or a pending key alone; a user with none has 0', async () => {
+        const store = await open();
+        expect(await store.apiKeys.revokeKeysOf('1')).toBe(0);
+        await store.apiKeys.replaceKey('1', live, T0);
+        expect(await store.apiKeys.revokeKeysOf('1')).toBe(1);
+        expect(await store.apiKeys.findKey(live)).toBeUndefined();
+        await store.apiKeys.addPendingKey('1', pending, Date.now(), later());
+        expect(await store.apiKeys.revokeKeysOf('1')).toBe(1);
+        expect(await store.apiKeys.findKey(pending)).toBeUndefined();
+        expect(await store.apiKeys.revokeKeysOf('1')).toBe(0);
+      });
+
+      it('does not count a pending key past its expiry, which worked no more', async () => {
+        const store = await open();
+        await store.apiKeys.replaceKey('1', live, T0);
+        await store.apiKeys.addPendingKey('1', pending, Date.now() - 2_000, Date.now() - 1_000);
+        expect(await store.apiKeys.revokeKeysOf('1')).toBe(1);
+        expect(await store.apiKeys.revokeKeysOf('1')).toBe(0);
+      });
+
+      it('leaves the user free to get a new key, which works', async () => {
+        const store = await open();
+        await store.apiKeys.replaceKey('1', live, T0);
+        expect(await store.apiKeys.revokeKeysOf('1')).toBe(1);
+        const fresh = Buffer.alloc(32, 3);
+        await store.apiKeys.addPendingKey('1', fresh, Date.now(), later());
+        expect(await store.apiKeys.activateKey('1', fresh, Date.now())).toBe(true);
+        expect(await store.apiKeys.findKey(fresh)).toEqual({ userId: '1', hash: fresh });
+        expect(await store.apiKeys.findKey(live)).toBeUndefined();
+        // The old hash is nobody's: revoking it by hash finds nothing.
+        expect(await store.apiKeys.revokeKey(live)).toBe(false);
+      });
+    });
+
     describe('a key handed over', () => {
       const live = Buffer.alloc(32, 1);
       const pending = Buffer.alloc(32, 2);

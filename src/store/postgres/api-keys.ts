@@ -33,6 +33,13 @@ const REVOKE_PENDING = {
   text: 'DELETE FROM api_keys_pending WHERE key_hash = $1',
 };
 const REVOKE = { name: 'keys.revoke', text: 'DELETE FROM api_keys WHERE key_hash = $1' };
+/** Every pending key of the user goes; the count is of those not expired at $2, the ones that worked. */
+const REVOKE_PENDING_OF = {
+  name: 'keys.revoke-pending-of',
+  text: `WITH gone AS (DELETE FROM api_keys_pending WHERE user_id = $1 RETURNING expires_at)
+         SELECT (count(*) FILTER (WHERE expires_at > $2))::int AS working FROM gone`,
+};
+const REVOKE_OF = { name: 'keys.revoke-of', text: 'DELETE FROM api_keys WHERE user_id = $1' };
 const FIND = {
   name: 'keys.find',
   text: `SELECT user_id, key_hash FROM api_keys WHERE key_hash = $1
@@ -69,6 +76,19 @@ export class PostgresApiKeyStore implements ApiKeyStore {
       const pending = (await session.query({ ...REVOKE_PENDING, values: [hash] })).rowCount ?? 0;
       const live = (await session.query({ ...REVOKE, values: [hash] })).rowCount ?? 0;
       return pending + live > 0;
+    });
+  }
+
+  /** The pending key first, then the live one, as revokeKey does and for the same reason. */
+  async revokeKeysOf(userId: Snowflake): Promise<number> {
+    const now = Date.now();
+    return transaction(this.pool, async (session) => {
+      const pending = await session.query<{ working: number }>({
+        ...REVOKE_PENDING_OF,
+        values: [userId, now],
+      });
+      const live = (await session.query({ ...REVOKE_OF, values: [userId] })).rowCount ?? 0;
+      return (pending.rows[0]?.working ?? 0) + live;
     });
   }
 

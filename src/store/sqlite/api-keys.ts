@@ -13,6 +13,7 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   private readonly removePendingHash: Statement<[Buffer]>;
   private readonly select: Statement<[Buffer, Buffer, number], Found>;
   private readonly activate: (userId: Snowflake, hash: Buffer, now: number) => boolean;
+  private readonly revokeAll: (userId: Snowflake, now: number) => number;
 
   constructor(db: Database) {
     this.upsert = db.prepare(
@@ -39,6 +40,16 @@ export class SqliteApiKeyStore implements ApiKeyStore {
       this.upsert.run(userId, hash, now);
       return true;
     });
+    const live = db.prepare('DELETE FROM api_keys WHERE user_id = ?');
+    const pendingLeft = db
+      .prepare('SELECT COUNT(*) FROM api_keys_pending WHERE user_id = ? AND expires_at > ?')
+      .pluck() as Statement<[string, number], number>;
+    const pending = db.prepare('DELETE FROM api_keys_pending WHERE user_id = ?');
+    this.revokeAll = db.transaction((userId: Snowflake, now: number) => {
+      const working = pendingLeft.get(userId, now) ?? 0;
+      pending.run(userId);
+      return live.run(userId).changes + working;
+    });
   }
 
   async replaceKey(userId: Snowflake, hash: Buffer, createdAt: number): Promise<void> {
@@ -61,6 +72,11 @@ export class SqliteApiKeyStore implements ApiKeyStore {
     const live = this.remove.run(hash).changes;
     const pending = this.removePendingHash.run(hash).changes;
     return live + pending > 0;
+  }
+
+  /** On the event loop's connection, as every key write: the write thread takes history and profiles only. */
+  async revokeKeysOf(userId: Snowflake): Promise<number> {
+    return this.revokeAll(userId, Date.now());
   }
 
   async findKey(hash: Buffer, now = Date.now()): Promise<{ userId: Snowflake; hash: Buffer } | undefined> {
