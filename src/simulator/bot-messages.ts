@@ -1,11 +1,8 @@
 import type { APIMessage } from 'discord-api-types/v10';
+import { Waiters } from './waiters.js';
 
-interface MessageWaiter {
-  predicate(message: APIMessage): boolean;
-  resolve(message: APIMessage): void;
-  reject(error: Error): void;
-  timer: NodeJS.Timeout;
-}
+/** How long the simulator's waits wait unless told. */
+export const DEFAULT_WAIT_MS = 5000;
 
 /**
  * What the bot posted, for tests to read and wait for: each message is handed to one wait only, so two
@@ -14,7 +11,7 @@ interface MessageWaiter {
 export class BotMessages {
   private readonly posted: APIMessage[] = [];
   private readonly claimed = new Set<string>();
-  private waiters: MessageWaiter[] = [];
+  private readonly waiters = new Waiters<APIMessage>();
 
   /** @param keep messages kept; past it the oldest goes. */
   constructor(private readonly keep: number) {}
@@ -22,15 +19,21 @@ export class BotMessages {
   add(message: APIMessage): void {
     this.posted.push(message);
     if (this.posted.length > this.keep) this.posted.shift();
-    for (const waiter of this.waiters) {
-      if (this.claimed.has(message.id)) break;
-      if (waiter.predicate(message)) {
-        this.claimed.add(message.id);
-        clearTimeout(waiter.timer);
-        this.waiters = this.waiters.filter((other) => other !== waiter);
-        waiter.resolve(message);
-      }
-    }
+    this.offer(message);
+  }
+
+  /** A kept message was edited in place: it may now match a wait it did not match before. */
+  updated(message: APIMessage): void {
+    this.offer(message);
+  }
+
+  remove(messageId: string): void {
+    const index = this.posted.findIndex((message) => message.id === messageId);
+    if (index >= 0) this.posted.splice(index, 1);
+  }
+
+  private offer(message: APIMessage): void {
+    if (!this.claimed.has(message.id) && this.waiters.resolveFirst(message)) this.claimed.add(message.id);
   }
 
   /** Oldest first; only one channel's if given. */
@@ -48,31 +51,17 @@ export class BotMessages {
       this.claimed.add(existing.id);
       return Promise.resolve(existing);
     }
-    return new Promise((resolve, reject) => {
-      const waiter: MessageWaiter = {
-        predicate,
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.waiters = this.waiters.filter((other) => other !== waiter);
-          const latest = this.posted.map((message) => JSON.stringify(message.content)).slice(-5);
-          reject(
-            new Error(
-              `simulated Discord: no message from the bot matched within ${timeoutMs} ms ` +
-                `(${this.posted.length} posted${latest.length ? `; latest: ${latest.join(', ')}` : ''})`,
-            ),
-          );
-        }, timeoutMs),
-      };
-      this.waiters.push(waiter);
+    return this.waiters.wait(predicate, timeoutMs, () => {
+      const latest = this.posted.map((message) => JSON.stringify(message.content)).slice(-5);
+      return new Error(
+        `simulated Discord: no message from the bot matched within ${timeoutMs} ms ` +
+          `(${this.posted.length} posted${latest.length ? `; latest: ${latest.join(', ')}` : ''})`,
+      );
     });
   }
 
   /** Every pending wait rejects. */
   stop(): void {
-    for (const waiter of this.waiters.splice(0)) {
-      clearTimeout(waiter.timer);
-      waiter.reject(new Error('simulated Discord: stopped'));
-    }
+    this.waiters.rejectAll(new Error('simulated Discord: stopped'));
   }
 }

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import {
-  AllowedMentionsTypes,
+  type APIApplicationCommand,
   type APIEmbed,
   type APIMessage,
   type APIUser,
@@ -16,18 +16,27 @@ import {
 } from 'discord-api-types/v10';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Profile, RawPresence } from '../presence/model.js';
-import { BotMessages } from './bot-messages.js';
+import { BotMessages, DEFAULT_WAIT_MS } from './bot-messages.js';
 import { cdnRoutes } from './cdn.js';
 import { SimulatorFaults } from './faults.js';
 import {
   ALL_INTENTS,
   type MemberRequest,
+  type OutgoingDispatch,
   type Session,
   SimulatedGateway,
   type SimulatorLogger,
 } from './gateway.js';
+import {
+  DEFAULT_INTERACTION_RESPONSE_MS,
+  DEFAULT_INTERACTION_TOKEN_MS,
+  type InteractInput,
+  Interactions,
+  type MessageChange,
+  type SimInteraction,
+} from './interactions.js';
 import { RequestLog, type RequestRecord } from './request-log.js';
-import { type RateLimitOptions, restRoutes, sendError } from './rest.js';
+import { type RateLimitOptions, RestErrorCodes, restRoutes, sendError } from './rest.js';
 import {
   defaultUser,
   discordTimestamp,
@@ -41,7 +50,9 @@ import {
   type UserInput,
 } from './state.js';
 
+export { DEFAULT_WAIT_MS } from './bot-messages.js';
 export type { MemberRequest, SimulatorLogger } from './gateway.js';
+export type { InteractInput, SimInteraction } from './interactions.js';
 export type { RateLimitOptions } from './rest.js';
 export type { GuildInput, MemberInput, MessageRefusal, PresenceInput, UserInput } from './state.js';
 export { shardFor } from './state.js';
@@ -63,8 +74,6 @@ export const DEFAULT_BOT_USER: Readonly<APIUser> = {
 export const DEFAULT_RATE_LIMIT: RateLimitOptions = { limit: 50, windowMs: 1000 };
 /** Discord lists a guild's members in full once per bot in this window; a request inside it gets RATE_LIMITED. */
 export const DEFAULT_MEMBER_REQUEST_COOLDOWN_MS = 30_000;
-/** How long waitForReady and waitForMessage wait unless told. */
-export const DEFAULT_WAIT_MS = 5000;
 /** Messages kept for replies and for sentMessages(). */
 const MAX_KEPT_MESSAGES = 5000;
 
@@ -93,6 +102,16 @@ export interface DiscordSimulatorOptions {
   memberRequestCooldownMs?: number;
   /** REST buckets. Default 50 requests per second per route. */
   rateLimit?: RateLimitOptions;
+  /**
+   * How long after dispatching an interaction the app may send its initial callback; later, the callback
+   * gets 404 Unknown interaction (10062) and the interaction's response() rejects. Default 3 s, as Discord's.
+   */
+  interactionResponseMs?: number;
+  /**
+   * How long an interaction's token serves its edits and follow-ups; later, 404 Unknown Webhook (10015).
+   * Default 15 minutes, as Discord's.
+   */
+  interactionTokenMs?: number;
   /** Loopback address to listen on. Default 127.0.0.1. */
   host?: string;
   logger?: SimulatorLogger;
@@ -127,8 +146,8 @@ export interface UserMessage {
 /**
  * A simulated Discord on loopback: gateway v10 (JSON) and REST v10 on one HTTP server, plus a tiny CDN.
  * The real @discordjs/ws and @discordjs/rest talk to it unchanged. Drivers change the world (guilds,
- * members, presences, messages) and dispatch what Discord would; `faults` breaks connections the ways
- * Discord does.
+ * members, presences, messages), run the app's slash commands, and dispatch what Discord would; `faults`
+ * breaks connections the ways Discord does.
  */
 export class DiscordSimulator {
   private readonly state: SimulatorState;
@@ -144,6 +163,7 @@ export class DiscordSimulator {
   private readonly botMessages = new BotMessages(MAX_KEPT_MESSAGES);
   private readers: Array<(message: APIMessage) => Promise<void> | void> = [];
   private readonly requestLog = new RequestLog();
+  private readonly interactions: Interactions;
   /** Breaks connections and refuses the bot the ways Discord does. */
   readonly faults: SimulatorFaults;
 
@@ -156,10 +176,13 @@ export class DiscordSimulator {
       maxConcurrency: options.maxConcurrency ?? 1,
       memberRequestCooldownMs: options.memberRequestCooldownMs ?? DEFAULT_MEMBER_REQUEST_COOLDOWN_MS,
       rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
+      interactionResponseMs: options.interactionResponseMs ?? DEFAULT_INTERACTION_RESPONSE_MS,
+      interactionTokenMs: options.interactionTokenMs ?? DEFAULT_INTERACTION_TOKEN_MS,
       host: options.host ?? '127.0.0.1',
       ...(options.logger ? { logger: options.logger } : {}),
     };
     const bot: APIUser = { ...DEFAULT_BOT_USER, ...options.botUser, bot: true };
+    const applicationId = options.applicationId ?? bot.id;
     this.state = new SimulatorState(bot.id);
     this.state.users.set(bot.id, bot);
     this.gateway = new SimulatedGateway({
@@ -167,13 +190,23 @@ export class DiscordSimulator {
       token: this.options.token,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs,
       allowedIntents: this.options.allowedIntents,
-      applicationId: options.applicationId ?? bot.id,
+      applicationId,
       applicationFlags: applicationFlags(this.options.allowedIntents),
       resumeUrl: () => this.gatewayUrl,
       memberRequestCooldownMs: this.options.memberRequestCooldownMs,
       logger: this.options.logger,
     });
     this.faults = new SimulatorFaults(this.gateway, this.state);
+    this.interactions = new Interactions({
+      state: this.state,
+      gateway: this.gateway,
+      applicationId,
+      responseMs: this.options.interactionResponseMs,
+      tokenMs: this.options.interactionTokenMs,
+      waitMs: DEFAULT_WAIT_MS,
+      cdnUrl: () => this.cdnUrl,
+      publish: (change, message, channel) => this.publishInteractionMessage(change, message, channel),
+    });
   }
 
   // ---- lifecycle ------------------------------------------------------------------------------------
@@ -181,7 +214,12 @@ export class DiscordSimulator {
   /** Listens on an ephemeral port: REST under /api, the CDN under /cdn, the gateway on websocket upgrade. */
   async start(): Promise<void> {
     if (this.http) throw new Error('simulated Discord: already started');
-    const app = Fastify({ logger: false, forceCloseConnections: true });
+    // Interaction tokens in paths run to some 200 characters.
+    const app = Fastify({
+      logger: false,
+      forceCloseConnections: true,
+      routerOptions: { maxParamLength: 1000 },
+    });
     this.http = app;
 
     app.addHook('onResponse', async (request, reply) => this.requestLog.record(request, reply.statusCode));
@@ -190,8 +228,13 @@ export class DiscordSimulator {
     );
     app.setErrorHandler((error: { statusCode?: number }, _request, reply) => {
       const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
-      const text =
-        status === 500 ? 'Internal Server Error' : status === 413 ? 'Payload Too Large' : 'Bad Request';
+      if (status === 413) {
+        return sendError(reply, 413, {
+          message: 'Request entity too large',
+          code: RestErrorCodes.RequestEntityTooLarge,
+        });
+      }
+      const text = status === 500 ? 'Internal Server Error' : 'Bad Request';
       return sendError(reply, status, { message: `${status}: ${text}`, code: 0 });
     });
     app.register(
@@ -203,6 +246,7 @@ export class DiscordSimulator {
         maxConcurrency: this.options.maxConcurrency,
         rateLimit: this.options.rateLimit,
         postMessage: (channel, body) => this.postBotMessage(channel, body),
+        routes: this.interactions.routes,
       }),
       { prefix: '/api/v10' },
     );
@@ -223,6 +267,7 @@ export class DiscordSimulator {
     this.http = null;
     this.gateway.shutdown();
     this.botMessages.stop();
+    this.interactions.stop();
     await app.close();
   }
 
@@ -449,6 +494,28 @@ export class DiscordSimulator {
     return this.botMessages.waitFor(predicate, timeoutMs);
   }
 
+  // ---- application commands and interactions --------------------------------------------------------
+
+  /** The commands the app registered (`PUT /applications/:id/commands`): the global ones, or a guild's. */
+  registeredCommands(guildId?: string): APIApplicationCommand[] {
+    return this.interactions.registered(guildId);
+  }
+
+  /**
+   * A user runs a slash command. Checked as Discord's client checks it first (throws otherwise): the command
+   * is registered, allowed in that context and installed there (a guild the bot is not in, or a private
+   * channel, takes a user install), the subcommand exists, the options fit. Then INTERACTION_CREATE goes to
+   * the shard of the guild (shard 0 outside guilds); the returned interaction shows what the app answered.
+   */
+  interact(input: InteractInput): SimInteraction {
+    return this.interactions.interact(input);
+  }
+
+  /** Every message an interaction produced, oldest first, as edited; ephemeral ones included. */
+  interactionMessages(): APIMessage[] {
+    return this.interactions.messages();
+  }
+
   // ---- observation ---------------------------------------------------------------------------------
 
   /** IDENTIFY payloads received (accepted or not). */
@@ -536,6 +603,44 @@ export class DiscordSimulator {
     return message;
   }
 
+  /**
+   * An interaction's message that everyone in its channel sees: one of the bot's messages like any other,
+   * dispatched when the bot can see the channel (`channel`; not a guild it is not in, nor a group DM).
+   */
+  private async publishInteractionMessage(
+    change: MessageChange,
+    message: APIMessage,
+    channel: SimChannel | null,
+  ): Promise<void> {
+    if (change === 'create') {
+      this.keep(message);
+      this.botMessages.add(message);
+      if (channel) {
+        channel.lastMessageId = message.id;
+        this.dispatchMessage(channel, message, GatewayDispatchEvents.MessageCreate);
+      }
+      for (const reader of this.readers) await reader(message);
+    } else if (change === 'update') {
+      this.botMessages.updated(message);
+      if (channel) this.dispatchMessage(channel, message, GatewayDispatchEvents.MessageUpdate);
+    } else {
+      this.botMessages.remove(message.id);
+      this.messages.delete(message.id);
+      if (channel) {
+        const d = {
+          id: message.id,
+          channel_id: channel.id,
+          ...(channel.guildId ? { guild_id: channel.guildId } : {}),
+        };
+        this.dispatchToChannel(channel, () => ({
+          op: GatewayOpcodes.Dispatch,
+          t: GatewayDispatchEvents.MessageDelete,
+          d,
+        }));
+      }
+    }
+  }
+
   /** Builds a message as Discord stores it and dispatches MESSAGE_CREATE to whoever may see it. */
   private createMessage(
     channel: SimChannel,
@@ -547,18 +652,7 @@ export class DiscordSimulator {
     const reference = body.message_reference;
     const referenced =
       reference?.message_id === undefined ? undefined : this.messages.get(reference.message_id);
-    // As Discord: `mentions` holds who the message notifies, the users allowed_mentions lets through.
-    const allowed = body.allowed_mentions;
-    const pings = (userId: string): boolean =>
-      !allowed ||
-      allowed.parse?.includes(AllowedMentionsTypes.User) === true ||
-      !!allowed.users?.includes(userId);
-    const mentioned = [...content.matchAll(/<@!?(\d{1,20})>/g)].flatMap((match) => {
-      const user = this.state.users.get(match[1] ?? '');
-      return user && pings(user.id) ? [user] : [];
-    });
-    const repliedTo = referenced && (!allowed || allowed.replied_user) ? [referenced.author] : [];
-    const mentions = [...new Map([...mentioned, ...repliedTo].map((user) => [user.id, user])).values()];
+    const mentions = this.state.mentionsOf(content, body.allowed_mentions, referenced?.author);
     const message: APIMessage = {
       type: reference ? MessageType.Reply : MessageType.Default,
       channel_id: channel.id,
@@ -590,23 +684,41 @@ export class DiscordSimulator {
         : {}),
     };
     channel.lastMessageId = message.id;
+    this.keep(message);
+    this.dispatchMessage(channel, message, GatewayDispatchEvents.MessageCreate);
+    return message;
+  }
+
+  /** Kept for replies to find; past MAX_KEPT_MESSAGES the oldest goes. */
+  private keep(message: APIMessage): void {
     this.messages.set(message.id, message);
     if (this.messages.size > MAX_KEPT_MESSAGES) {
       const oldest = this.messages.keys().next().value;
       if (oldest !== undefined) this.messages.delete(oldest);
     }
+  }
 
+  /**
+   * MESSAGE_CREATE or MESSAGE_UPDATE to the sessions that see the channel; without MESSAGE_CONTENT a guild
+   * message's content shows only if the bot wrote it or is mentioned in it.
+   */
+  private dispatchMessage(
+    channel: SimChannel,
+    message: APIMessage,
+    event: GatewayDispatchEvents.MessageCreate | GatewayDispatchEvents.MessageUpdate,
+  ): void {
+    const { author } = message;
     const botId = this.state.botUserId;
     const visibleContent = (session: Session): boolean =>
       channel.guildId === null ||
       session.has(GatewayIntentBits.MessageContent) ||
       author.id === botId ||
-      mentions.some((user) => user.id === botId);
-    const forSession = (session: Session) => {
+      message.mentions.some((user) => user.id === botId);
+    this.dispatchToChannel(channel, (session) => {
       const hidden = !visibleContent(session);
       return {
-        op: GatewayOpcodes.Dispatch as const,
-        t: GatewayDispatchEvents.MessageCreate as const,
+        op: GatewayOpcodes.Dispatch,
+        t: event,
         d: {
           ...message,
           ...(hidden ? { content: '', embeds: [], attachments: [], components: [] } : {}),
@@ -614,19 +726,21 @@ export class DiscordSimulator {
             ? { guild_id: channel.guildId, member: this.memberOf(channel.guildId, author.id) }
             : {}),
         },
-      };
-    };
+      } as OutgoingDispatch;
+    });
+  }
 
+  /** To the sessions that hear of messages in the channel: the guild's shard, or shard 0 for DMs. */
+  private dispatchToChannel(channel: SimChannel, build: (session: Session) => OutgoingDispatch): void {
     if (channel.guildId === null) {
       this.gateway.dispatchToShard(0, (session) =>
-        session.has(GatewayIntentBits.DirectMessages) ? forSession(session) : null,
+        session.has(GatewayIntentBits.DirectMessages) ? build(session) : null,
       );
     } else {
       this.gateway.dispatchToGuild(channel.guildId, (session) =>
-        session.has(GatewayIntentBits.GuildMessages) ? forSession(session) : null,
+        session.has(GatewayIntentBits.GuildMessages) ? build(session) : null,
       );
     }
-    return message;
   }
 
   /** The `member` of a guild MESSAGE_CREATE: the member object without its user. */

@@ -15,7 +15,14 @@ import { isSnowflake, type SimChannel, type SimulatorState } from './state.js';
 export const RestErrorCodes = {
   General: 0,
   UnknownChannel: 10003,
+  UnknownGuild: 10004,
+  UnknownMessage: 10008,
   UnknownUser: 10013,
+  UnknownWebhook: 10015,
+  UnknownInteraction: 10062,
+  RequestEntityTooLarge: 40005,
+  InteractionAlreadyAcknowledged: 40060,
+  MissingAccess: 50001,
   CannotSendEmptyMessage: 50006,
   CannotSendMessagesToThisUser: 50007,
   InvalidRecipients: 50033,
@@ -39,12 +46,24 @@ export interface RestContext {
   rateLimit: RateLimitOptions;
   /** Records a message the bot posts (and echoes it on the gateway); answered once its readers are done. */
   postMessage(channel: SimChannel, body: RESTPostAPIChannelMessageJSONBody): Promise<APIMessage>;
+  /** More routes under the same prefix, behind the same authentication and buckets. */
+  routes?: FastifyPluginCallback;
+}
+
+export interface FormError {
+  code: string;
+  message: string;
+}
+
+/** A 400's `errors`: nested like the body it refuses, each field's own errors under `_errors`. */
+export interface FormErrors {
+  [field: string]: FormErrors | FormError[] | undefined;
 }
 
 export interface DiscordError {
   message: string;
   code: number;
-  errors?: Record<string, { _errors: Array<{ code: string; message: string }> }>;
+  errors?: FormErrors;
   /** 429 only: seconds. */
   retry_after?: number;
   global?: boolean;
@@ -64,6 +83,8 @@ function invalidFormBody(field: string, code: string, message: string): DiscordE
 
 /** Routes that need no token. */
 const PUBLIC_ROUTES = new Set(['GET /gateway']);
+/** Routes a token in the path authenticates (an interaction's), not the bot's. */
+const TOKEN_ROUTE = /^\/(?:interactions|webhooks)\//;
 
 export function restRoutes(context: RestContext): FastifyPluginCallback {
   return (app: FastifyInstance, _options, done) => {
@@ -72,12 +93,17 @@ export function restRoutes(context: RestContext): FastifyPluginCallback {
     app.addHook('onRequest', async (request, reply) => {
       const route = routeOf(request);
       if (route === null || PUBLIC_ROUTES.has(`${request.method} ${route}`)) return;
-      if (request.headers.authorization !== `Bot ${context.token}`) {
+      const byToken = TOKEN_ROUTE.test(route);
+      if (!byToken && request.headers.authorization !== `Bot ${context.token}`) {
         return sendError(reply, 401, { message: '401: Unauthorized', code: RestErrorCodes.General });
       }
       const params = request.params as Record<string, string | undefined>;
-      // Buckets are per route and per major parameter (the channel, for channel routes).
-      const major = route.startsWith('/channels/') ? (params.id ?? '') : '';
+      // Buckets are per route and per major parameter: the channel, or the interaction and its token.
+      const major = route.startsWith('/channels/')
+        ? (params.id ?? '')
+        : byToken
+          ? `${params.id}/${params.token}`
+          : '';
       const limit = limiter.take(`${request.method} ${route}`, major, Date.now());
       reply.headers(limit.headers);
       if (limit.retryAfterMs > 0) {
@@ -215,6 +241,7 @@ export function restRoutes(context: RestContext): FastifyPluginCallback {
       return context.postMessage(channel, message);
     });
 
+    if (context.routes) app.register(context.routes);
     done();
   };
 }

@@ -1,4 +1,6 @@
 import {
+  AllowedMentionsTypes,
+  type APIAllowedMentions,
   type APIChannel,
   type APIDMChannel,
   type APIGuildMember,
@@ -20,6 +22,7 @@ import {
   GuildSystemChannelFlags,
   GuildVerificationLevel,
   Locale,
+  PermissionFlagsBits,
   type PresenceUpdateReceiveStatus,
   type RoleFlags,
   type UserFlags,
@@ -47,6 +50,13 @@ export function isSnowflake(value: string): boolean {
 export function discordTimestamp(ms: number): string {
   return new Date(ms).toISOString().replace('Z', '000+00:00');
 }
+
+/** What @everyone may do in a simulated guild (and so the bot, which has no role of its own there). */
+export const EVERYONE_PERMISSIONS = '2248473465835073';
+/** Every permission there is: what a guild's owner has. */
+export const ALL_PERMISSIONS = Object.values(PermissionFlagsBits)
+  .reduce((all, bit) => all | bit, 0n)
+  .toString();
 
 /** Makes snowflakes for the ids the simulator mints (channels, messages), increasing within a process. */
 export class SnowflakeGenerator {
@@ -265,6 +275,23 @@ export class SimulatorState {
     return channel;
   }
 
+  /**
+   * A message's `mentions` as Discord lists them: who it notifies, the users mentioned in its content that
+   * allowed_mentions lets through, and the author replied to unless allowed_mentions says not to.
+   */
+  mentionsOf(content: string, allowed: APIAllowedMentions | undefined, repliedTo?: APIUser): APIUser[] {
+    const pings = (userId: string): boolean =>
+      !allowed ||
+      allowed.parse?.includes(AllowedMentionsTypes.User) === true ||
+      !!allowed.users?.includes(userId);
+    const mentioned = [...content.matchAll(/<@!?(\d{1,20})>/g)].flatMap((match) => {
+      const user = this.users.get(match[1] ?? '');
+      return user && pings(user.id) ? [user] : [];
+    });
+    const replied = repliedTo && (!allowed || allowed.replied_user) ? [repliedTo] : [];
+    return [...new Map([...mentioned, ...replied].map((user) => [user.id, user])).values()];
+  }
+
   // ---- payloads -------------------------------------------------------------------------------------
 
   memberPayload(member: SimMember): APIGuildMember {
@@ -373,7 +400,7 @@ export class SimulatorState {
           icon: null,
           unicode_emoji: null,
           position: 0,
-          permissions: '2248473465835073',
+          permissions: EVERYONE_PERMISSIONS,
           managed: false,
           mentionable: false,
           flags: 0 as RoleFlags,

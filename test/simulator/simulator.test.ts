@@ -1,10 +1,5 @@
-import { DiscordAPIError, REST } from '@discordjs/rest';
-import {
-  type SessionInfo,
-  WebSocketManager,
-  WebSocketShardEvents,
-  WebSocketShardStatus,
-} from '@discordjs/ws';
+import { DiscordAPIError, type REST } from '@discordjs/rest';
+import { type WebSocketManager, WebSocketShardEvents, WebSocketShardStatus } from '@discordjs/ws';
 import {
   type APIDMChannel,
   type APIMessage,
@@ -27,6 +22,7 @@ import {
   type MemberInput,
   shardFor,
 } from '../../src/simulator/index.js';
+import { gatewayFor, restFor } from './support.js';
 
 /** GUILDS | GUILD_MEMBERS | GUILD_PRESENCES | GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT */
 const INTENTS = 37635;
@@ -87,31 +83,16 @@ interface Client {
   of<T>(event: GatewayDispatchEvents, shardId?: number): T[];
 }
 
-/**
- * The real gateway client, as Presently builds it: its own session store (the library's default one is
- * shared by every manager in the process) and no identify throttle (the default waits 5 s between two
- * identifies with max_concurrency 1, which only slows the tests down).
- */
+/** The real gateway and REST clients, recording what they see. */
 function client(
   simulator: DiscordSimulator,
   options: { shardCount?: number; intents?: number } = {},
 ): Client {
-  const sessions = new Map<number, SessionInfo>();
-  const rest = new REST({ api: simulator.apiUrl, cdn: simulator.cdnUrl, version: '10' }).setToken(
-    simulator.token,
-  );
-  const manager = new WebSocketManager({
-    token: simulator.token,
+  const rest = restFor(simulator);
+  const manager = gatewayFor(simulator, rest, {
     intents: options.intents ?? INTENTS,
     largeThreshold: 250,
-    rest,
     shardCount: options.shardCount ?? null,
-    retrieveSessionInfo: (shardId) => sessions.get(shardId) ?? null,
-    updateSessionInfo: (shardId, info) => {
-      if (info) sessions.set(shardId, info);
-      else sessions.delete(shardId);
-    },
-    buildIdentifyThrottler: () => ({ waitForIdentify: async () => {} }),
   });
   managers.push(manager);
   const result: Client = {
