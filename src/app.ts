@@ -9,8 +9,9 @@ import { type ClusterLink, connectCluster } from './cluster/connect.js';
 import { ReplicaSync } from './cluster/replica-sync.js';
 import type { Config } from './config.js';
 import { type Demo, startDemo } from './demo/index.js';
+import { DemoCommandError } from './demo/try-bot.js';
 import type { DiscordGateway } from './discord/gateway.js';
-import { INTENTS } from './discord/intents.js';
+import { intentsFor } from './discord/intents.js';
 import { type DiscordEndpoints, type DiscordSide, startDiscordSide } from './discord/side.js';
 import { RECENT_STATUS_MS, RecentStatuses } from './history/recent-status.js';
 import type { HistoryRecorder } from './history/recorder.js';
@@ -85,6 +86,8 @@ export interface AppOptions {
   history?: { flushMs?: number };
   /** Tests drive retention's clock and timing. */
   retention?: RetentionOverrides;
+  /** Tests shorten the wait before a slow command's answer is deferred. */
+  bot?: { deferAfterMs?: number };
   /** Tests answer the refusals of abusive clients at once (ABUSE_REFUSAL_DELAY_MS). */
   abuseRefusalDelayMs?: number;
   /** Tests resolve host names, shorten the delivery timeout and drive the worker's time. */
@@ -204,6 +207,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         onFatal: options.onFatal,
         history: options.history,
         retention: options.retention,
+        ...(options.bot ? { bot: options.bot } : {}),
         discord,
         store: background,
         bus,
@@ -281,6 +285,12 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       privacyDirectory.onChange((userId) => sse.withdraw(userId));
       bus.subscribe('read-tokens.revoked', ({ userId, tokenId }) => sse.revoked(userId, tokenId));
     }
+    const bot = discordSide?.bot;
+    if (config.interactionsPublicKey !== null && !bot) {
+      logger.warn(
+        'INTERACTIONS_PUBLIC_KEY is set, but this node runs no bot (ROLE=api): send /interactions to a node of ROLE all or ingest',
+      );
+    }
     const http = await buildHttpServer({
       view,
       ownView,
@@ -293,10 +303,20 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       cdnUrl,
       inviteUrl: config.discordInviteUrl,
       botName: () => discordSide?.identity.name ?? null,
+      installLinks: () => discordSide?.identity.links ?? null,
       optInPrefix: config.monitor === 'opt-in' ? config.commandPrefix : null,
       serveApi: config.role !== 'ingest',
       examples: demo?.users ?? [],
-      instance: instanceFacts(config, INTENTS),
+      ...(demo
+        ? {
+            demoBot: {
+              run: (line: string) => demo.bot.run(line),
+              press: (interaction: string, customId: string) => demo.bot.press(interaction, customId),
+              refused: (error: unknown): error is Error => error instanceof DemoCommandError,
+            },
+          }
+        : {}),
+      instance: instanceFacts(config, intentsFor(config)),
       timeouts: {
         headersMs: config.httpHeadersTimeoutMs,
         requestMs: config.httpRequestTimeoutMs,
@@ -326,6 +346,13 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         isPrivate: (userId) => view.isPrivate(userId),
       },
       musicApps: musicApps(config.musicAppIds),
+      interactions:
+        config.interactionsPublicKey !== null && bot
+          ? {
+              publicKey: config.interactionsPublicKey,
+              handle: (interaction, respond) => bot.handleHttp(interaction, respond),
+            }
+          : null,
       ...(sse ? { events: { hub: sse, maxIds: config.subscriptionsPerSocket } } : {}),
     });
     intake.push(

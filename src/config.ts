@@ -96,6 +96,14 @@ export interface Config {
   retentionDays: number;
   /** How to reach whoever runs this instance, for the privacy and terms pages; null: not given. */
   operatorContact: string | null;
+  /** `?` commands in server channels, and leaked keys seen there: asks Discord for MESSAGE_CONTENT. */
+  messageContent: boolean;
+  /** Slash commands are registered in these guilds only (at once, for testing); null: globally. */
+  commandGuildIds: string[] | null;
+  /** The app's Ed25519 public key (64 hex): `POST /interactions` is served; null: it is not. */
+  interactionsPublicKey: string | null;
+  /** Where people reach this instance, for links the bot gives (the card); null: unknown. */
+  publicUrl: string | null;
 }
 
 /**
@@ -304,6 +312,14 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
   if (monitorRoleId !== null && !/^\d{1,20}$/.test(monitorRoleId)) {
     throw new ConfigError('MONITOR_ROLE_ID', 'must be a role id (a snowflake)', monitorRoleId);
   }
+  const interactionsPublicKey = read('INTERACTIONS_PUBLIC_KEY')?.toLowerCase() ?? null;
+  if (interactionsPublicKey !== null && !/^[0-9a-f]{64}$/.test(interactionsPublicKey)) {
+    throw new ConfigError(
+      'INTERACTIONS_PUBLIC_KEY',
+      "must be the app's public key: 64 hexadecimal characters",
+      interactionsPublicKey,
+    );
+  }
   const operatorContact = read('OPERATOR_CONTACT') ?? null;
   if (operatorContact !== null && (operatorContact.length > 200 || hasControlCharacters(operatorContact))) {
     throw new ConfigError('OPERATOR_CONTACT', 'must be at most 200 characters on one line', operatorContact);
@@ -382,6 +398,10 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
     allowedUserIds: optionalSnowflakes('ALLOWED_USER_IDS'),
     retentionDays: integer('RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 0, RETENTION_DAYS_MAX),
     operatorContact,
+    messageContent: oneOf('MESSAGE_CONTENT', ['on', 'off'], 'off') === 'on',
+    commandGuildIds: optionalSnowflakes('COMMAND_GUILD_IDS'),
+    interactionsPublicKey,
+    publicUrl: read('PUBLIC_URL') === undefined ? null : httpUrl('PUBLIC_URL', ''),
   };
 }
 

@@ -1,11 +1,14 @@
+import { GatewayIntentBits } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
 import type { PrivacyService } from '../privacy/service.js';
+import { ALL_INTENTS } from '../simulator/gateway.js';
 import { DiscordSimulator } from '../simulator/index.js';
 import { type DemoAccount, prepareDemoAccount } from './account.js';
 import { DEMO_FEATURED_USER, DEMO_GUILDS, DEMO_PRIVACY, DEMO_PROFILES, DEMO_USERS } from './cast.js';
 import { demoPresences } from './script.js';
+import { DemoBot } from './try-bot.js';
 
 /** How often the demo users' presences are re-sent. */
 export const DEMO_TICK_MS = 2_000;
@@ -16,6 +19,8 @@ export interface Demo {
   readonly users: readonly { id: string; name: string; featured: boolean }[];
   /** The featured user's API key and KV, made at start so the KV routes can be tried at once. */
   readonly account: DemoAccount;
+  /** `/presently …` as the featured user runs it: the landing page's "try the bot". */
+  readonly bot: DemoBot;
   stop(): Promise<void>;
 }
 
@@ -30,7 +35,8 @@ export async function startDemo(
   const account = await prepareDemoAccount(DEMO_FEATURED_USER.id, services);
   // Before the gateway starts: the first presence of each is already rendered under them.
   for (const [userId, settings] of DEMO_PRIVACY) await services.privacy.change(userId, settings);
-  const simulator = new DiscordSimulator({});
+  // As a new app is made: Message Content is not granted, so the demo runs on the default intents.
+  const simulator = new DiscordSimulator({ allowedIntents: ALL_INTENTS & ~GatewayIntentBits.MessageContent });
   await simulator.start();
   const startedAt = Date.now();
   const initial = demoPresences(startedAt, startedAt);
@@ -67,6 +73,7 @@ export async function startDemo(
       featured: user.id === DEMO_FEATURED_USER.id,
     })),
     account,
+    bot: new DemoBot(simulator, DEMO_FEATURED_USER.id),
     stop: async () => {
       clearInterval(timer);
       await simulator.stop();

@@ -8,7 +8,7 @@ import {
 } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 import type { Metrics } from '../ops/metrics.js';
-import { FATAL_CLOSE_CODES, INTENTS, LARGE_THRESHOLD } from './intents.js';
+import { FATAL_CLOSE_CODES, LARGE_THRESHOLD } from './intents.js';
 
 /** Reaching Discord at all (before any gateway session) is retried with backoff between these bounds. */
 const FIRST_RETRY_MS = 1_000;
@@ -28,6 +28,8 @@ export interface GatewayOptions {
   onFatal(code: number, reason: string): void;
   /** Counts dispatches, sessions and disconnects. */
   metrics?: Metrics;
+  /** The intents identified with (intentsFor). */
+  intents: number;
 }
 
 /**
@@ -47,7 +49,7 @@ export class DiscordGateway {
   constructor(private readonly options: GatewayOptions) {
     this.manager = new WebSocketManager({
       token: options.token,
-      intents: INTENTS,
+      intents: options.intents,
       largeThreshold: LARGE_THRESHOLD,
       rest: options.rest,
       shardCount: options.shardCount ?? null,

@@ -1,13 +1,21 @@
 import { GatewayIntentBits } from 'discord-api-types/v10';
 
-/** What Presently needs to see: guilds, members and their presences, and messages for the bot's commands. */
+/**
+ * What Presently needs to see: guilds, members and their presences, and the bot's DMs (whose content needs
+ * no privileged intent). Commands come as interactions, which need no intent at all.
+ */
 export const INTENTS =
   GatewayIntentBits.Guilds |
   GatewayIntentBits.GuildMembers |
   GatewayIntentBits.GuildPresences |
-  GatewayIntentBits.GuildMessages |
-  GatewayIntentBits.DirectMessages |
-  GatewayIntentBits.MessageContent;
+  GatewayIntentBits.DirectMessages;
+
+/** With MESSAGE_CONTENT=on, server messages too: `?` commands there, and keys leaked there. */
+export const LEGACY_MESSAGE_INTENTS = GatewayIntentBits.GuildMessages | GatewayIntentBits.MessageContent;
+
+export function intentsFor(config: { messageContent: boolean }): number {
+  return config.messageContent ? INTENTS | LEGACY_MESSAGE_INTENTS : INTENTS;
+}
 
 /** Above this many members Discord leaves offline members out of GUILD_CREATE; we list them with op 8. */
 export const LARGE_THRESHOLD = 250;
@@ -24,6 +32,6 @@ export const FATAL_CLOSE_CODES: ReadonlyMap<number, string> = new Map([
   [4013, 'invalid intents'],
   [
     4014,
-    'disallowed intents: enable the Server Members and Presence (and Message Content) intents for the bot in the Developer Portal',
+    'disallowed intents: enable the Server Members and Presence intents for the bot in the Developer Portal (and Message Content, with MESSAGE_CONTENT=on)',
   ],
 ]);

@@ -19,7 +19,8 @@ export class Messenger {
   private readonly dmChannels = new Map<Snowflake, Snowflake>();
 
   constructor(
-    private readonly rest: REST,
+    /** Discord's REST, which answers to interactions go through too. */
+    readonly rest: REST,
     private readonly logger: Logger,
   ) {}
 
@@ -46,7 +47,7 @@ export class Messenger {
 
   private async post(channelId: Snowflake, content: string, replyTo?: Snowflake): Promise<Delivery> {
     const body: RESTPostAPIChannelMessageJSONBody = {
-      content: truncate(content),
+      content: truncated(content),
       // Replies quote user text: never let it ping anyone.
       allowed_mentions: { parse: [] },
       ...(replyTo ? { message_reference: { message_id: replyTo, fail_if_not_exists: false } } : {}),
@@ -65,7 +66,7 @@ export class Messenger {
  * A failed request, as the log shows it: what Discord answered, never the request. Discord's REST client
  * keeps the request on its errors, and the body of a message is its content: a new API key, often.
  */
-function failureOf(error: unknown): Record<string, unknown> {
+export function failureOf(error: unknown): Record<string, unknown> {
   if (error instanceof DiscordAPIError)
     return { status: error.status, code: error.code, message: error.message };
   if (error instanceof HTTPError) return { status: error.status, message: error.message };
@@ -73,7 +74,7 @@ function failureOf(error: unknown): Record<string, unknown> {
 }
 
 /** What Discord answered, in plain words for the user: the end of "I could not send it: …". */
-function reasonOf(error: unknown): string {
+export function reasonOf(error: unknown): string {
   if (error instanceof DiscordAPIError) {
     if (error.code === RESTJSONErrorCodes.CannotSendMessagesToThisUser)
       return 'Discord refused it because direct messages from me are not allowed (a privacy setting or a block)';
@@ -88,7 +89,8 @@ function reasonOf(error: unknown): string {
   return 'I could not reach Discord';
 }
 
-function truncate(content: string): string {
+/** Cut to what Discord takes in a message. */
+export function truncated(content: string): string {
   if (content.length <= MAX_MESSAGE_LENGTH) return content;
   return `${content.slice(0, MAX_MESSAGE_LENGTH - 1)}…`;
 }

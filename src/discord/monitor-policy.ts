@@ -37,6 +37,11 @@ export class MonitorPolicy {
     return this.settings.mode === 'all' && this.guilds === null && this.allowed === null;
   }
 
+  /** Whether the user may be served at all (ALLOWED_USER_IDS): the bot answers no one else. */
+  serves(userId: Snowflake): boolean {
+    return this.allowed === null || this.allowed.has(userId);
+  }
+
   /** Whether members of the guild may be monitored at all. */
   countsGuild(guildId: Snowflake): boolean {
     return this.guilds === null || this.guilds.has(guildId);

@@ -1,5 +1,7 @@
 import { REST } from '@discordjs/rest';
+import { GatewayDispatchEvents } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
+import { AccountExport } from '../account/export.js';
 import { type RetentionOverrides, RetentionSweep } from '../account/retention.js';
 import type { AccountService } from '../account/service.js';
 import type { Bus } from '../bus/ports.js';
@@ -20,9 +22,12 @@ import type { PrivacyService } from '../privacy/service.js';
 import type { Store } from '../store/ports.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { BotIdentity } from './bot-identity.js';
-import { Bot } from './commands/index.js';
+import { Bot, type BotOptions, COMMANDS } from './commands/index.js';
+import { registerCommands } from './commands/registration.js';
 import { DiscordGateway } from './gateway.js';
 import { GatewayIngest } from './ingest.js';
+import { installLinks } from './install-links.js';
+import { intentsFor } from './intents.js';
 import { ListedSettler } from './listed-settler.js';
 import { Messenger } from './messenger.js';
 import { MonitorPolicy } from './monitor-policy.js';
@@ -42,6 +47,8 @@ export interface DiscordSide {
   identity: BotIdentity;
   /** The bot's voice, for DMs. */
   messenger: Messenger;
+  /** The bot's commands, for interactions Discord POSTs to `/interactions`. */
+  bot: Bot;
   /** Every guild has been listed once since the start. */
   listed(): boolean;
   /** Resolves once every guild has been listed since the start: from then on every member is known. */
@@ -71,6 +78,8 @@ export interface DiscordSideDeps {
   history?: { flushMs?: number };
   /** Tests drive retention's clock and timing. */
   retention?: RetentionOverrides;
+  /** Tests shorten the wait before a slow command's answer is deferred. */
+  bot?: Pick<BotOptions, 'deferAfterMs'>;
   discord: DiscordEndpoints;
   /** The waiting store: what the Discord side writes may wait out a Redis outage. */
   store: Store;
@@ -145,6 +154,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     shardIds: config.shardIds,
     onFatal: (code, reason) => deps.onFatal?.(code, reason),
     metrics,
+    intents: intentsFor(config),
   });
   const syncedShards = new Set<number>();
   let listed = false;
@@ -237,15 +247,41 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     webhooks,
     privacy: deps.privacy.service,
     account: deps.account,
+    accounts: store.accounts,
+    exports: new AccountExport({ view: registry, store, webhooks, privacy: deps.privacy.service }),
     monitor: config.monitor,
+    publicUrl: config.publicUrl,
     messenger,
     logger,
     cooldown: { burst: config.botCommandBurst, perMinute: config.botCommandsPerMinute },
     metrics,
+    serves: (userId) => policy.serves(userId),
+    ...deps.bot,
   });
   gateway.onDispatch((payload) => void bot.handle(payload));
   const identity = new BotIdentity();
   gateway.onDispatch(identity.observe);
+  let registering = false;
+  gateway.onDispatch((payload, shardId) => {
+    // Once a process, by the node that runs shard 0: the application's id comes with READY.
+    if (payload.t !== GatewayDispatchEvents.Ready || shardId !== 0 || registering) return;
+    registering = true;
+    const links = installLinks(payload.d.application.id);
+    logger.info(
+      { server: links.server, user: links.user },
+      'add the bot to a server, or install it for yourself',
+    );
+    registerCommands({
+      rest,
+      applicationId: payload.d.application.id,
+      guildIds: config.commandGuildIds,
+      commands: COMMANDS,
+      logger,
+    }).catch((error: unknown) => {
+      registering = false;
+      logger.error({ err: error }, 'could not register the slash commands; trying again at the next READY');
+    });
+  });
   return {
     registry,
     gateway,
@@ -254,6 +290,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     publisher,
     identity,
     messenger,
+    bot,
     listed: () => listed,
     firstListed,
     waiting: () => ingest.listingsWaiting,

@@ -27,6 +27,8 @@ export const ERROR_STATUS = {
   try_again_later: 503,
   /** `/metrics` with METRICS_TOKEN set, without that token. */
   invalid_metrics_token: 401,
+  /** `POST /interactions` not signed by the application's key, or signed too long ago, or seen before (a replay). */
+  invalid_signature: 401,
   /** `/v1/ready` while the node cannot serve what it is for; the message names the failed checks. */
   not_ready: 503,
   /** A webhook's body that is not `{url, events}` with known events. */

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
+import type { InstallLinks } from '../discord/install-links.js';
 import type { RecentStatuses } from '../history/recent-status.js';
 import type { ReadTokenService } from '../keys/read-tokens.js';
 import type { ApiKeyService } from '../keys/service.js';
@@ -42,12 +43,14 @@ import { RefusedWrites } from './refused-writes.js';
 import { type AccountRoutes, accountReadRoutes, accountWriteRoutes } from './routes/account.js';
 import { avatarRoutes } from './routes/avatar.js';
 import { type CardRouteDeps, cardRoutes } from './routes/card.js';
+import { type DemoBotPort, demoBotRoutes } from './routes/demo-bot.js';
 import { discordInviteRoutes } from './routes/discord-invite.js';
 import { docsRoutes } from './routes/docs.js';
 import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { type HistoryPrivacy, historyRoutes } from './routes/history.js';
 import { homeRoutes } from './routes/home.js';
+import { type InteractionRouteOptions, interactionRoutes } from './routes/interactions.js';
 import { kvRoutes } from './routes/kv.js';
 import { legalRoutes } from './routes/legal.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -89,6 +92,8 @@ export interface HttpServerOptions {
   inviteUrl?: string | null;
   /** The bot's name as the gateway knows it, for `user_not_monitored`; absent or null: "the bot". */
   botName?: () => string | null;
+  /** Where to add the bot, for the landing page; null until it has connected. */
+  installLinks?: () => InstallLinks | null;
   /** With `MONITOR=opt-in`: the bot's prefix, for `user_not_monitored` to say how to opt in; absent: not opt-in. */
   optInPrefix?: string | null;
   /** Tests give the card route its own image cache (fetch, timeouts) and clock. */
@@ -117,6 +122,10 @@ export interface HttpServerOptions {
   musicApps?: MusicApps;
   /** The Server-Sent Events routes (src/sse/); absent: not served. */
   events?: Pick<EventRouteDeps, 'hub' | 'maxIds'>;
+  /** Demo mode: the landing page's "try the bot" (`POST /demo/bot`); absent: not served. */
+  demoBot?: DemoBotPort;
+  /** `POST /interactions`, Discord's HTTP interactions endpoint (INTERACTIONS_PUBLIC_KEY); absent or null: not served. */
+  interactions?: InteractionRouteOptions | null;
 }
 
 const DISCORD_CDN_URL = 'https://cdn.discordapp.com';
@@ -307,6 +316,8 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
           version: options.version.version,
           examples: options.examples ?? [],
           inviteUrl: options.inviteUrl ?? null,
+          installLinks: options.installLinks ?? (() => null),
+          tryBot: options.demoBot !== undefined,
         }),
       );
       if (options.instance) {
@@ -360,6 +371,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
     // answer the service sends.
     await reads.register(docsRoutes);
   });
+  // In no budget's scope: Discord sends every interaction from a few addresses; the signature is the gate.
+  if (options.interactions) await app.register(interactionRoutes(options.interactions));
+  if (options.demoBot) await app.register(demoBotRoutes(options.demoBot));
   if (options.serveApi !== false) {
     await app.register(async (writes) => {
       const budgets = await writeBudgetsOf(writes, { ...limits, ...(refused ? { refused } : {}) });

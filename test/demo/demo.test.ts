@@ -100,6 +100,51 @@ describe('demo mode', () => {
     expect(after.data.custom_status).toBeNull();
     expect(after.data.privacy).toEqual({ hidden: ['custom_status'] });
   });
+
+  it('the landing page lets a visitor try the bot: /presently as Nova, answered as Discord would', async () => {
+    const page = await (await fetch(app.url, { headers: { accept: 'text/html' } })).text();
+    expect(page).toContain('id="try-bot"');
+    // Printed at start, and on the page: added to a server with the commands' scope and no permissions, or
+    // installed by a user.
+    const printed = lines.find((line) => line.includes('add the bot to a server'));
+    expect(JSON.parse(printed ?? '{}')).toMatchObject({
+      server: expect.stringMatching(/scope=bot\+applications\.commands&permissions=0/),
+      user: expect.stringMatching(/scope=applications\.commands&integration_type=1$/),
+    });
+    expect(page).toMatch(
+      /client_id=\d+&amp;scope=bot\+applications\.commands&amp;permissions=0&amp;integration_type=0">to a server</,
+    );
+    expect(page).toMatch(/scope=applications\.commands&amp;integration_type=1">install it for yourself</);
+    const bot = async (body: Json) => {
+      const response = await fetch(`${app.url}/demo/bot`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as Json };
+    };
+    await eventually(async () => expect((await bot({ command: 'help' })).status).toBe(200));
+
+    const set = await bot({ command: '/presently kv set key:tried value:the bot, from the page' });
+    expect(set.body).toEqual({
+      success: true,
+      data: { content: 'Saved `tried`.', ephemeral: true, buttons: [], files: [] },
+    });
+    expect((await presenceOf(app.url, NOVA)).kv.tried).toBe('the bot, from the page');
+
+    const asked = (await bot({ command: 'forget all:true' })).body.data as {
+      buttons: Array<{ interaction: string; custom_id: string }>;
+    };
+    const [button] = asked.buttons;
+    expect(button).toBeDefined();
+    const done = await bot({ interaction: button?.interaction, button: button?.custom_id });
+    expect((done.body.data as { content: string }).content).toMatch(/^Done: erased/);
+    expect((await presenceOf(app.url, NOVA)).kv).toEqual({});
+
+    const refused = await bot({ command: 'kv frobnicate' });
+    expect(refused.status).toBe(400);
+    expect((refused.body.error as { code: string }).code).toBe('bad_request');
+  });
 });
 
 describe('with a bot token', () => {

@@ -30,7 +30,12 @@ afterEach(async () => {
 
 async function start(): Promise<Harness> {
   harness = await startHarness({
-    env: { BOT_COMMAND_BURST: String(BURST), BOT_COMMANDS_PER_MINUTE: String(PER_MINUTE) },
+    // MESSAGE_CONTENT on: commands in a server channel count too.
+    env: {
+      BOT_COMMAND_BURST: String(BURST),
+      BOT_COMMANDS_PER_MINUTE: String(PER_MINUTE),
+      MESSAGE_CONTENT: 'on',
+    },
     setup: (sim) =>
       sim.createGuild({
         id: GUILD,

@@ -43,10 +43,13 @@ afterEach(async () => {
   harness = undefined;
 });
 
-/** USER and OTHER online in GUILD, both monitored. */
+/**
+ * USER and OTHER online in GUILD, both monitored. With MESSAGE_CONTENT on (the legacy path), as these tests
+ * read `?` commands and leaked keys in server channels too.
+ */
 async function start(env: Record<string, string> = {}): Promise<Harness> {
   harness = await startHarness({
-    env,
+    env: { MESSAGE_CONTENT: 'on', ...env },
     setup: (sim) => {
       sim.createGuild({
         id: GUILD,

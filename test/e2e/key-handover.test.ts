@@ -31,7 +31,8 @@ afterAll(async () => {
 
 async function start(env: Record<string, string>): Promise<Harness> {
   harness = await startHarness({
-    env,
+    // MESSAGE_CONTENT on: a key leaked in a server channel is read too.
+    env: { MESSAGE_CONTENT: 'on', ...env },
     setup: (sim) => {
       sim.createGuild({
         id: GUILD,

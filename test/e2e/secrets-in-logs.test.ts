@@ -27,7 +27,12 @@ const secrets = new Set<string>();
 beforeAll(async () => {
   harness = await startHarness({
     logger: createLogger('trace', false, { write: (line: string) => void lines.push(line) }),
-    env: { RATE_LIMIT_WRITE: String(WRITES_PER_MINUTE) },
+    // MESSAGE_CONTENT on: keys leaked in a server channel are read too.
+    env: {
+      RATE_LIMIT_WRITE: String(WRITES_PER_MINUTE),
+      MESSAGE_CONTENT: 'on',
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
+    },
     setup: (sim) =>
       sim.createGuild({
         id: GUILD,
@@ -135,6 +140,25 @@ describe('no API key and no Authorization value is ever logged', () => {
     // answer saying why, refused too).
     harness.simulator.sendMessage({ author: OTHER, content: '?apikey' });
     await eventually(() => expect(logs().split('could not send a message').length).toBe(4));
+  });
+
+  it('the bot: /presently rotate and webhooks add', async () => {
+    await eventually(() => expect(harness.simulator.registeredCommands()).toHaveLength(1));
+    const run = async (subcommand: string[], options: Record<string, string> = {}) => {
+      const interaction = harness.simulator.interact({
+        user: USER,
+        where: 'dm',
+        command: 'presently',
+        subcommand,
+        options,
+      });
+      return interaction.waitForMessage((message) => message.content !== '');
+    };
+    for (const key of keysIn((await run(['rotate'])).content)) secrets.add(key);
+    const added = await run(['webhooks', 'add'], { url: 'http://127.0.0.1:9/hook' });
+    const webhookSecrets = added.content.match(/whsec_[A-Za-z0-9_-]+/g) ?? [];
+    expect(webhookSecrets).toHaveLength(1);
+    for (const secret of webhookSecrets) secrets.add(secret);
   });
 
   it('in any line the app wrote', () => {

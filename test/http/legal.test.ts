@@ -96,9 +96,7 @@ describe('the defaults', () => {
       ['GUILDS', false],
       ['GUILD_MEMBERS', true],
       ['GUILD_PRESENCES', true],
-      ['GUILD_MESSAGES', false],
       ['DIRECT_MESSAGES', false],
-      ['MESSAGE_CONTENT', true],
     ]);
   });
 
@@ -112,18 +110,24 @@ describe('the defaults', () => {
       expect(recorded).toContain(what);
     }
     expect(data.recorded.find((item) => item.what.startsWith('History'))?.kept).toBe(
-      'until you erase it (?forget confirm)',
+      'until you erase it (/presently forget)',
     );
     expect(data.controls.map(({ bot, api }) => [bot, api])).toEqual([
-      ['?privacy', 'GET /v1/users/@me/privacy'],
-      ['?privacy hide <thing>', 'PATCH /v1/users/@me/privacy'],
-      ['?privacy private', 'PATCH /v1/users/@me/privacy {"visibility": "private"}'],
-      ['?privacy pause 2h', 'PATCH /v1/users/@me/privacy {"paused_until": …}'],
-      ['?privacy history off', 'PATCH /v1/users/@me/privacy {"record_history": false}'],
-      ['?forget confirm', null],
-      ['?forget all confirm', 'DELETE /v1/users/@me'],
-      [null, 'GET /v1/users/@me/export'],
-      ['?apikey', null],
+      ['/presently privacy show', 'GET /v1/users/@me/privacy'],
+      ['/presently privacy hide', 'PATCH /v1/users/@me/privacy'],
+      [
+        '/presently privacy set setting:visibility value:private',
+        'PATCH /v1/users/@me/privacy {"visibility": "private"}',
+      ],
+      ['/presently privacy pause for:2h', 'PATCH /v1/users/@me/privacy {"paused_until": …}'],
+      [
+        '/presently privacy set setting:record_history value:false',
+        'PATCH /v1/users/@me/privacy {"record_history": false}',
+      ],
+      ['/presently forget', null],
+      ['/presently forget all:True', 'DELETE /v1/users/@me'],
+      ['/presently export', 'GET /v1/users/@me/export'],
+      ['/presently key', null],
     ]);
   });
 
@@ -137,7 +141,7 @@ describe('the defaults', () => {
     expect(textOf(body, 'retention')).toContain('erased 30 days later');
     expect(textOf(body, 'retention')).toContain('RETENTION_DAYS=30');
     expect(body).toContain('<code>GUILD_PRESENCES</code>');
-    expect(body).toContain('<code>?forget all confirm</code>');
+    expect(body).toContain('<code>/presently forget all:True</code>');
     expect(body).toContain('<code>DELETE /v1/users/@me</code>');
     expect(body).toContain('its prefix here is <code>?</code>');
     expect(body).toContain('<header class="site">');
@@ -283,7 +287,7 @@ describe('the configuration decides what the pages say', () => {
     expect(data.retention).toContain('or you opted out');
     const { body } = await page(base, '/privacy');
     expect(body).toContain('<code>!start</code>');
-    expect(body).toContain('<code>!forget all confirm</code>');
+    expect(body).toContain('<code>/presently forget all:True</code>');
     expect(body).toContain('<li><code>300000000000000002</code></li>');
     expect(body).not.toContain('shares a server with the bot is monitored');
   });

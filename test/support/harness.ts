@@ -1,7 +1,9 @@
+import { GatewayIntentBits } from 'discord-api-types/v10';
 import pino, { type Logger } from 'pino';
 import { type App, type AppOptions, startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { PresenceChange } from '../../src/presence/registry.js';
+import { ALL_INTENTS } from '../../src/simulator/gateway.js';
 import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/simulator/index.js';
 
 /** An app of ROLE all: every part present. */
@@ -49,10 +51,20 @@ export async function startHarness(
     logger?: Logger;
     /** How long abusive clients wait for their refusals; default 0 (a test of the delay sets it). */
     abuseRefusalDelayMs?: number;
+    /** Bot overrides (a shorter wait before a slow command's answer is deferred). */
+    bot?: AppOptions['bot'];
   } = {},
 ): Promise<Harness> {
+  // As an app is made by default: Message Content is granted only to a run that asks for it, so a run with
+  // the default intents that asked for it anyway would be closed with 4014.
+  const messageContent = options.env?.MESSAGE_CONTENT === 'on';
   const simulator =
-    options.discord ?? new DiscordSimulator({ heartbeatIntervalMs: 1_000, ...options.simulator });
+    options.discord ??
+    new DiscordSimulator({
+      heartbeatIntervalMs: 1_000,
+      allowedIntents: messageContent ? ALL_INTENTS : ALL_INTENTS & ~GatewayIntentBits.MessageContent,
+      ...options.simulator,
+    });
   if (!options.discord) await simulator.start();
   options.setup?.(simulator);
   const config = loadConfig({
@@ -76,6 +88,7 @@ export async function startHarness(
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.retention ? { retention: options.retention } : {}),
     ...(options.sse ? { sse: options.sse } : {}),
+    ...(options.bot ? { bot: options.bot } : {}),
   });
   const app = wholeApp(started);
   const changes: PresenceChange[] = [];

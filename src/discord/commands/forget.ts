@@ -1,46 +1,55 @@
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import type { Erasure } from '../../store/ports.js';
-import type { Command, CommandContext } from './command.js';
+import { type Command, type CommandContext, flag } from './command.js';
 
 /**
- * `?forget` warns; `?forget confirm` erases the sender's history and stats (KV and key stay).
- * `?forget all` warns; `?forget all confirm` erases everything kept about the sender.
+ * `forget` asks first; confirmed, it erases the user's history and stats (KV and key stay), or with `all`,
+ * everything kept about them.
  */
 export const forgetCommand: Command = {
   name: 'forget',
-  usage: 'forget [all] confirm',
-  description:
-    'erase your status and listening history, play counts and stats (your KV and key stay); with `all`, everything kept about you',
-  where: 'anywhere',
-  async run(context) {
-    const words = context.args.trim().toLowerCase().split(/\s+/);
-    if (words[0] === 'all') {
-      await forgetAll(context, words.length === 2 && words[1] === 'confirm');
-      return;
+  description: 'erase your history and stats; with all: everything kept about you (asks first)',
+  options: [
+    {
+      type: ApplicationCommandOptionType.Boolean,
+      name: 'all',
+      description: 'erase everything kept about you: KV, key, webhooks, settings and history',
+    },
+  ],
+  // What it erased is said in the answer.
+  personal: true,
+  async run(context, options) {
+    const all = flag(options, 'all');
+    if (all) return forgetAll(context, flag(options, 'confirm'));
+    const { userId, history, answer } = context;
+    if (!flag(options, 'confirm')) {
+      return answer({
+        content:
+          'This erases your status history, listening history, play counts and stats for good. Your KV and API key stay.',
+        confirm: { label: 'Erase my history', invocation: { name: 'forget', options: { confirm: true } } },
+      });
     }
-    const { message, args, history, prefix, reply } = context;
-    if (args.trim().toLowerCase() !== 'confirm') {
-      await reply(
-        `This erases your status history, listening history, play counts and stats for good. Your KV and API key stay. Send \`${prefix}forget confirm\` to go ahead, or \`${prefix}forget all\` to erase everything kept about you.`,
-      );
-      return;
-    }
-    const erased = await history.forget(message.author.id);
-    await reply(
+    const erased = await history.forget(userId);
+    return answer(
       `Done: erased ${erased.statusEntries} status entries, ${erased.trackEntries} tracks and ${erased.playCounts} play counts, and reset your stats. Your KV and API key are untouched.`,
     );
   },
 };
 
-async function forgetAll({ message, account, prefix, reply }: CommandContext, confirmed: boolean) {
+async function forgetAll({ userId, account, answer, spell }: CommandContext, confirmed: boolean) {
   if (!confirmed) {
-    await reply(
-      `This erases everything Presently keeps about you, for good: your KV, your API key, your webhooks and their deliveries, your privacy settings, your profile, your status and listening history, play counts and stats. While you share a server with me your presence is still shown, with no KV and the default settings. Send \`${prefix}forget all confirm\` to go ahead.`,
-    );
-    return;
+    return answer({
+      content:
+        'This erases everything Presently keeps about you, for good: your KV, your API key, your webhooks and their deliveries, your privacy settings, your profile, your status and listening history, play counts and stats. While you share a server with me your presence is still shown, with no KV and the default settings.',
+      confirm: {
+        label: 'Erase everything',
+        invocation: { name: 'forget', options: { all: true, confirm: true } },
+      },
+    });
   }
-  const erased = await account.erase(message.author.id);
-  await reply(
-    `Done: erased ${whatWent(erased)}. Your settings are the defaults again; \`${prefix}apikey\` gets you a new key.`,
+  const erased = await account.erase(userId);
+  return answer(
+    `Done: erased ${whatWent(erased)}. Your settings are the defaults again; ${spell('key')} gets you a new key.`,
   );
 }
 

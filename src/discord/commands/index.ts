@@ -1,137 +1,133 @@
-import {
-  GatewayDispatchEvents,
-  type GatewayDispatchPayload,
-  type GatewayMessageCreateDispatchData,
-} from 'discord-api-types/v10';
+import { GatewayDispatchEvents, type GatewayDispatchPayload } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
-import type { AccountService } from '../../account/service.js';
-import type { MonitorMode } from '../../config.js';
-import type { HistoryRecorder } from '../../history/recorder.js';
 import type { ApiKeyService } from '../../keys/service.js';
-import type { KvService } from '../../kv/service.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { Snowflake } from '../../presence/model.js';
-import type { PrivacyService } from '../../privacy/service.js';
-import type { WebhookService } from '../../webhooks/service.js';
-import { rotateLeakedKeys } from '../leaked-keys.js';
 import type { Messenger } from '../messenger.js';
-import { apikeyCommand } from './apikey.js';
-import type { Command } from './command.js';
-import { CommandCooldown, type CooldownSettings } from './cooldown.js';
+import { cardCommand } from './card.js';
+import type { Command, CommandServices } from './command.js';
+import type { CooldownSettings } from './cooldown.js';
+import { CommandDispatcher } from './dispatcher.js';
+import { exportCommand } from './export.js';
 import { forgetCommand } from './forget.js';
 import { helpCommand } from './help.js';
-import { delCommand, getCommand, kvCommand, setCommand } from './kv.js';
-import { privacyCommand } from './privacy.js';
+import { InteractionCommands, type Respond } from './interactions.js';
+import { keyCommand, revokeCommand, rotateCommand } from './key.js';
+import { kvDeleteCommand, kvGetCommand, kvListCommand, kvSetCommand } from './kv.js';
+import { MessageCommands } from './messages.js';
+import {
+  privacyHideCommand,
+  privacyPauseCommand,
+  privacyResumeCommand,
+  privacySetCommand,
+  privacyShowCommand,
+  privacyUnhideCommand,
+} from './privacy.js';
 import { startCommand, stopCommand } from './start-stop.js';
-import { webhooksCommand } from './webhooks.js';
+import { webhooksAddCommand, webhooksListCommand, webhooksRemoveCommand } from './webhooks.js';
 
-/** Every command the bot answers; a new command is one file and one entry here. */
+/** Every command, in the order `/presently` shows them; a new command is one file and one entry here. */
 export const COMMANDS: readonly Command[] = [
-  apikeyCommand,
-  kvCommand,
-  getCommand,
-  setCommand,
-  delCommand,
-  forgetCommand,
-  webhooksCommand,
-  privacyCommand,
+  keyCommand,
+  rotateCommand,
+  revokeCommand,
+  kvListCommand,
+  kvGetCommand,
+  kvSetCommand,
+  kvDeleteCommand,
+  privacyShowCommand,
+  privacySetCommand,
+  privacyHideCommand,
+  privacyUnhideCommand,
+  privacyPauseCommand,
+  privacyResumeCommand,
   startCommand,
   stopCommand,
+  forgetCommand,
+  exportCommand,
+  webhooksListCommand,
+  webhooksAddCommand,
+  webhooksRemoveCommand,
+  cardCommand,
   helpCommand,
 ];
 
-export interface BotOptions {
+export interface BotOptions extends Omit<CommandServices, 'now' | 'monitor' | 'publicUrl'> {
   prefix: string;
   keys: ApiKeyService;
-  kv: KvService;
-  history: Pick<HistoryRecorder, 'forget'>;
-  webhooks: Pick<WebhookService, 'list' | 'remove' | 'maxPerUser'>;
-  privacy: Pick<PrivacyService, 'settings' | 'change'>;
-  account: Pick<AccountService, 'erase'>;
   /** Who the instance monitors; absent: everyone (`all`). */
-  monitor?: MonitorMode;
+  monitor?: CommandServices['monitor'];
+  /** PUBLIC_URL; absent: unknown. */
+  publicUrl?: string | null;
   messenger: Messenger;
   logger: Logger;
-  /** Per-user command budget; absent: none. */
+  /** Per-user command budget, shared by every form; absent: none. */
   cooldown?: CooldownSettings;
-  /** The clock of the cooldown and of `?privacy pause`. */
+  /** The clock of the cooldown and of `privacy pause`. */
   now?: () => number;
   /** Counts commands handled and those the cooldown refused. */
   metrics?: Metrics;
+  /** Tests shorten the wait before a slow command's answer is deferred. */
+  deferAfterMs?: number;
+  /** Whom the instance serves at all (ALLOWED_USER_IDS); absent: everyone. */
+  serves?: (userId: Snowflake) => boolean;
 }
 
-/** Reads every message: rotates leaked keys, and answers commands. */
+/** The bot's commands, in every form: `?` messages (and the keys they leak) and interactions. */
 export class Bot {
   private botUserId: Snowflake | undefined;
-  private readonly cooldown: CommandCooldown;
+  private readonly logger: Logger;
+  private readonly messages: MessageCommands;
+  readonly interactions: InteractionCommands;
 
-  constructor(private readonly options: BotOptions) {
-    this.cooldown = new CommandCooldown(options.cooldown ?? { burst: 1, perMinute: 0 }, options.now);
+  constructor(options: BotOptions) {
+    const { prefix, messenger, logger, keys } = options;
+    this.logger = logger;
+    const dispatcher = new CommandDispatcher({
+      services: {
+        keys,
+        kv: options.kv,
+        history: options.history,
+        webhooks: options.webhooks,
+        privacy: options.privacy,
+        account: options.account,
+        accounts: options.accounts,
+        ...(options.exports ? { exports: options.exports } : {}),
+        monitor: options.monitor ?? 'all',
+        publicUrl: options.publicUrl ?? null,
+        now: options.now ?? Date.now,
+      },
+      commands: COMMANDS,
+      prefix,
+      logger,
+      ...(options.cooldown ? { cooldown: options.cooldown } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.serves ? { serves: options.serves } : {}),
+    });
+    this.messages = new MessageCommands({ prefix, dispatcher, keys, messenger, logger });
+    this.interactions = new InteractionCommands({
+      dispatcher,
+      rest: messenger.rest,
+      logger,
+      ...(options.deferAfterMs === undefined ? {} : { deferAfterMs: options.deferAfterMs }),
+    });
   }
 
-  /** Resolves when the message has been handled, replies included. */
+  /** Resolves when the message or interaction has been handled, answers included; never rejects. */
   handle(payload: GatewayDispatchPayload): Promise<void> | undefined {
     if (payload.t === GatewayDispatchEvents.Ready) {
       this.botUserId = payload.d.user.id;
       return undefined;
     }
+    if (payload.t === GatewayDispatchEvents.InteractionCreate) return this.interactions.handle(payload.d);
     if (payload.t !== GatewayDispatchEvents.MessageCreate) return undefined;
-    return this.message(payload.d).catch((error: unknown) => {
-      this.options.logger.error({ err: error, messageId: payload.d.id }, 'failed to handle a message');
+    return this.messages.handle(payload.d, this.botUserId).catch((error: unknown) => {
+      this.logger.error({ err: error, messageId: payload.d.id }, 'failed to handle a message');
     });
   }
 
-  private async message(message: GatewayMessageCreateDispatchData): Promise<void> {
-    // The bot's own messages carry keys it hands out; reading them back must not rotate them.
-    if (message.author.id === this.botUserId || typeof message.content !== 'string') return;
-    const { prefix, messenger } = this.options;
-    if (await rotateLeakedKeys(message, { ...this.options, prefix })) return;
-    if (message.author.bot || !message.content.startsWith(prefix)) return;
-
-    const match = /^(\S+)\s*([\s\S]*)$/.exec(message.content.slice(prefix.length));
-    const name = match?.[1]?.toLowerCase() ?? '';
-    const isDm = message.guild_id === undefined;
-    const reply = (content: string) => messenger.reply(message.channel_id, message.id, content);
-    const command = COMMANDS.find((candidate) => candidate.name === name);
-    // In servers "?" starts ordinary sentences too; only a DM is surely meant for the bot.
-    if (!command && (!isDm || name === '')) return;
-    // Everything from here is answered, so everything counts against the user's budget; past it the
-    // command is not run (?apikey writes) and the user is asked once to slow down, then ignored.
-    const verdict = this.cooldown.take(message.author.id);
-    if (verdict.kind === 'warn') {
-      const seconds = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
-      await reply(
-        `Slow down, please: that is more commands than I take at once. Try again in ${seconds} s; until then I skip your commands without answering.`,
-      );
-    }
-    if (verdict.kind !== 'run') {
-      this.options.metrics?.rateLimited('bot_commands');
-      return;
-    }
-    this.options.metrics?.botCommand(command?.name ?? 'unknown');
-    if (!command) {
-      await reply(`I don't know \`${prefix}${name}\`. Try \`${prefix}help\`.`);
-      return;
-    }
-    if (command.where === 'dm' && !isDm) {
-      await reply(`\`${prefix}${command.name}\` works in DMs only: send it to me in a direct message.`);
-      return;
-    }
-    await command.run({
-      message,
-      args: match?.[2] ?? '',
-      isDm,
-      prefix,
-      keys: this.options.keys,
-      kv: this.options.kv,
-      history: this.options.history,
-      webhooks: this.options.webhooks,
-      privacy: this.options.privacy,
-      account: this.options.account,
-      monitor: this.options.monitor ?? 'all',
-      now: this.options.now ?? Date.now,
-      commands: COMMANDS,
-      reply,
-    });
+  /** An interaction Discord POSTed to `/interactions`, answered in that request's response. */
+  handleHttp(interaction: Parameters<InteractionCommands['handle']>[0], respond: Respond): void {
+    void this.interactions.handle(interaction, respond);
   }
 }

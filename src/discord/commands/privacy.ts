@@ -1,3 +1,4 @@
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import {
   ACTIVITY_TYPE_NAMES,
   HIDEABLE_MUSIC_SOURCES,
@@ -9,7 +10,7 @@ import {
   parsePrivacyPatch,
 } from '../../presence/privacy.js';
 import { isSnowflake } from '../../presence/snowflake.js';
-import type { Command, CommandContext } from './command.js';
+import { type Command, type CommandContext, type Invocation, text } from './command.js';
 
 type Field = keyof PrivacySettings;
 type ListField = 'hide_activity_types' | 'hide_music_sources' | 'hide_application_ids';
@@ -108,31 +109,36 @@ function durationMs(text: string): number | undefined {
   return days * DAY_MS + hours * HOUR_MS + minutes * MINUTE_MS;
 }
 
+/** The prefix form's grammar, `?privacy help`. */
 function usage(prefix: string): string {
   const p = `${prefix}privacy`;
   return [
     'Usage, in a DM:',
     `\`${p}\` — your settings`,
-    `\`${p} hide <thing>\` / \`${p} show <thing>\` — an activity type (${ACTIVITY_TYPE_NAMES.join(', ')}), a music service (${HIDEABLE_MUSIC_SOURCES.join(', ')}), an application id, custom_status, platforms, profile, kv or last_seen`,
+    `\`${p} hide <thing>\` / \`${p} show <thing>\` — ${THINGS}`,
     `\`${p} private\` / \`${p} public\` · \`${p} history on|off\` · \`${p} agents on|off\``,
     `\`${p} pause [30m|2h|1d|12h30m]\` (alone: until you resume) · \`${p} resume\``,
     `\`${p} <setting> <value>\` — any setting by its API name, e.g. \`${p} hide_platforms true\``,
   ].join('\n');
 }
 
-function overview(settings: PrivacySettings, now: number, prefix: string): string {
-  const p = `${prefix}privacy`;
+/** What `hide` and `unhide` take. */
+const THINGS = `an activity type (${ACTIVITY_TYPE_NAMES.join(', ')}), a music service (${HIDEABLE_MUSIC_SOURCES.join(', ')}), an application id, custom_status, platforms, profile, kv or last_seen`;
+
+function overview(context: CommandContext, settings: PrivacySettings): string {
+  const { spell } = context;
+  const now = context.now();
   return [
     'Your privacy settings:',
     ...PRIVACY_FIELDS.map((field) => {
       const count = settings.hide_application_ids.length;
       const value =
         field === 'hide_application_ids' && count > LISTED_APPLICATIONS
-          ? `${count} applications (\`${p} hide_application_ids\` lists them)`
+          ? `${count} applications (${spell('privacy show', { setting: 'hide_application_ids' })} lists them)`
           : shownValue(field, settings, now);
       return `\`${field}\`: ${value}`;
     }),
-    `Change them: \`${p} hide spotify\` · \`${p} show playing\` · \`${p} private\` · \`${p} history off\` · \`${p} pause 2h\` · \`${p} resume\` · \`${p} <setting> <value>\` (\`${p} help\` for all).`,
+    `Change them: ${spell('privacy hide', { thing: 'spotify' })} · ${spell('privacy unhide', { thing: 'playing' })} · ${spell('privacy set', { setting: 'visibility', value: 'private' })} · ${spell('privacy pause', { for: '2h' })} · ${spell('privacy resume')}${context.form === 'prefix' ? ` (${spell('privacy help')} for all)` : ''}.`,
   ].join('\n');
 }
 
@@ -158,7 +164,7 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
 /**
  * Checks a patch as REST does, and applies it if it changes anything. Answers the settings after it,
- * `unchanged` when they already were so, or undefined once a refusal has been replied.
+ * `unchanged` when they already were so, or undefined once a refusal has been answered.
  */
 async function apply(
   context: CommandContext,
@@ -168,22 +174,22 @@ async function apply(
   const checked = parsePrivacyPatch(input);
   if (isPrivacyRefusal(checked)) {
     // Worded as REST's `invalid_privacy_setting` message.
-    await context.reply(`Not changed: \`${echoed(checked.field)}\` ${echoed(checked.message, 400)}.`);
+    await context.answer(`Not changed: \`${echoed(checked.field)}\` ${echoed(checked.message, 400)}.`);
     return undefined;
   }
   const fields = Object.keys(checked) as Field[];
   if (fields.every((field) => same(checked[field], settings[field]))) return 'unchanged';
-  return context.privacy.change(context.message.author.id, checked);
+  return context.privacy.change(context.userId, checked);
 }
 
-async function hideOrShow(context: CommandContext, settings: PrivacySettings, hide: boolean, words: string) {
-  const { prefix, now } = context;
+async function hideOrShow(context: CommandContext, hide: boolean, words: string) {
   const thing = thingNamed(words);
   if (thing === undefined) {
-    return context.reply(
-      `I don't know "${echoed(words)}". Things to hide or show: an activity type (${ACTIVITY_TYPE_NAMES.join(', ')}), a music service (${HIDEABLE_MUSIC_SOURCES.join(', ')}), an application id, custom_status, platforms, profile, kv or last_seen. See \`${prefix}privacy help\`.`,
+    return context.answer(
+      `I don't know "${echoed(words)}". Things to hide or show: ${THINGS}.${context.form === 'prefix' ? ` See ${context.spell('privacy help')}.` : ''}`,
     );
   }
+  const settings = await context.privacy.settings(context.userId);
   let value: unknown;
   if (thing.kind === 'flag') {
     value = hide ? thing.hiddenValue : !thing.hiddenValue;
@@ -195,114 +201,181 @@ async function hideOrShow(context: CommandContext, settings: PrivacySettings, hi
   }
   const after = await apply(context, settings, { [thing.field]: value });
   if (after === undefined) return;
-  if (after === 'unchanged') return context.reply(`Already ${hide ? 'hidden' : 'shown'}: ${thing.label}.`);
-  return context.reply(
-    `${hide ? 'Hidden' : 'Shown again'}: ${thing.label}. \`${thing.field}\` is now ${shownValue(thing.field, after, now())}.`,
+  if (after === 'unchanged') return context.answer(`Already ${hide ? 'hidden' : 'shown'}: ${thing.label}.`);
+  return context.answer(
+    `${hide ? 'Hidden' : 'Shown again'}: ${thing.label}. \`${thing.field}\` is now ${shownValue(thing.field, after, context.now())}.`,
   );
 }
 
-async function setField(context: CommandContext, settings: PrivacySettings, field: Field, text: string) {
+async function setField(context: CommandContext, field: Field, text: string) {
+  const settings = await context.privacy.settings(context.userId);
   const now = context.now();
   const after = await apply(context, settings, { [field]: typedValue(field, text) });
   if (after === undefined) return;
   if (after === 'unchanged')
-    return context.reply(`\`${field}\` is already ${shownValue(field, settings, now)}.`);
-  return context.reply(`Changed: \`${field}\` is now ${shownValue(field, after, now)}.`);
+    return context.answer(`\`${field}\` is already ${shownValue(field, settings, now)}.`);
+  return context.answer(`Changed: \`${field}\` is now ${shownValue(field, after, now)}.`);
 }
 
-async function pause(context: CommandContext, settings: PrivacySettings, text: string) {
-  const p = `${context.prefix}privacy`;
+async function pause(context: CommandContext, text: string) {
+  const { spell } = context;
   const now = context.now();
   let until = PAUSED_UNTIL_UNDONE;
   if (text !== '') {
     const ms = durationMs(text);
     if (ms === undefined || ms === 0 || ms > MAX_PAUSE_MS) {
-      return context.reply(
-        `Pause for how long? A duration like \`30m\`, \`2h\`, \`1d\` or \`12h30m\`, at most 365d: \`${p} pause 2h\`. \`${p} pause\` alone pauses until you resume.`,
+      return context.answer(
+        `Pause for how long? A duration like \`30m\`, \`2h\`, \`1d\` or \`12h30m\`, at most 365d: ${spell('privacy pause', { for: '2h' })}. ${spell('privacy pause')} alone pauses until you resume.`,
       );
     }
     until = now + ms;
   }
+  const settings = await context.privacy.settings(context.userId);
   const after = await apply(context, settings, { paused_until: until });
   if (after === undefined) return;
   const effect = 'the API shows you offline and records no history';
   if (until === PAUSED_UNTIL_UNDONE) {
-    return context.reply(`Paused until you resume: ${effect}. Send \`${p} resume\` to end it.`);
+    return context.answer(`Paused until you resume: ${effect}. ${spell('privacy resume')} ends it.`);
   }
-  return context.reply(
-    `Paused until ${at(until, 'f')} (${at(until, 'R')}): ${effect} until then. \`${p} resume\` ends it sooner.`,
+  return context.answer(
+    `Paused until ${at(until, 'f')} (${at(until, 'R')}): ${effect} until then. ${spell('privacy resume')} ends it sooner.`,
   );
 }
 
-async function resume(context: CommandContext, settings: PrivacySettings) {
-  if (settings.paused_until === null) return context.reply('You are not paused.');
+async function resume(context: CommandContext) {
+  const settings = await context.privacy.settings(context.userId);
+  if (settings.paused_until === null) return context.answer('You are not paused.');
   const after = await apply(context, settings, { paused_until: null });
   if (after === undefined) return;
-  return context.reply('Resumed: `paused_until` is now null, and the API shows your presence again.');
+  return context.answer('Resumed: `paused_until` is now null, and the API shows your presence again.');
 }
 
-/** `history on`, `agents off`: a flag by its plain name. */
-async function toggle(
-  context: CommandContext,
-  settings: PrivacySettings,
-  field: Field,
-  word: string,
-  name: string,
-) {
-  const p = `${context.prefix}privacy`;
-  if (!Object.hasOwn(BOOLEAN_WORDS, word.toLowerCase())) {
-    return context.reply(`Usage: \`${p} ${name} on\` or \`${p} ${name} off\`.`);
-  }
-  return setField(context, settings, field, word);
-}
+const settingOption = {
+  type: ApplicationCommandOptionType.String,
+  name: 'setting',
+  description: 'a setting, by its API name',
+  choices: PRIVACY_FIELDS.map((field) => ({ name: field, value: field })),
+} as const;
 
-/**
- * `?privacy` shows the sender's privacy settings and changes them, in DMs only: a server channel would show
- * everyone what they hide. Every change is checked by `parsePrivacyPatch`, as REST checks it.
- */
-export const privacyCommand: Command = {
-  name: 'privacy',
-  usage: 'privacy [hide|show <thing> | <setting> <value> | pause [<duration>] | resume]',
-  description: 'see and change what the API shows of you (in DMs)',
-  where: 'anywhere',
-  async run(context) {
-    const { args, isDm, prefix, reply } = context;
-    if (!isDm) {
-      return reply(
-        `Your privacy settings are shown and changed in DMs only, so nobody else sees them: send me \`${prefix}privacy\` in a direct message.`,
-      );
+const thingOption = {
+  type: ApplicationCommandOptionType.String,
+  name: 'thing',
+  description: 'an activity type, a music service, an application id, custom_status, platforms, profile…',
+  required: true,
+  max_length: 40,
+} as const;
+
+// Settings are shown and changed where nobody else sees them: a server channel would show what one hides.
+export const privacyShowCommand: Command = {
+  name: 'privacy show',
+  description: 'see what the API shows of you: your privacy settings',
+  options: [settingOption],
+  personal: true,
+  async run(context, options) {
+    const settings = await context.privacy.settings(context.userId);
+    const setting = text(options, 'setting');
+    if (setting === '') return context.answer(overview(context, settings));
+    if (!(PRIVACY_FIELDS as readonly string[]).includes(setting)) {
+      return context.answer(`Not a setting: \`${echoed(setting)}\`.`);
     }
-    const match = /^(\S*)\s*([\s\S]*?)\s*$/.exec(args.trim());
-    const verb = match?.[1]?.toLowerCase() ?? '';
-    const rest = match?.[2] ?? '';
-    if (verb === 'help') return reply(usage(prefix));
-    const isField = (PRIVACY_FIELDS as readonly string[]).includes(verb);
-    const known = ['', 'hide', 'show', 'history', 'agents', 'private', 'public', 'pause', 'resume'];
-    if (!isField && !known.includes(verb)) return reply(usage(prefix));
-    const userId = context.message.author.id;
-    const settings = await context.privacy.settings(userId);
-    const now = context.now();
-    if (isField && rest === '') {
-      return reply(`\`${verb}\`: ${shownValue(verb as Field, settings, now)}`);
-    }
-    if (isField) return setField(context, settings, verb as Field, rest);
-    switch (verb) {
-      case '':
-        return reply(overview(settings, now, prefix));
-      case 'hide':
-      case 'show':
-        return rest === '' ? reply(usage(prefix)) : hideOrShow(context, settings, verb === 'hide', rest);
-      case 'history':
-        return toggle(context, settings, 'record_history', rest, 'history');
-      case 'agents':
-        return toggle(context, settings, 'allow_agents', rest, 'agents');
-      case 'private':
-      case 'public':
-        return rest === '' ? setField(context, settings, 'visibility', verb) : reply(usage(prefix));
-      case 'pause':
-        return pause(context, settings, rest);
-      case 'resume':
-        return rest === '' ? resume(context, settings) : reply(usage(prefix));
-    }
+    return context.answer(`\`${setting}\`: ${shownValue(setting as Field, settings, context.now())}`);
   },
 };
+
+export const privacySetCommand: Command = {
+  name: 'privacy set',
+  description: 'change one privacy setting, checked as the API checks it',
+  options: [
+    { ...settingOption, required: true },
+    {
+      type: ApplicationCommandOptionType.String,
+      name: 'value',
+      description: 'true or false, a list separated by commas, public or private, none…',
+      required: true,
+      max_length: 2000,
+    },
+  ],
+  personal: true,
+  run: (context, options) => setField(context, text(options, 'setting') as Field, text(options, 'value')),
+};
+
+export const privacyHideCommand: Command = {
+  name: 'privacy hide',
+  description: 'hide something from everyone who reads your presence',
+  options: [thingOption],
+  personal: true,
+  run: (context, options) => hideOrShow(context, true, text(options, 'thing')),
+};
+
+export const privacyUnhideCommand: Command = {
+  name: 'privacy unhide',
+  description: 'show again something you hid',
+  options: [thingOption],
+  personal: true,
+  run: (context, options) => hideOrShow(context, false, text(options, 'thing')),
+};
+
+export const privacyPauseCommand: Command = {
+  name: 'privacy pause',
+  description: 'show yourself offline and record nothing, for a while or until you resume',
+  options: [
+    {
+      type: ApplicationCommandOptionType.String,
+      name: 'for',
+      description: 'how long: 30m, 2h, 1d, 12h30m (at most 365d); empty: until you resume',
+      max_length: 20,
+    },
+  ],
+  personal: true,
+  run: (context, options) => pause(context, text(options, 'for').trim()),
+};
+
+export const privacyResumeCommand: Command = {
+  name: 'privacy resume',
+  description: 'end a pause',
+  personal: true,
+  run: resume,
+};
+
+/**
+ * `?privacy …` as an invocation of the commands above, or the usage to answer. The words stay as they
+ * were before slash commands: `show <thing>` unhides, `private`, `history off`, `pause 2h`.
+ */
+export function privacyWords(args: string, prefix: string): Invocation | { usage: string } {
+  const match = /^(\S*)\s*([\s\S]*?)\s*$/.exec(args.trim());
+  const verb = match?.[1]?.toLowerCase() ?? '';
+  const rest = match?.[2] ?? '';
+  const p = `${prefix}privacy`;
+  const invoke = (name: string, options: Record<string, string> = {}): Invocation => ({
+    name: `privacy ${name}`,
+    options,
+  });
+  const toggle = (setting: Field, name: string) =>
+    Object.hasOwn(BOOLEAN_WORDS, rest.toLowerCase())
+      ? invoke('set', { setting, value: rest })
+      : { usage: `Usage: \`${p} ${name} on\` or \`${p} ${name} off\`.` };
+  if ((PRIVACY_FIELDS as readonly string[]).includes(verb)) {
+    return rest === '' ? invoke('show', { setting: verb }) : invoke('set', { setting: verb, value: rest });
+  }
+  switch (verb) {
+    case '':
+      return invoke('show');
+    case 'hide':
+      return rest === '' ? { usage: usage(prefix) } : invoke('hide', { thing: rest });
+    case 'show':
+      return rest === '' ? { usage: usage(prefix) } : invoke('unhide', { thing: rest });
+    case 'history':
+      return toggle('record_history', 'history');
+    case 'agents':
+      return toggle('allow_agents', 'agents');
+    case 'private':
+    case 'public':
+      return rest === '' ? invoke('set', { setting: 'visibility', value: verb }) : { usage: usage(prefix) };
+    case 'pause':
+      return invoke('pause', rest === '' ? {} : { for: rest });
+    case 'resume':
+      return rest === '' ? invoke('resume') : { usage: usage(prefix) };
+    default:
+      return { usage: usage(prefix) };
+  }
+}

@@ -1,53 +1,48 @@
-import type { Command } from './command.js';
+import { type Command, flag } from './command.js';
 import { whatWent } from './forget.js';
 
-/** `?start`: on an instance that monitors only those who ask, asks to be monitored. */
+/** `start`: on an instance that monitors only those who ask, asks to be monitored. */
 export const startCommand: Command = {
   name: 'start',
-  usage: 'start',
   description: 'be monitored, on an instance that monitors only those who ask',
-  where: 'anywhere',
-  async run({ message, privacy, monitor, prefix, reply }) {
+  personal: false,
+  async run({ userId, privacy, monitor, answer, spell }) {
     if (monitor === 'all') {
-      await reply(
-        `This instance shows everyone in the servers it is in: there is nothing to start. Send \`${prefix}privacy\` in a DM to choose what the world sees of you.`,
+      return answer(
+        `This instance shows everyone in the servers it is in: there is nothing to start. ${spell('privacy show')} lets you choose what the world sees of you.`,
       );
-      return;
     }
-    const settings = await privacy.settings(message.author.id);
-    if (!settings.opted_in) await privacy.change(message.author.id, { opted_in: true });
-    await reply(
-      `${settings.opted_in ? 'You were monitored already.' : 'Done: you are monitored from now on'} in the servers I share with you. Send \`${prefix}privacy\` in a DM to choose what the world sees of you, and \`${prefix}stop\` to stop.`,
+    const settings = await privacy.settings(userId);
+    if (!settings.opted_in) await privacy.change(userId, { opted_in: true });
+    return answer(
+      `${settings.opted_in ? 'You were monitored already.' : 'Done: you are monitored from now on'} in the servers I share with you. ${spell('privacy show')} lets you choose what the world sees of you, and ${spell('stop')} stops it.`,
     );
   },
 };
 
 /**
- * `?stop` explains; `?stop confirm`, on an instance that monitors only those who ask, stops monitoring the
- * sender and erases everything kept about them (their settings, which said they asked, included).
+ * `stop` asks first; confirmed, on an instance that monitors only those who ask, it stops monitoring the
+ * user and erases everything kept about them (their settings, which said they asked, included).
  */
 export const stopCommand: Command = {
   name: 'stop',
-  usage: 'stop confirm',
-  description:
-    'stop being monitored, on an instance that monitors only those who ask, and erase what is kept',
-  // What it erased is said in the answer: in a DM, to nobody else.
-  where: 'dm',
-  async run({ message, args, account, monitor, prefix, reply }) {
+  description: 'stop being monitored, on an instance that monitors only those who ask (asks first)',
+  // What it erased is said in the answer.
+  personal: true,
+  async run({ userId, account, monitor, answer, spell }, options) {
     if (monitor === 'all') {
-      await reply(
-        `This instance shows everyone in the servers it is in: leave them to stop. Meanwhile \`${prefix}privacy private\` shows you to nobody but yourself, \`${prefix}privacy pause\` shows you offline, and \`${prefix}forget all confirm\` erases everything kept about you.`,
+      return answer(
+        `This instance shows everyone in the servers it is in: leave them to stop. Meanwhile ${spell('privacy set', { setting: 'visibility', value: 'private' })} shows you to nobody but yourself, ${spell('privacy pause')} shows you offline, and ${spell('forget', { all: true })} erases everything kept about you.`,
       );
-      return;
     }
-    if (args.trim().toLowerCase() !== 'confirm') {
-      await reply(
-        `This stops showing your presence and erases everything Presently keeps about you, for good: KV, API key, webhooks, privacy settings and history. Send \`${prefix}stop confirm\` to go ahead; \`${prefix}start\` brings you back, with nothing kept from before.`,
-      );
-      return;
+    if (!flag(options, 'confirm')) {
+      return answer({
+        content: `This stops showing your presence and erases everything Presently keeps about you, for good: KV, API key, webhooks, privacy settings and history. ${spell('start')} brings you back, with nothing kept from before.`,
+        confirm: { label: 'Stop and erase', invocation: { name: 'stop', options: { confirm: true } } },
+      });
     }
-    const erased = await account.erase(message.author.id);
-    await reply(
+    const erased = await account.erase(userId);
+    return answer(
       `Done: you are no longer monitored (unless a server gives you the role that opts members in), and I erased ${whatWent(erased)}.`,
     );
   },

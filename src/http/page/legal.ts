@@ -119,11 +119,11 @@ function purposeOf(bit: number, prefix: string): RichText {
     case GatewayIntentBits.GuildPresences:
       return rich`each member's status, activities (games, music, custom status) and the platforms they are on: the presence this instance serves`;
     case GatewayIntentBits.GuildMessages:
-      return rich`messages in the channels the bot can read, to answer its commands (${code(`${prefix}help`)}); none is kept`;
+      return rich`messages in the server channels the bot can read (only with ${code('MESSAGE_CONTENT=on')}), to answer its ${code(`${prefix}`)} commands there and revoke API keys posted there; none is kept`;
     case GatewayIntentBits.DirectMessages:
-      return rich`messages sent to the bot in a direct message, to answer its commands; none is kept`;
+      return rich`messages sent to the bot in a direct message, to answer its ${code(`${prefix}`)} commands and revoke API keys pasted there; none is kept`;
     case GatewayIntentBits.MessageContent:
-      return rich`the text of messages in servers, to see the bot's commands there (the bot sees the text of a direct message without it); none is kept`;
+      return rich`the text of messages in servers (only with ${code('MESSAGE_CONTENT=on')}), to see the bot's ${code(`${prefix}`)} commands there (the bot sees the text of a direct message without it); none is kept`;
     default:
       return rich`events of this kind, as Discord describes it`;
   }
@@ -201,7 +201,7 @@ function recorded(facts: InstanceFacts): Recorded[] {
     },
     {
       what: rich`History: when your status changed and to what, the tracks you listened to, their play counts, and when you were last seen; unless you turn recording off (${code(`${p}privacy history off`)}) or pause`,
-      kept: rich`until you erase it (${code(`${p}forget confirm`)})`,
+      kept: rich`until you erase it (${code('/presently forget')})`,
     },
     {
       what: rich`KV: the keys and values you write yourself`,
@@ -239,39 +239,43 @@ function retention(facts: InstanceFacts): RichText {
   return rich`When you share no monitored server with the bot any more (${why}), your presence is dropped at once, and what is kept of you (history, KV, profile, API key, webhooks, settings) is erased ${when} (${code(`RETENTION_DAYS=${days}`)}).`;
 }
 
-function controls(facts: InstanceFacts): Control[] {
-  const p = facts.commandPrefix;
+function controls(): Control[] {
   const privacy = 'PATCH /v1/users/@me/privacy';
+  const bot = (text: string) => code(`/presently ${text}`);
   return [
-    { what: rich`See your settings`, bot: code(`${p}privacy`), api: code('GET /v1/users/@me/privacy') },
+    { what: rich`See your settings`, bot: bot('privacy show'), api: code('GET /v1/users/@me/privacy') },
     {
       what: rich`Hide activities (by type, application or music service), your custom status, platforms, profile, KV or last seen`,
-      bot: code(`${p}privacy hide <thing>`),
+      bot: bot('privacy hide'),
       api: code(privacy),
     },
     {
       what: rich`Go private: only you see your presence, everyone else is answered as if you were not monitored`,
-      bot: code(`${p}privacy private`),
+      bot: bot('privacy set setting:visibility value:private'),
       api: code(`${privacy} {"visibility": "private"}`),
     },
     {
       what: rich`Pause: read as offline, with nothing recorded, for a while or until you resume`,
-      bot: code(`${p}privacy pause 2h`),
+      bot: bot('privacy pause for:2h'),
       api: code(`${privacy} {"paused_until": …}`),
     },
     {
       what: rich`Stop recording history`,
-      bot: code(`${p}privacy history off`),
+      bot: bot('privacy set setting:record_history value:false'),
       api: code(`${privacy} {"record_history": false}`),
     },
-    { what: rich`Erase your history, play counts and stats`, bot: code(`${p}forget confirm`), api: null },
+    { what: rich`Erase your history, play counts and stats`, bot: bot('forget'), api: null },
     {
       what: rich`Erase everything kept of you`,
-      bot: code(`${p}forget all confirm`),
+      bot: bot('forget all:True'),
       api: code('DELETE /v1/users/@me'),
     },
-    { what: rich`Get a copy of everything kept of you`, bot: null, api: code('GET /v1/users/@me/export') },
-    { what: rich`Get an API key, for the API's side of this table`, bot: code(`${p}apikey`), api: null },
+    {
+      what: rich`Get a copy of everything kept of you`,
+      bot: bot('export'),
+      api: code('GET /v1/users/@me/export'),
+    },
+    { what: rich`Get an API key, for the API's side of this table`, bot: bot('key'), api: null },
   ];
 }
 
@@ -294,7 +298,7 @@ export function privacyPolicy(facts: InstanceFacts): PrivacyPolicy {
     intents: intentsOf(facts.intents, facts.commandPrefix),
     recorded: recorded(facts),
     retention: retention(facts),
-    controls: controls(facts),
+    controls: controls(),
     optingOut: optingOut(facts),
   };
 }

@@ -1,3 +1,4 @@
+import type { InstallLinks } from '../../discord/install-links.js';
 import type { PageAssets } from './assets.js';
 import { fillTemplate, type Html, html } from './html.js';
 
@@ -19,6 +20,10 @@ export interface PageModel {
   monitoredUserCount: number;
   version: string;
   examples: readonly PageExample[];
+  /** Where to add the bot, once it has connected; null before. */
+  install: InstallLinks | null;
+  /** Demo mode: the "try the bot" panel. */
+  tryBot: boolean;
 }
 
 /** What the snippets say until an id is chosen. */
@@ -45,6 +50,28 @@ function rejectionOf(rejected: string | null): Html {
   return html`<p id="id-error" class="error" role="alert">“${shown}” is not a Discord user id: an id is 1 to 20 digits, below 2^64.</p>`;
 }
 
+function installOf(links: InstallLinks | null): Html {
+  if (links === null) return html``;
+  return html`<p class="install">Add its bot <a href="${links.server}">to a server</a>, or <a href="${links.user}">install it for yourself</a> to use <code>/presently</code> anywhere.</p>`;
+}
+
+function tryBotOf(shown: boolean): Html {
+  if (!shown) return html``;
+  return html`<section id="try-bot" class="try-bot" aria-labelledby="try-bot-title" hidden>
+    <h2 id="try-bot-title">Try the bot</h2>
+    <p>Run <code>/presently</code> as the featured demo user, in a DM with the simulated bot. Answers are ephemeral: in Discord only you would see them.</p>
+    <form id="bot-form" class="lookup">
+      <label for="bot-command">/presently</label>
+      <div class="field">
+        <input id="bot-command" name="command" type="text" value="kv set key:mood value:calm" autocomplete="off" spellcheck="false" maxlength="2000">
+        <button type="submit">Run</button>
+      </div>
+    </form>
+    <p class="hint">Try <code>help</code>, <code>key</code>, <code>kv list</code>, <code>privacy hide thing:spotify</code>, <code>card</code> or <code>forget all:true</code>.</p>
+    <div id="bot-answer" class="bot-answer" aria-live="polite"></div>
+  </section>`;
+}
+
 function cardOf(id: string | null): Html {
   if (id === null) return html``;
   return html`<img id="card" src="/v1/users/${id}/card.svg" alt="Status card of user ${id}">`;
@@ -61,6 +88,8 @@ export function renderPage(assets: PageAssets, model: PageModel): string {
     idError: rejectionOf(model.rejected),
     demo: examplesOf(model.examples),
     card: cardOf(model.id),
+    install: installOf(model.install),
+    tryBot: tryBotOf(model.tryBot),
     origin: model.origin,
     socketOrigin: model.origin.replace(/^http/, 'ws'),
     snippetId: model.id ?? PLACEHOLDER_ID,

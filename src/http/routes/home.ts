@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { InstallLinks } from '../../discord/install-links.js';
 import { pageContentSecurityPolicy } from '../../net/security-headers.js';
 import type { PresenceView } from '../../presence/registry.js';
 import { isSnowflake } from '../../presence/snowflake.js';
@@ -31,6 +32,10 @@ export interface HomeRouteDeps {
   examples: readonly PageExample[];
   /** `DISCORD_INVITE_URL`: Lanyard's `discord_invite`, null when this instance has no community server. */
   inviteUrl: string | null;
+  /** Where to add the bot; null until it has connected (or on a node without it). */
+  installLinks(): InstallLinks | null;
+  /** Demo mode: the page offers "try the bot". */
+  tryBot: boolean;
 }
 
 /** Lanyard's info, in the envelope: what a program gets from `GET /`. */
@@ -120,6 +125,8 @@ export const homeRoutes =
         monitoredUserCount: deps.view.size,
         version: deps.version,
         examples: deps.examples,
+        install: deps.installLinks(),
+        tryBot: deps.tryBot,
       });
       return reply
         .header('content-security-policy', PAGE_CONTENT_SECURITY_POLICY)

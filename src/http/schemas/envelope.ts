@@ -42,6 +42,8 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   internal_error: 'something unexpected went wrong on the server (never with details)',
   invalid_metrics_token:
     '`METRICS_TOKEN` is set and the request does not carry it as `Authorization: Bearer …`',
+  invalid_signature:
+    '`POST /interactions` without a valid `X-Signature-Ed25519` of the application’s key over `X-Signature-Timestamp` and the body, with a timestamp more than 5 minutes from now, or an interaction already received (a replay)',
   not_ready:
     'the node is not ready (gateway session, member lists, store or replica); the message names the checks that failed',
 };

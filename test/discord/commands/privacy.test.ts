@@ -72,6 +72,7 @@ function setup(options: { prefix?: string } = {}) {
     account: { erase: () => Promise.reject(new Error('not used by ?privacy')) },
     webhooks: { list: async () => [], remove: async () => 'not-found', maxPerUser: 0 } as never,
     privacy,
+    accounts: { details: () => Promise.reject(new Error('not used by ?privacy')) },
     messenger,
     logger,
     now: () => NOW,
@@ -368,14 +369,17 @@ describe('?privacy in a DM', () => {
 });
 
 describe('?privacy when the service fails', () => {
-  it('the dispatcher logs the failure; nothing is thrown or answered', async () => {
+  it('the dispatcher logs the failure and tells the user; nothing is thrown', async () => {
     const { send, privacy, replies, logged } = setup();
     privacy.failure = new Error('store down');
     await expect(send('?privacy hide spotify')).resolves.toBeUndefined();
-    expect(replies).toEqual([]);
+    expect(replies.map((reply) => reply.content)).toEqual([
+      'Sorry: that failed on my side. Try again in a moment.',
+    ]);
     expect(logged).toEqual([
       expect.objectContaining({
-        msg: 'failed to handle a message',
+        msg: 'a command failed',
+        command: 'privacy hide',
         err: expect.objectContaining({ message: 'store down' }),
       }),
     ]);
@@ -414,7 +418,7 @@ describe('?privacy in a server channel', () => {
 
 describe('?help', () => {
   it('lists ?privacy', async () => {
-    expect(COMMANDS.map((command) => command.name)).toContain('privacy');
+    expect(COMMANDS.map((command) => command.name)).toContain('privacy show');
     const { say } = setup();
     expect(await say('?help')).toContain('`?privacy ');
   });

@@ -80,7 +80,7 @@ describe.skipIf(!available)('the privacy and terms pages in headless Chromium', 
     // The operator's text is text.
     expect(await page.locator('#operator-contact').textContent()).toBe(CONTACT);
     expect(await page.getByRole('cell', { name: 'GUILD_PRESENCES' }).isVisible()).toBe(true);
-    expect(await page.getByRole('cell', { name: '?forget all confirm' }).isVisible()).toBe(true);
+    expect(await page.getByRole('cell', { name: '/presently forget all:True' }).isVisible()).toBe(true);
     // The landing page's stylesheet, applied: its header rule and its layout.
     const header = page.locator('header.site');
     expect(await header.evaluate((element) => getComputedStyle(element).borderBottomStyle)).toBe('solid');

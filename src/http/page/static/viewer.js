@@ -340,4 +340,48 @@ function start() {
   if (initial !== null && document.getElementById('id-error') === null) view(initial, { push: false });
 }
 
+/** The demo's "try the bot": `/presently …` through the simulated Discord, answers shown as Discord would. */
+function startTryBot() {
+  const panel = document.getElementById('try-bot');
+  if (panel === null) return;
+  panel.hidden = false;
+  const form = document.getElementById('bot-form');
+  const input = document.getElementById('bot-command');
+  const out = document.getElementById('bot-answer');
+  const show = (answer) => {
+    const children = [element('pre', { class: 'bot-message' }, answer.content || ' ')];
+    for (const file of answer.files)
+      children.push(element('p', { class: 'hint' }, `📎 ${file.name} (${file.bytes} bytes)`));
+    if (answer.ephemeral) children.push(element('p', { class: 'hint' }, 'Only you can see this.'));
+    for (const button of answer.buttons) {
+      const press = element('button', { type: 'button', class: 'danger' }, button.label);
+      press.addEventListener('click', () =>
+        send({ interaction: button.interaction, button: button.custom_id }),
+      );
+      children.push(press);
+    }
+    out.replaceChildren(...children);
+  };
+  const send = async (body) => {
+    out.replaceChildren(element('p', {}, 'Presently is thinking…'));
+    try {
+      const response = await fetch('/demo/bot', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const envelope = await response.json();
+      if (envelope.success) show(envelope.data);
+      else out.replaceChildren(element('p', { class: 'error', role: 'alert' }, envelope.error.message));
+    } catch {
+      out.replaceChildren(element('p', { class: 'error', role: 'alert' }, 'The service did not answer.'));
+    }
+  };
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    send({ command: input.value });
+  });
+}
+
 start();
+startTryBot();
