@@ -117,6 +117,8 @@ export class GatewayIngest {
       case GatewayDispatchEvents.GuildMemberAdd:
         if (!this.admits(payload.d.guild_id, payload.d.user.id, payload.d.roles)) break;
         registry.memberSeen(payload.d.guild_id, payload.d.user);
+        // Gathered with the guild's other joins into one request; a user asked for already (Discord sends
+        // this for members too) is not asked for again.
         this.requests.requestUsers(shardId, payload.d.guild_id, [payload.d.user.id]);
         break;
       case GatewayDispatchEvents.GuildMemberUpdate:
@@ -181,8 +183,8 @@ export class GatewayIngest {
   }
 
   /**
-   * Asks every counted guild for the user's member and presence: they have just become monitored (opted
-   * in), and what was dropped of them until now is not known.
+   * Asks every counted guild for the user's member and presence, in each guild's next batch: they have just
+   * become monitored (opted in), and what was dropped of them until now is not known.
    */
   requestUser(userId: Snowflake): void {
     for (const [guildId, shardId] of this.guildShards) {

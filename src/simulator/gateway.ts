@@ -530,6 +530,12 @@ export class SimulatedGateway {
     }
     const request = data as unknown as GatewayRequestGuildMembersData;
     this.memberRequests.push({ ...request, shardId: session.shardId });
+    const userIds = 'user_ids' in request ? request.user_ids : undefined;
+    if (Array.isArray(userIds) && userIds.length > MAX_QUERIED_MEMBERS) {
+      // Discord answers at most 100 members by id: more ids is a payload it does not take (4002).
+      this.close(session.connection as Connection, GatewayCloseCodes.DecodeError);
+      return;
+    }
 
     const { state } = this.options;
     const guild = state.guilds.get(request.guild_id);
@@ -550,10 +556,7 @@ export class SimulatedGateway {
     let members: SimMember[];
     let notFound: string[] | undefined;
     if ('user_ids' in request && request.user_ids !== undefined) {
-      const ids = (Array.isArray(request.user_ids) ? request.user_ids : [request.user_ids]).slice(
-        0,
-        MAX_QUERIED_MEMBERS,
-      );
+      const ids = Array.isArray(request.user_ids) ? request.user_ids : [request.user_ids];
       members = ids.flatMap((id) => guild.members.get(id) ?? []);
       notFound = ids.filter((id) => !guild.members.has(id));
     } else if ('query' in request && typeof request.query === 'string') {

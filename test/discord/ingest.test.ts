@@ -4,8 +4,9 @@ import {
   type GatewayRequestGuildMembersData,
 } from 'discord-api-types/v10';
 import pino from 'pino';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { GatewayIngest } from '../../src/discord/ingest.js';
+import { MEMBER_BATCH_DELAY_MS } from '../../src/discord/member-batches.js';
 import { PresenceRegistry } from '../../src/presence/registry.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
 
@@ -202,9 +203,14 @@ describe('GatewayIngest', () => {
   });
 
   it('does not end a re-listing on chunks that answer another request', () => {
+    vi.useFakeTimers();
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const { registry, requests, dispatch } = setup();
     dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(GUILD, ['1', '2'], []));
     dispatch(GatewayDispatchEvents.GuildMemberAdd, { ...member('4'), guild_id: GUILD });
+    vi.advanceTimersByTime(MEMBER_BATCH_DELAY_MS);
     const memberNonce = requests[1]?.data.nonce;
     expect(requests[1]?.data).toMatchObject({ guild_id: GUILD, user_ids: ['4'], presences: true });
     dispatch(GatewayDispatchEvents.GuildMembersChunk, {
@@ -218,6 +224,52 @@ describe('GatewayIngest', () => {
     expect(registry.isMonitored('1')).toBe(true);
     expect(registry.isMonitored('2')).toBe(true);
     expect(registry.get('4')?.presence.discord_status).toBe('online');
+  });
+
+  it('asks for joining members in batches per guild, each once, and drops those pending when the guild goes', () => {
+    vi.useFakeTimers();
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const { registry, requests, dispatch } = setup();
+    dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(GUILD, ['1'], []));
+    dispatch(GatewayDispatchEvents.GuildCreate, guildCreate(OTHER_GUILD, ['1'], []), 1);
+    const join = (id: string, guildId = GUILD, shardId = 0) =>
+      dispatch(GatewayDispatchEvents.GuildMemberAdd, { ...member(id), guild_id: guildId }, shardId);
+    const byId = () =>
+      requests.flatMap(({ shardId, data }) =>
+        'user_ids' in data ? [{ shardId, guildId: data.guild_id, ids: data.user_ids }] : [],
+      );
+
+    // 250 joins, one of them twice, and a join (as Discord now sends) of a member already there.
+    const ids = Array.from({ length: 250 }, (_, n) => String(1_000 + n));
+    for (const id of ids) join(id);
+    join(ids[7] as string);
+    join('1');
+    join('9', OTHER_GUILD, 1);
+    expect(registry.isMonitored(ids[249] as string)).toBe(true);
+    expect(byId().map(({ ids }) => ids.length)).toEqual([100, 100]);
+    vi.advanceTimersByTime(MEMBER_BATCH_DELAY_MS);
+    expect(byId()).toEqual([
+      { shardId: 0, guildId: GUILD, ids: ids.slice(0, 100) },
+      { shardId: 0, guildId: GUILD, ids: ids.slice(100, 200) },
+      { shardId: 0, guildId: GUILD, ids: [...ids.slice(200), '1'] },
+      { shardId: 1, guildId: OTHER_GUILD, ids: ['9'] },
+    ]);
+
+    // Left for good before its batch went: nothing is asked of it.
+    join('20');
+    dispatch(GatewayDispatchEvents.GuildDelete, { id: GUILD });
+    // A fresh session on shard 1: its pending joins are the old session's.
+    join('21', OTHER_GUILD, 1);
+    dispatch(
+      GatewayDispatchEvents.Ready,
+      { v: 10, user: user('999'), guilds: [{ id: OTHER_GUILD, unavailable: true }], session_id: 'y' },
+      1,
+    );
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(MEMBER_BATCH_DELAY_MS);
+    expect(byId()).toHaveLength(4);
   });
 
   it('follows member updates, removals, guild deletion, presence and user updates', () => {
