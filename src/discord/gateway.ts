@@ -8,6 +8,7 @@ import {
 } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 import type { Metrics } from '../ops/metrics.js';
+import { IdentifyBudget, type IdentifyBudgetReading } from './identify-budget.js';
 import { FATAL_CLOSE_CODES, LARGE_THRESHOLD } from './intents.js';
 
 /** Reaching Discord at all (before any gateway session) is retried with backoff between these bounds. */
@@ -45,13 +46,23 @@ export class DiscordGateway {
   private shards = 0;
   private fatal = false;
   private destroyed = false;
+  /** Discord's daily IDENTIFY budget, and the pace of IDENTIFYs: the library's identify throttler. */
+  private readonly budget: IdentifyBudget;
+  /** Aborts a wait for the IDENTIFY budget when destroyed. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: GatewayOptions) {
+    this.budget = new IdentifyBudget({
+      // Read through the library, so that its own reading (checked as it connects) is this one.
+      fetchGatewayBot: () => this.manager.fetchGatewayInformation(true),
+      logger: options.logger,
+    });
     this.manager = new WebSocketManager({
       token: options.token,
       intents: options.intents,
       largeThreshold: LARGE_THRESHOLD,
       rest: options.rest,
+      buildIdentifyThrottler: () => this.budget,
       shardCount: options.shardCount ?? null,
       shardIds: options.shardIds ?? null,
       retrieveSessionInfo: (shardId) => this.sessions.get(shardId) ?? null,
@@ -60,6 +71,7 @@ export class DiscordGateway {
         else this.sessions.delete(shardId);
       },
     });
+    options.metrics?.identifyBudgetFrom(() => this.identifyBudget);
     this.listen();
   }
 
@@ -75,6 +87,16 @@ export class DiscordGateway {
   /** Shards of this node with a live session. */
   get readyShardCount(): number {
     return this.readyShards.size;
+  }
+
+  /** Discord's IDENTIFY budget as this node knows it; null until read at the start. */
+  get identifyBudget(): IdentifyBudgetReading | null {
+    return this.budget.current();
+  }
+
+  /** How long the gateway still waits for the IDENTIFY budget to reset before identifying; 0: it does not. */
+  get identifyWaitMs(): number {
+    return this.budget.waitMs;
   }
 
   /** Every shard this node runs has a live session. */
@@ -95,6 +117,9 @@ export class DiscordGateway {
     let delay = FIRST_RETRY_MS;
     while (!this.destroyed && !this.fatal) {
       try {
+        // Reads the budget (its first reading also serves the library), waiting here, before any
+        // connection, while it is under the reserve.
+        await this.budget.ready(this.stopping.signal);
         this.shards = (await this.manager.getShardIds()).length;
         await this.manager.connect();
         return;
@@ -128,6 +153,7 @@ export class DiscordGateway {
 
   async destroy(): Promise<void> {
     this.destroyed = true;
+    this.stopping.abort();
     this.readyShards.clear();
     await this.manager.destroy({ reason: 'shutting down' });
   }

@@ -46,6 +46,9 @@ export interface MetricSources {
   listedUnrendered?(): number;
 }
 
+/** Discord's daily IDENTIFY budget as the gateway knows it; null until it has been read. */
+export type IdentifyBudgetSource = () => { total: number; remaining: number } | null;
+
 /** The route label of requests that matched no route, so a scanner's URLs never become label values. */
 export const UNMATCHED_ROUTE = 'unmatched';
 /** The route the fast path answers (src/http/fast-read.ts): the label Fastify would give it. */
@@ -59,6 +62,25 @@ const FANOUT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.0
 const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5];
 
 let processRegistry: Registry | undefined;
+
+/**
+ * A gauge read when scraped that has no sample while its value is not known (prom-client's own gauges
+ * without labels always show one, 0 by default), so that "unknown" never reads as 0.
+ */
+class GaugeWhenKnown extends Gauge {
+  constructor(
+    configuration: { name: string; help: string; registers: Registry[] },
+    private readonly read: () => number | null,
+  ) {
+    super(configuration);
+  }
+
+  override async get(): ReturnType<Gauge['get']> {
+    const metric = await super.get();
+    const value = this.read();
+    return { ...metric, values: value === null ? [] : [{ labels: {}, value }] };
+  }
+}
 
 /**
  * prom-client's process metrics (CPU, memory, heap, event loop lag, GC, handles), registered once per
@@ -83,6 +105,7 @@ export class Metrics {
   readonly registry: Registry;
   private readonly own = new Registry();
   private sources: MetricSources = { monitoredUsers: () => 0 };
+  private identifyBudget: IdentifyBudgetSource = () => null;
 
   private readonly dispatches = new Map<string, number>();
   private readonly changes = { monitored: 0, updated: 0, unmonitored: 0 };
@@ -218,6 +241,26 @@ export class Metrics {
       'Gateway shards of this node with a live session (READY or RESUMED).',
       () => this.sources.gatewayShards?.().ready ?? 0,
     );
+    /** A gauge of the IDENTIFY budget: no sample where there is no gateway, or before it was read. */
+    const identifyGauge = (
+      name: string,
+      help: string,
+      read: (budget: { total: number; remaining: number }) => number,
+    ) =>
+      new GaugeWhenKnown({ name, help, registers }, () => {
+        const budget = this.identifyBudget();
+        return budget ? read(budget) : null;
+      });
+    identifyGauge(
+      'presently_gateway_identify_remaining',
+      "IDENTIFYs left in Discord's daily session start limit: as last read from GET /gateway/bot, less those sent since. Under 10% of the limit the gateway waits for the reset.",
+      (budget) => budget.remaining,
+    );
+    identifyGauge(
+      'presently_gateway_identify_limit',
+      "IDENTIFYs Discord's daily session start limit allows (session_start_limit.total; 1,000 for most bots).",
+      (budget) => budget.total,
+    );
     gauge(
       'presently_store_write_thread_down',
       'The SQLite write thread has died: history and profiles are written on the event loop (1), or not (0).',
@@ -291,6 +334,11 @@ export class Metrics {
   /** The parts a scrape reads: called once the app has built them. */
   observe(sources: MetricSources): void {
     this.sources = sources;
+  }
+
+  /** Where the IDENTIFY budget gauges read from: the gateway, once it exists. */
+  identifyBudgetFrom(read: IdentifyBudgetSource): void {
+    this.identifyBudget = read;
   }
 
   /** The exposition text, and its content type. */

@@ -104,10 +104,11 @@ const SESSIONS_PROBLEM =
 /**
  * Every shard this node runs has a live Discord session, every guild has been listed once since the
  * start, and no guild's listing waits on Discord's rate limit. Before a listing, offline members of a
- * large guild are not known (reads answer 404) and members who left are still served.
+ * large guild are not known (reads answer 404) and members who left are still served. The problem says
+ * so too when the gateway waits for Discord's IDENTIFY budget to reset.
  */
 export function gatewayCheck(
-  gateway: { readonly ready: boolean },
+  gateway: { readonly ready: boolean; readonly identifyWaitMs?: number },
   listing: { listed(): boolean; waiting(): readonly ListingWait[] },
 ): ReadinessCheck {
   return {
@@ -115,6 +116,12 @@ export function gatewayCheck(
     problem: () => {
       const waits = listing.waiting();
       const problems = gateway.ready && listing.listed() ? [] : [SESSIONS_PROBLEM];
+      const identifyWaitMs = gateway.identifyWaitMs ?? 0;
+      if (identifyWaitMs > 0) {
+        problems.push(
+          `the gateway waits for Discord's IDENTIFY budget to reset, in ${(identifyWaitMs / 1000).toFixed(1)} s`,
+        );
+      }
       if (waits.length > 0) problems.push(waitingProblem(waits));
       return problems.length > 0 ? problems.join('; ') : SESSIONS_PROBLEM;
     },

@@ -109,6 +109,11 @@ export interface GatewayOptions {
   /** Minimum time between two all-member requests for one guild, across sessions; 0: none. */
   memberRequestCooldownMs: number;
   logger?: SimulatorLogger | undefined;
+  /**
+   * Spends one of the bot's daily session starts for an IDENTIFY about to start a session; false when none
+   * is left: the IDENTIFY is closed with 4004, as Discord's is once it has reset the token. Absent: no limit.
+   */
+  startSession?(): boolean;
 }
 
 /** A gateway session: what RESUME restores. It outlives the connections that carry it. */
@@ -418,6 +423,11 @@ export class SimulatedGateway {
       MAX_LARGE_THRESHOLD,
       Math.max(DEFAULT_LARGE_THRESHOLD, identify.large_threshold ?? DEFAULT_LARGE_THRESHOLD),
     );
+
+    if (this.options.startSession && !this.options.startSession()) {
+      this.close(connection, GatewayCloseCodes.AuthenticationFailed);
+      return;
+    }
 
     // A client that identifies again for a shard has given up on the sessions it left behind there.
     for (const old of this.sessions.values()) {

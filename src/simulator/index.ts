@@ -74,6 +74,8 @@ export const DEFAULT_BOT_USER: Readonly<APIUser> = {
 export const DEFAULT_RATE_LIMIT: RateLimitOptions = { limit: 50, windowMs: 1000 };
 /** Discord lists a guild's members in full once per bot in this window; a request inside it gets RATE_LIMITED. */
 export const DEFAULT_MEMBER_REQUEST_COOLDOWN_MS = 30_000;
+/** Discord's session start limit for most bots: 1,000 IDENTIFYs a day. */
+export const DEFAULT_SESSION_START_LIMIT = { total: 1000, resetAfterMs: 24 * 60 * 60 * 1000 } as const;
 /** Messages kept for replies and for sentMessages(). */
 const MAX_KEPT_MESSAGES = 5000;
 
@@ -95,6 +97,15 @@ export interface DiscordSimulatorOptions {
   allowedIntents?: number;
   /** session_start_limit.max_concurrency. Default 1 (so @discordjs/ws waits 5 s between identifies). */
   maxConcurrency?: number;
+  /**
+   * The bot's session starts (`session_start_limit` of `GET /gateway/bot`): `total` IDENTIFYs per window of
+   * `resetAfterMs`, windows counted from when the simulator is made; `remaining` is what the first window
+   * has left (default: all of it), as if spent before. Each IDENTIFY the gateway accepts spends one (RESUMEs
+   * none); one past the last is closed with 4004 Authentication failed, as Discord's is once it has reset
+   * the bot's token (the simulator keeps the token, and counts the refusal in `sessionStarts.refused`).
+   * Default 1,000 a day, as Discord's.
+   */
+  sessionStartLimit?: { total?: number; remaining?: number; resetAfterMs?: number };
   /**
    * Minimum time between two all-member requests for one guild, across sessions (RATE_LIMITED dispatch).
    * Default 30 s, as Discord's; 0: off. Requests by user id are not limited.
@@ -153,7 +164,7 @@ export class DiscordSimulator {
   private readonly state: SimulatorState;
   private readonly gateway: SimulatedGateway;
   private readonly options: Required<
-    Omit<DiscordSimulatorOptions, 'botUser' | 'logger' | 'applicationId'>
+    Omit<DiscordSimulatorOptions, 'botUser' | 'logger' | 'applicationId' | 'sessionStartLimit'>
   > & {
     logger?: SimulatorLogger;
   };
@@ -166,6 +177,10 @@ export class DiscordSimulator {
   private readonly interactions: Interactions;
   /** Breaks connections and refuses the bot the ways Discord does. */
   readonly faults: SimulatorFaults;
+  private readonly sessionStartLimit: { total: number; resetAfterMs: number };
+  /** The session start window under way: when it ends, and what is left of it. */
+  private sessionWindow: { endsAt: number; remaining: number };
+  private refusedSessionStarts = 0;
 
   constructor(options: DiscordSimulatorOptions = {}) {
     this.options = {
@@ -181,6 +196,16 @@ export class DiscordSimulator {
       host: options.host ?? '127.0.0.1',
       ...(options.logger ? { logger: options.logger } : {}),
     };
+    const total = options.sessionStartLimit?.total ?? DEFAULT_SESSION_START_LIMIT.total;
+    const resetAfterMs = Math.max(
+      1,
+      options.sessionStartLimit?.resetAfterMs ?? DEFAULT_SESSION_START_LIMIT.resetAfterMs,
+    );
+    this.sessionStartLimit = { total, resetAfterMs };
+    this.sessionWindow = {
+      endsAt: Date.now() + resetAfterMs,
+      remaining: options.sessionStartLimit?.remaining ?? total,
+    };
     const bot: APIUser = { ...DEFAULT_BOT_USER, ...options.botUser, bot: true };
     const applicationId = options.applicationId ?? bot.id;
     this.state = new SimulatorState(bot.id);
@@ -195,6 +220,7 @@ export class DiscordSimulator {
       resumeUrl: () => this.gatewayUrl,
       memberRequestCooldownMs: this.options.memberRequestCooldownMs,
       logger: this.options.logger,
+      startSession: () => this.startSession(),
     });
     this.faults = new SimulatorFaults(this.gateway, this.state);
     this.interactions = new Interactions({
@@ -244,6 +270,7 @@ export class DiscordSimulator {
         gatewayUrl: () => this.gatewayUrl,
         shardCount: this.options.shardCount,
         maxConcurrency: this.options.maxConcurrency,
+        sessionStarts: () => this.sessionStartsNow(),
         rateLimit: this.options.rateLimit,
         postMessage: (channel, body) => this.postBotMessage(channel, body),
         routes: this.interactions.routes,
@@ -269,6 +296,34 @@ export class DiscordSimulator {
     this.botMessages.stop();
     this.interactions.stop();
     await app.close();
+  }
+
+  // ---- session starts (IDENTIFYs a day) -------------------------------------------------------------
+
+  /** The window under way, a new one begun if the last has ended. */
+  private sessionStartsNow(): { total: number; remaining: number; resetAfterMs: number } {
+    const { total, resetAfterMs } = this.sessionStartLimit;
+    const now = Date.now();
+    const window = this.sessionWindow;
+    if (now >= window.endsAt) {
+      const ended = Math.floor((now - window.endsAt) / resetAfterMs) + 1;
+      this.sessionWindow = { endsAt: window.endsAt + ended * resetAfterMs, remaining: total };
+    }
+    return { total, remaining: this.sessionWindow.remaining, resetAfterMs: this.sessionWindow.endsAt - now };
+  }
+
+  /** An IDENTIFY the gateway accepts spends a session start; none left, it is refused. */
+  private startSession(): boolean {
+    if (this.sessionStartsNow().remaining <= 0) {
+      this.refusedSessionStarts++;
+      this.options.logger?.warn(
+        { total: this.sessionStartLimit.total },
+        'IDENTIFY past the session start limit: refused with 4004 (Discord resets the token)',
+      );
+      return false;
+    }
+    this.sessionWindow.remaining--;
+    return true;
   }
 
   // ---- addresses and identity -----------------------------------------------------------------------
@@ -521,6 +576,14 @@ export class DiscordSimulator {
   /** IDENTIFY payloads received (accepted or not). */
   get identifyCount(): number {
     return this.gateway.identifyCount;
+  }
+
+  /**
+   * The bot's session starts as `GET /gateway/bot` reports them now, and how many IDENTIFYs were refused
+   * for want of one (each, at Discord, a reset of the bot's token).
+   */
+  get sessionStarts(): { total: number; remaining: number; resetAfterMs: number; refused: number } {
+    return { ...this.sessionStartsNow(), refused: this.refusedSessionStarts };
   }
 
   /** Sessions resumed. */

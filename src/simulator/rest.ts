@@ -43,6 +43,8 @@ export interface RestContext {
   gatewayUrl(): string;
   shardCount: number;
   maxConcurrency: number;
+  /** The bot's daily session starts now: the window's total, what is left of it, and when it resets. */
+  sessionStarts(): { total: number; remaining: number; resetAfterMs: number };
   rateLimit: RateLimitOptions;
   /** Records a message the bot posts (and echoes it on the gateway); answered once its readers are done. */
   postMessage(channel: SimChannel, body: RESTPostAPIChannelMessageJSONBody): Promise<APIMessage>;
@@ -118,19 +120,19 @@ export function restRoutes(context: RestContext): FastifyPluginCallback {
 
     app.get('/gateway', async () => ({ url: context.gatewayUrl() }));
 
-    app.get(
-      '/gateway/bot',
-      async (): Promise<APIGatewayBotInfo> => ({
+    app.get('/gateway/bot', async (): Promise<APIGatewayBotInfo> => {
+      const starts = context.sessionStarts();
+      return {
         url: context.gatewayUrl(),
         shards: context.shardCount,
         session_start_limit: {
-          total: 1000,
-          remaining: 1000,
-          reset_after: 0,
+          total: starts.total,
+          remaining: starts.remaining,
+          reset_after: starts.resetAfterMs,
           max_concurrency: context.maxConcurrency,
         },
-      }),
-    );
+      };
+    });
 
     app.get('/users/@me', async () => {
       const bot = context.state.botUser;

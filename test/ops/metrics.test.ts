@@ -54,6 +54,8 @@ describe('GET /metrics', () => {
       'presently_cards_drawn_total',
       'presently_gateway_disconnects_total',
       'presently_gateway_events_total',
+      'presently_gateway_identify_limit',
+      'presently_gateway_identify_remaining',
       'presently_gateway_sessions_total',
       'presently_gateway_shards',
       'presently_gateway_shards_ready',
@@ -88,6 +90,9 @@ describe('GET /metrics', () => {
     expect(sampleValue(families, 'presently_unique_users')).toBe(2);
     expect(sampleValue(families, 'presently_gateway_shards')).toBe(1);
     expect(sampleValue(families, 'presently_gateway_shards_ready')).toBe(1);
+    // The simulated Discord's day: 1,000 session starts, one spent.
+    expect(sampleValue(families, 'presently_gateway_identify_limit')).toBe(1000);
+    expect(sampleValue(families, 'presently_gateway_identify_remaining')).toBe(999);
     expect(sampleValue(families, 'presently_store_write_thread_down')).toBe(0);
     expect(sampleValue(families, 'presently_gateway_sessions_total', { kind: 'new' })).toBe(1);
     expect(sampleValue(families, 'presently_gateway_events_total', { type: 'READY' })).toBe(1);
@@ -350,6 +355,22 @@ describe('presently_store_write_thread_down', () => {
     expect(await read()).toBe(0);
     down = true;
     expect(await read()).toBe(1);
+  });
+});
+
+describe('presently_gateway_identify_remaining and _limit', () => {
+  it('read the gateway’s IDENTIFY budget once it is known, and have no sample before (or with no gateway)', async () => {
+    const metrics = new Metrics();
+    const families = async () => parseExposition((await metrics.scrape()).text);
+    const names = ['presently_gateway_identify_remaining', 'presently_gateway_identify_limit'];
+    for (const name of names)
+      expect((await families()).get(name)).toMatchObject({ type: 'gauge', samples: [] });
+    let budget: { total: number; remaining: number } | null = null;
+    metrics.identifyBudgetFrom(() => budget);
+    for (const name of names) expect((await families()).get(name)?.samples).toEqual([]);
+    budget = { total: 1000, remaining: 87 };
+    expect(sampleValue(await families(), 'presently_gateway_identify_remaining')).toBe(87);
+    expect(sampleValue(await families(), 'presently_gateway_identify_limit')).toBe(1000);
   });
 });
 

@@ -37,4 +37,17 @@ describe('the gateway readiness check', () => {
         `the member listings of ${waits.length} guilds wait on Discord's rate limit, sent again: ${named}, and 2 more`,
     ]);
   });
+
+  it('says so while the gateway waits for Discord’s IDENTIFY budget to reset', async () => {
+    const waiting = (identifyWaitMs: number) =>
+      checkReadiness([
+        gatewayCheck({ ready: false, identifyWaitMs }, { listed: () => false, waiting: () => [] }),
+      ]);
+    expect((await waiting(83_456)).problems).toEqual([
+      "gateway: not every shard has a live Discord session, or the first member listing is not done; the gateway waits for Discord's IDENTIFY budget to reset, in 83.5 s",
+    ]);
+    expect((await waiting(0)).problems).toEqual([
+      'gateway: not every shard has a live Discord session, or the first member listing is not done',
+    ]);
+  });
 });

@@ -2,6 +2,7 @@ import { DiscordAPIError, type REST } from '@discordjs/rest';
 import { type WebSocketManager, WebSocketShardEvents, WebSocketShardStatus } from '@discordjs/ws';
 import {
   type APIDMChannel,
+  type APIGatewayBotInfo,
   type APIMessage,
   type APIUser,
   GatewayDispatchEvents,
@@ -602,11 +603,20 @@ describe('DiscordSimulator REST with @discordjs/rest', () => {
     const gateway = await fetch(`${simulator.apiUrl}/v10/gateway/bot`, {
       headers: { authorization: `Bot ${simulator.token}` },
     });
-    expect(await gateway.json()).toEqual({
+    const info = (await gateway.json()) as APIGatewayBotInfo;
+    expect(info).toEqual({
       url: simulator.gatewayUrl,
       shards: 1,
-      session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 },
+      session_start_limit: {
+        total: 1000,
+        remaining: 1000,
+        reset_after: expect.any(Number),
+        max_concurrency: 1,
+      },
     });
+    // A day's window, counted from when the simulator was made.
+    expect(info.session_start_limit.reset_after).toBeLessThanOrEqual(24 * 60 * 60 * 1000);
+    expect(info.session_start_limit.reset_after).toBeGreaterThan(24 * 60 * 60 * 1000 - 60_000);
     expect(gateway.headers.get('x-ratelimit-limit')).toBe('50');
     expect(gateway.headers.get('x-ratelimit-bucket')).toMatch(/^[0-9a-f]{32}$/);
   });
@@ -770,6 +780,60 @@ describe('DiscordSimulator gateway protocol', () => {
     const socket = await raw(simulator);
     socket.ws.send(payload);
     expect((await socket.closed).code).toBe(code);
+  });
+
+  it('spends a session start per IDENTIFY accepted, none per RESUME; past the last, 4004; a new window resets it', async () => {
+    const DAY_MS = 24 * 60 * 60 * 1000;
+    const simulator = await startSimulator({
+      sessionStartLimit: { total: 3, remaining: 1, resetAfterMs: DAY_MS },
+    });
+    const limit = async () => {
+      const response = await fetch(`${simulator.apiUrl}/v10/gateway/bot`, {
+        headers: { authorization: `Bot ${simulator.token}` },
+      });
+      return ((await response.json()) as APIGatewayBotInfo).session_start_limit;
+    };
+    expect(await limit()).toMatchObject({ total: 3, remaining: 1 });
+
+    // Refused for a wrong token: nothing spent.
+    const stranger = await raw(simulator);
+    stranger.ws.send(identify('nope'));
+    expect((await stranger.closed).code).toBe(4004);
+    expect(simulator.sessionStarts).toMatchObject({ remaining: 1, refused: 0 });
+
+    const first = await raw(simulator);
+    first.ws.send(identify(simulator.token));
+    await until(() => expect(first.received.at(-1)).toMatchObject({ op: 0, t: 'READY' }));
+    const ready = first.received.at(-1) as { s: number; d: { session_id: string } };
+    expect(await limit()).toMatchObject({ total: 3, remaining: 0 });
+
+    // A RESUME spends nothing, even with none left.
+    first.ws.terminate();
+    const resumed = await raw(simulator);
+    resumed.ws.send(
+      JSON.stringify({
+        op: GatewayOpcodes.Resume,
+        d: { token: simulator.token, session_id: ready.d.session_id, seq: ready.s },
+      }),
+    );
+    await until(() => expect(resumed.received.at(-1)).toMatchObject({ op: 0, t: 'RESUMED' }));
+    expect(simulator.sessionStarts).toMatchObject({ remaining: 0, refused: 0 });
+
+    // One IDENTIFY past the last: refused as Discord refuses a token it has reset.
+    const past = await raw(simulator);
+    past.ws.send(identify(simulator.token));
+    expect(await past.closed).toEqual({ code: 4004, reason: 'Authentication failed.' });
+    expect(simulator.sessionStarts).toMatchObject({ remaining: 0, refused: 1 });
+    expect(simulator.identifyCount).toBe(3);
+
+    // The next window has the whole budget again.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + DAY_MS });
+    try {
+      expect(await limit()).toMatchObject({ total: 3, remaining: 3 });
+      expect(simulator.sessionStarts.resetAfterMs).toBeLessThanOrEqual(DAY_MS);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('closes 4014 when a privileged intent is not enabled for the app', async () => {
