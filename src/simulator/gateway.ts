@@ -108,6 +108,8 @@ export interface GatewayOptions {
   resumeUrl(): string;
   /** Minimum time between two all-member requests for one guild, across sessions; 0: none. */
   memberRequestCooldownMs: number;
+  /** Past this many members GUILD_CREATE lists only the bot (and who is in voice, nobody here). */
+  hugeGuildMembers: number;
   logger?: SimulatorLogger | undefined;
   /**
    * Spends one of the bot's daily session starts for an IDENTIFY about to start a session; false when none
@@ -637,6 +639,7 @@ export class SimulatedGateway {
       t: GatewayDispatchEvents.GuildCreate,
       d: this.options.state.guildCreatePayload(guild, {
         largeThreshold: session.largeThreshold,
+        hugeGuildMembers: this.options.hugeGuildMembers,
         presences: session.has(GatewayIntentBits.GuildPresences),
       }),
     };

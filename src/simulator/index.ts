@@ -74,6 +74,8 @@ export const DEFAULT_BOT_USER: Readonly<APIUser> = {
 export const DEFAULT_RATE_LIMIT: RateLimitOptions = { limit: 50, windowMs: 1000 };
 /** Discord lists a guild's members in full once per bot in this window; a request inside it gets RATE_LIMITED. */
 export const DEFAULT_MEMBER_REQUEST_COOLDOWN_MS = 30_000;
+/** Discord's GUILD_CREATE lists only the bot and who is in voice past this many members. */
+export const DEFAULT_HUGE_GUILD_MEMBERS = 75_000;
 /** Discord's session start limit for most bots: 1,000 IDENTIFYs a day. */
 export const DEFAULT_SESSION_START_LIMIT = { total: 1000, resetAfterMs: 24 * 60 * 60 * 1000 } as const;
 /** Messages kept for replies and for sentMessages(). */
@@ -111,6 +113,11 @@ export interface DiscordSimulatorOptions {
    * Default 30 s, as Discord's; 0: off. Requests by user id are not limited.
    */
   memberRequestCooldownMs?: number;
+  /**
+   * Past this many members a guild's GUILD_CREATE carries only the bot (and members in voice, whom the
+   * simulator has none of), as Discord's does past 75,000. Default 75,000; tests lower it.
+   */
+  hugeGuildMembers?: number;
   /** REST buckets. Default 50 requests per second per route. */
   rateLimit?: RateLimitOptions;
   /**
@@ -190,6 +197,7 @@ export class DiscordSimulator {
       allowedIntents: options.allowedIntents ?? ALL_INTENTS,
       maxConcurrency: options.maxConcurrency ?? 1,
       memberRequestCooldownMs: options.memberRequestCooldownMs ?? DEFAULT_MEMBER_REQUEST_COOLDOWN_MS,
+      hugeGuildMembers: options.hugeGuildMembers ?? DEFAULT_HUGE_GUILD_MEMBERS,
       rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
       interactionResponseMs: options.interactionResponseMs ?? DEFAULT_INTERACTION_RESPONSE_MS,
       interactionTokenMs: options.interactionTokenMs ?? DEFAULT_INTERACTION_TOKEN_MS,
@@ -219,6 +227,7 @@ export class DiscordSimulator {
       applicationFlags: applicationFlags(this.options.allowedIntents),
       resumeUrl: () => this.gatewayUrl,
       memberRequestCooldownMs: this.options.memberRequestCooldownMs,
+      hugeGuildMembers: this.options.hugeGuildMembers,
       logger: this.options.logger,
       startSession: () => this.startSession(),
     });

@@ -137,6 +137,11 @@ export interface SimGuild {
 
 export interface GuildCreateOptions {
   largeThreshold: number;
+  /**
+   * Past this many members GUILD_CREATE carries only the bot and the members in voice channels (none
+   * here), with their presences: https://discord.com/developers/docs/events/gateway-events#guild-create
+   */
+  hugeGuildMembers: number;
   /** The session has GUILD_PRESENCES: without it Discord sends neither members nor presences here. */
   presences: boolean;
 }
@@ -375,9 +380,12 @@ export class SimulatorState {
   guildCreatePayload(guild: SimGuild, options: GuildCreateOptions): GatewayGuildCreateDispatchData {
     const memberCount = guild.members.size;
     const large = memberCount > options.largeThreshold;
-    const listed = options.presences
-      ? [...guild.members.values()].filter((member) => !large || this.isOnline(member.userId))
-      : [];
+    const huge = memberCount > options.hugeGuildMembers;
+    const listed = !options.presences
+      ? []
+      : huge
+        ? [...guild.members.values()].filter((member) => member.userId === this.botUserId)
+        : [...guild.members.values()].filter((member) => !large || this.isOnline(member.userId));
     return {
       id: guild.id,
       name: guild.name,
