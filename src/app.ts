@@ -333,7 +333,12 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       ...(options.abuseRefusalDelayMs === undefined
         ? {}
         : { abuseRefusalDelayMs: options.abuseRefusalDelayMs }),
-      ops: { metrics, metricsToken: config.metricsToken, readiness },
+      ops: {
+        metrics,
+        metricsToken: config.metricsToken,
+        readiness,
+        ...(discordSide ? { shards: () => discordSide.gateway.shardReports() } : {}),
+      },
       webhooks: webhooks.service,
       privacy,
       readTokens,
@@ -392,10 +397,18 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         : {}),
       ...(sse ? { sseStreams: () => sse.streamCount } : {}),
       ...(gateway
-        ? { gatewayShards: () => ({ total: gateway.shardCountHere, ready: gateway.readyShardCount }) }
+        ? {
+            gatewayShards: () => ({ total: gateway.shardCountHere, ready: gateway.readyShardCount }),
+            shardReports: () => gateway.shardReports(),
+          }
         : {}),
       ...(writeThreadDown ? { storeWriteThreadDown: writeThreadDown } : {}),
-      ...(discordSide ? { listedUnrendered: () => discordSide?.registry.unsettled ?? 0 } : {}),
+      ...(discordSide
+        ? {
+            listedUnrendered: () => discordSide?.registry.unsettled ?? 0,
+            staleUsers: () => discordSide?.registry.staleCount ?? 0,
+          }
+        : {}),
     });
     const url = await http.listen({ port: config.port, host: config.host });
 

@@ -8,6 +8,7 @@ import {
 } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 import type { Metrics } from '../ops/metrics.js';
+import type { ShardReport } from '../ops/readiness.js';
 import { IdentifyBudget, type IdentifyBudgetReading } from './identify-budget.js';
 import { FATAL_CLOSE_CODES, LARGE_THRESHOLD } from './intents.js';
 
@@ -35,14 +36,17 @@ export interface GatewayOptions {
 
 /**
  * The connection to Discord's gateway. Sharding, heartbeats, resume and reconnect are @discordjs/ws's;
- * this class hands every dispatch to the handlers and tells whether every shard is connected.
+ * this class hands every dispatch to the handlers, tells whether every shard is connected, and when a
+ * shard's session is lost (not to be resumed: what was sent meanwhile is never replayed).
  */
 export class DiscordGateway {
   private readonly manager: WebSocketManager;
   private readonly handlers: DispatchHandler[] = [];
+  private readonly lostHandlers: Array<(shardId: number) => void> = [];
   /** Per instance: the library's default session store is shared by every manager in the process. */
   private readonly sessions = new Map<number, SessionInfo>();
-  private readonly readyShards = new Set<number>();
+  /** Each shard this node runs, by id, once Discord told how many. */
+  private readonly shardLinks = new Map<number, ShardReport>();
   private shards = 0;
   private fatal = false;
   private destroyed = false;
@@ -66,9 +70,10 @@ export class DiscordGateway {
       shardCount: options.shardCount ?? null,
       shardIds: options.shardIds ?? null,
       retrieveSessionInfo: (shardId) => this.sessions.get(shardId) ?? null,
+      // The library drops a session exactly when it will identify rather than resume.
       updateSessionInfo: (shardId, info) => {
         if (info) this.sessions.set(shardId, info);
-        else this.sessions.delete(shardId);
+        else if (this.sessions.delete(shardId)) this.sessionLost(shardId);
       },
     });
     options.metrics?.identifyBudgetFrom(() => this.identifyBudget);
@@ -79,6 +84,11 @@ export class DiscordGateway {
     this.handlers.push(handler);
   }
 
+  /** A shard's session ended and will not be resumed: it identifies again, then lists its guilds anew. */
+  onSessionLost(handler: (shardId: number) => void): void {
+    this.lostHandlers.push(handler);
+  }
+
   /** How many shards this node runs; 0 until Discord told the total. */
   get shardCountHere(): number {
     return this.shards;
@@ -86,7 +96,14 @@ export class DiscordGateway {
 
   /** Shards of this node with a live session. */
   get readyShardCount(): number {
-    return this.readyShards.size;
+    let ready = 0;
+    for (const shard of this.shardLinks.values()) if (shard.state === 'ready') ready++;
+    return ready;
+  }
+
+  /** Each shard's state and when it last heard from Discord, by id. */
+  shardReports(): ShardReport[] {
+    return [...this.shardLinks.values()].map((shard) => ({ ...shard }));
   }
 
   /** Discord's IDENTIFY budget as this node knows it; null until read at the start. */
@@ -101,7 +118,8 @@ export class DiscordGateway {
 
   /** Every shard this node runs has a live session. */
   get ready(): boolean {
-    return !this.fatal && this.readyShards.size > 0 && this.readyShards.size === this.shards;
+    const ready = this.readyShardCount;
+    return !this.fatal && !this.destroyed && ready > 0 && ready === this.shards;
   }
 
   /**
@@ -120,7 +138,12 @@ export class DiscordGateway {
         // Reads the budget (its first reading also serves the library), waiting here, before any
         // connection, while it is under the reserve.
         await this.budget.ready(this.stopping.signal);
-        this.shards = (await this.manager.getShardIds()).length;
+        const ids = await this.manager.getShardIds();
+        this.shards = ids.length;
+        for (const id of ids) {
+          if (!this.shardLinks.has(id))
+            this.shardLinks.set(id, { id, state: 'identifying', lastEventAt: null });
+        }
         await this.manager.connect();
         return;
       } catch (error) {
@@ -154,13 +177,38 @@ export class DiscordGateway {
   async destroy(): Promise<void> {
     this.destroyed = true;
     this.stopping.abort();
-    this.readyShards.clear();
     await this.manager.destroy({ reason: 'shutting down' });
+  }
+
+  private sessionLost(shardId: number): void {
+    this.setState(shardId, 'identifying');
+    if (this.destroyed) return;
+    // After a fatal close nothing identifies again, and nothing more is heard either.
+    if (!this.fatal) this.options.logger.warn({ shardId }, 'gateway session lost; identifying again');
+    for (const handler of this.lostHandlers) {
+      try {
+        handler(shardId);
+      } catch (error) {
+        this.options.logger.error({ err: error, shardId }, 'failed to handle a lost gateway session');
+      }
+    }
+  }
+
+  private setState(shardId: number, state: ShardReport['state']): void {
+    const shard = this.shardLinks.get(shardId);
+    if (shard) shard.state = state;
+  }
+
+  /** Discord sent the shard something: a dispatch, or a heartbeat acknowledgement. */
+  private heard(shardId: number): void {
+    const shard = this.shardLinks.get(shardId);
+    if (shard) shard.lastEventAt = Date.now();
   }
 
   private listen(): void {
     const { logger, metrics } = this.options;
     this.manager.on(WebSocketShardEvents.Dispatch, (payload, shardId) => {
+      this.heard(shardId);
       metrics?.gatewayDispatch(payload.t);
       for (const handler of this.handlers) {
         try {
@@ -170,18 +218,20 @@ export class DiscordGateway {
         }
       }
     });
+    this.manager.on(WebSocketShardEvents.HeartbeatComplete, (_stats, shardId) => this.heard(shardId));
     this.manager.on(WebSocketShardEvents.Ready, (data, shardId) => {
-      this.readyShards.add(shardId);
+      this.setState(shardId, 'ready');
       metrics?.gatewaySession('new');
       logger.info({ shardId, guilds: data.guilds.length, user: data.user.username }, 'gateway session ready');
     });
     this.manager.on(WebSocketShardEvents.Resumed, (shardId) => {
-      this.readyShards.add(shardId);
+      this.setState(shardId, 'ready');
       metrics?.gatewaySession('resumed');
       logger.info({ shardId }, 'gateway session resumed');
     });
     this.manager.on(WebSocketShardEvents.Closed, (code, shardId) => {
-      this.readyShards.delete(shardId);
+      // Resumed unless the library drops the session, which it does before or just after this.
+      this.setState(shardId, this.sessions.has(shardId) ? 'resuming' : 'identifying');
       if (!this.destroyed) metrics?.gatewayDisconnect(code);
       const fatalReason = FATAL_CLOSE_CODES.get(code);
       if (fatalReason !== undefined) {

@@ -183,6 +183,16 @@ export class GatewayIngest {
   }
 
   /**
+   * The shard's session is lost: nothing is heard through its guilds until a new session sends them again,
+   * so their members seen through no other guild are stale meanwhile.
+   */
+  sessionLost(shardId: number): void {
+    const guilds: Snowflake[] = [];
+    for (const [guildId, shard] of this.guildShards) if (shard === shardId) guilds.push(guildId);
+    this.options.registry.guildsLost(guilds);
+  }
+
+  /**
    * Asks every counted guild for the user's member and presence, in each guild's next batch: they have just
    * become monitored (opted in), and what was dropped of them until now is not known.
    */

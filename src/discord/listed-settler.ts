@@ -21,7 +21,9 @@ export interface ListedSettlerOptions {
 /**
  * Renders the members a listing brought in but the registry holds unrendered (`memberListed`), once the
  * listings under way have ended, a batch per turn: their `monitored` changes (history, subscribers) follow
- * in the background while reads are answered, and a large guild's chunks are taken in first.
+ * in the background while reads are answered, and a large guild's chunks are taken in first. Users a lost
+ * session made stale (`guildsLost`) are rendered the same way, before them and without waiting: their
+ * change is news to every subscriber.
  */
 export class ListedSettler {
   private scheduled: NodeJS.Immediate | null = null;
@@ -32,20 +34,28 @@ export class ListedSettler {
   private readonly now: () => number;
 
   constructor(
-    private readonly registry: Pick<PresenceRegistry, 'settleListed' | 'unsettled'>,
+    private readonly registry: Pick<
+      PresenceRegistry,
+      'settleListed' | 'unsettled' | 'settleStale' | 'staleWaiting'
+    >,
     private readonly logger: Logger,
     private readonly options: ListedSettlerOptions = {},
   ) {
     this.now = options.now ?? Date.now;
   }
 
-  /** Members were listed, or a listing ended: rendering goes on until none waits. */
+  /** Members were listed, a listing ended, or users were made stale: rendering goes on until none waits. */
   kick(): void {
     if (this.scheduled !== null || this.stopped) return;
+    if (this.registry.staleWaiting > 0 || this.listedMayGo()) this.scheduled = setImmediate(this.run);
+  }
+
+  /** Whether listed members wait and no listing holds them back (waking the settler when one stops to). */
+  private listedMayGo(): boolean {
     if (this.registry.unsettled === 0) {
       this.pausedSince = null;
       this.clearWake();
-      return;
+      return false;
     }
     if (this.options.listing?.()) {
       this.pausedSince ??= this.now();
@@ -55,13 +65,13 @@ export class ListedSettler {
           this.wake = null;
           this.kick();
         }, left).unref();
-        return;
+        return false;
       }
     } else {
       this.pausedSince = null;
     }
     this.clearWake();
-    this.scheduled = setImmediate(this.run);
+    return true;
   }
 
   /** Shutdown: what waits stays unrendered. */
@@ -77,13 +87,20 @@ export class ListedSettler {
     this.wake = null;
   }
 
+  /** One batch: of stale users while any wait, else of listed members. */
   private readonly run = (): void => {
     this.scheduled = null;
+    const batch = this.options.batch ?? SETTLE_BATCH;
+    const stale = this.registry.staleWaiting > 0;
     try {
-      this.registry.settleListed(this.options.batch ?? SETTLE_BATCH);
+      if (stale) this.registry.settleStale(batch);
+      else if (this.listedMayGo()) this.registry.settleListed(batch);
     } catch (error) {
-      // A listener's failure: every listener heard of the member, which stays rendered; the rest go on.
-      this.logger.error({ err: error }, 'failed to announce a listed member');
+      // A listener's failure: every listener heard of the user, who stays rendered; the rest go on.
+      this.logger.error(
+        { err: error },
+        stale ? 'failed to announce a stale presence' : 'failed to announce a listed member',
+      );
     }
     this.kick();
   };

@@ -238,6 +238,10 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     logger,
   });
   gateway.onDispatch((payload, shardId) => ingest.handle(payload, shardId));
+  gateway.onSessionLost((shardId) => {
+    ingest.sessionLost(shardId);
+    settler.kick();
+  });
   const messenger = new Messenger(rest, logger);
   const bot = new Bot({
     prefix: config.commandPrefix,

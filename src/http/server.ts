@@ -15,7 +15,7 @@ import { ABUSE_REFUSAL_DELAY_MS } from '../net/tarpit.js';
 import type { TrustFunction } from '../net/trust-proxy.js';
 import { countRequests } from '../ops/http-metrics.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { ReadinessCheck } from '../ops/readiness.js';
+import type { ReadinessCheck, ShardReport } from '../ops/readiness.js';
 import type { MusicApps } from '../presence/music-apps.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { PrivacyService } from '../privacy/service.js';
@@ -103,7 +103,13 @@ export interface HttpServerOptions {
   /** Slow clients are cut off after these; absent: the defaults. */
   timeouts?: HttpTimeouts;
   /** `/metrics`, `/v1/health`, `/v1/ready` and request metrics; absent: none of them (tests of other things). */
-  ops?: { metrics: Metrics; metricsToken: string | null; readiness: readonly ReadinessCheck[] };
+  ops?: {
+    metrics: Metrics;
+    metricsToken: string | null;
+    readiness: readonly ReadinessCheck[];
+    /** The gateway's shards, listed by `/v1/ready`; absent on a node without one. */
+    shards?: () => ShardReport[];
+  };
   /** Users the landing page offers as examples (demo mode); absent: none. */
   examples?: readonly PageExample[];
   /** What `/privacy` and `/terms` say of this instance (its configuration); absent: not served. */
@@ -279,10 +285,12 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   }
   if (options.ops) {
     // Probes and scrapers, on every role.
-    const { metrics, metricsToken, readiness } = options.ops;
+    const { metrics, metricsToken, readiness, shards } = options.ops;
     await app.register(async (probes) => {
       if (probeBudget) limitReads(probes, probeBudget, limits);
-      await probes.register(healthRoutes({ readiness, draining: () => closing }));
+      await probes.register(
+        healthRoutes({ readiness, draining: () => closing, ...(shards ? { shards } : {}) }),
+      );
       await probes.register(metricsRoutes({ metrics, token: metricsToken }));
     });
   }

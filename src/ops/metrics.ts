@@ -1,6 +1,7 @@
 import { GatewayDispatchEvents } from 'discord-api-types/v10';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { PresenceChange } from '../presence/registry.js';
+import type { ShardReport } from './readiness.js';
 
 /** Where a subscribed socket's presences come from: one id, a list, or everyone (Lanyard's op 2). */
 export type SubscriptionKind = 'id' | 'ids' | 'all';
@@ -40,6 +41,10 @@ export interface MetricSources {
   /** Open Server-Sent Events streams. */
   sseStreams?(): number;
   gatewayShards?(): { total: number; ready: number };
+  /** Each shard's state and when it last heard from Discord. */
+  shardReports?(): ShardReport[];
+  /** Users whose presence is stale (`PresenceRegistry.staleCount`). */
+  staleUsers?(): number;
   /** The SQLite file's write thread has died (its writes are the event loop's from then on). */
   storeWriteThreadDown?(): boolean;
   /** Members listed and held unrendered, not announced yet (`PresenceRegistry.unsettled`). */
@@ -240,6 +245,36 @@ export class Metrics {
       'presently_gateway_shards_ready',
       'Gateway shards of this node with a live session (READY or RESUMED).',
       () => this.sources.gatewayShards?.().ready ?? 0,
+    );
+    new Gauge({
+      name: 'presently_gateway_shard_up',
+      help: 'Per shard of this node: 1 while it has a live session (READY or RESUMED), 0 while it resumes or identifies.',
+      labelNames: ['shard'],
+      registers,
+      collect() {
+        this.reset();
+        for (const shard of self.sources.shardReports?.() ?? []) {
+          this.set({ shard: String(shard.id) }, shard.state === 'ready' ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'presently_gateway_shard_last_event_seconds',
+      help: 'Per shard of this node: seconds since Discord last sent it a dispatch or a heartbeat acknowledgement; no sample before any.',
+      labelNames: ['shard'],
+      registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const { id, lastEventAt } of self.sources.shardReports?.() ?? []) {
+          if (lastEventAt !== null) this.set({ shard: String(id) }, Math.max(0, now - lastEventAt) / 1000);
+        }
+      },
+    });
+    gauge(
+      'presently_stale_users',
+      'Users this node sees only through shards that lost their session, until Discord reports them again: their presences say stale.',
+      () => this.sources.staleUsers?.() ?? 0,
     );
     /** A gauge of the IDENTIFY budget: no sample where there is no gateway, or before it was read. */
     const identifyGauge = (

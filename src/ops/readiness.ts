@@ -10,6 +10,32 @@ export interface ListingWait {
   retryInMs: number;
 }
 
+/**
+ * A shard's connection to Discord: `ready`, a live session (READY or RESUMED); `resuming`, disconnected
+ * with its session kept, to be resumed (nothing missed); `identifying`, without a session (none yet, or
+ * Discord would not resume it), waiting to identify and for READY.
+ */
+export type ShardState = 'ready' | 'resuming' | 'identifying';
+
+export interface ShardReport {
+  id: number;
+  state: ShardState;
+  /** When Discord last sent the shard a dispatch or a heartbeat acknowledgement; null before any. */
+  lastEventAt: number | null;
+}
+
+/** The shards as `/v1/ready` lists them: `last_event_ms`, the age of the last event, null before any. */
+export function shardsAnswer(
+  reports: readonly ShardReport[],
+  now: number,
+): Array<{ id: number; state: ShardState; last_event_ms: number | null }> {
+  return reports.map(({ id, state, lastEventAt }) => ({
+    id,
+    state,
+    last_event_ms: lastEventAt === null ? null : Math.max(0, now - lastEventAt),
+  }));
+}
+
 /** Guilds named in the gateway check's problem; the rest are counted. */
 export const MAX_NAMED_WAITING_GUILDS = 5;
 
@@ -108,7 +134,7 @@ const SESSIONS_PROBLEM =
  * so too when the gateway waits for Discord's IDENTIFY budget to reset.
  */
 export function gatewayCheck(
-  gateway: { readonly ready: boolean; readonly identifyWaitMs?: number },
+  gateway: { readonly ready: boolean; readonly identifyWaitMs?: number; shardReports?(): ShardReport[] },
   listing: { listed(): boolean; waiting(): readonly ListingWait[] },
 ): ReadinessCheck {
   return {
@@ -116,6 +142,8 @@ export function gatewayCheck(
     problem: () => {
       const waits = listing.waiting();
       const problems = gateway.ready && listing.listed() ? [] : [SESSIONS_PROBLEM];
+      const down = (gateway.shardReports?.() ?? []).filter((shard) => shard.state !== 'ready');
+      if (down.length > 0) problems.push(shardsProblem(down));
       const identifyWaitMs = gateway.identifyWaitMs ?? 0;
       if (identifyWaitMs > 0) {
         problems.push(
@@ -127,6 +155,15 @@ export function gatewayCheck(
     },
     check: () => gateway.ready && listing.listed() && listing.waiting().length === 0,
   };
+}
+
+/** The shards without a live session: their state, and how long ago each last heard from Discord. */
+function shardsProblem(down: readonly ShardReport[]): string {
+  const named = shardsAnswer(down, Date.now()).map(
+    ({ id, state, last_event_ms }) =>
+      `shard ${id} ${state}${last_event_ms === null ? '' : `, last event ${(last_event_ms / 1000).toFixed(1)} s ago`}`,
+  );
+  return named.join(', ');
 }
 
 /** Which guilds' listings Discord deferred, and when each is sent again. */

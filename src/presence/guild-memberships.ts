@@ -16,6 +16,8 @@ export class GuildMemberships {
   private readonly several = new Map<number, Set<number>>();
   private readonly numbers = new Map<Snowflake, number>();
   private readonly counts = new Map<Snowflake, number>();
+  /** By guild number, 1 while the guild is lost (`setLost`). */
+  private lost = new Uint8Array(0);
 
   /** The guilds with members. */
   guildIds(): Snowflake[] {
@@ -82,6 +84,50 @@ export class GuildMemberships {
       if (this.has(slot, guild)) slots.push(slot);
     }
     return slots;
+  }
+
+  /** The slots in any of the guilds, below `end`, in one pass over them all. */
+  slotsInAny(guildIds: readonly Snowflake[], end: number): number[] {
+    const guilds = new Set<number>();
+    for (const guildId of guildIds) {
+      const guild = this.numbers.get(guildId);
+      if (guild !== undefined && this.counts.has(guildId)) guilds.add(guild);
+    }
+    const slots: number[] = [];
+    if (guilds.size === 0) return slots;
+    for (let slot = 0; slot < Math.min(end, this.guildOf.length); slot++) {
+      const held = this.guildOf[slot] as number;
+      if (held === NONE) continue;
+      if (held === MANY) {
+        for (const guild of this.several.get(slot) as Set<number>) {
+          if (guilds.has(guild)) {
+            slots.push(slot);
+            break;
+          }
+        }
+      } else if (guilds.has(held)) slots.push(slot);
+    }
+    return slots;
+  }
+
+  /**
+   * Whether the guild is lost: its shard's session ended and no new one has sent the guild yet, so nothing
+   * is heard through it.
+   */
+  setLost(guildId: Snowflake, lost: boolean): void {
+    const guild = this.numberOf(guildId);
+    if (guild >= this.lost.length)
+      this.lost = grown(this.lost, Math.max(guild + 1, this.lost.length * 2, 16));
+    this.lost[guild] = lost ? 1 : 0;
+  }
+
+  /** Whether the slot is in some guild, and every guild it is in is lost. */
+  onlyInLost(slot: number): boolean {
+    const held = slot < this.guildOf.length ? (this.guildOf[slot] as number) : NONE;
+    if (held === NONE) return false;
+    if (held !== MANY) return this.lost[held] === 1;
+    for (const guild of this.several.get(slot) as Set<number>) if (this.lost[guild] !== 1) return false;
+    return true;
   }
 
   private has(slot: number, guild: number): boolean {

@@ -28,6 +28,8 @@ export interface HeldPresence {
   kvAt: number;
   status: DiscordStatus;
   clientStatus: ClientStatus;
+  /** The presence's `observed_at`. */
+  observedAt: number;
 }
 
 /**
@@ -51,11 +53,20 @@ export class HeldPresences {
   private kvAts = new Int32Array(0);
   private statuses = new Uint8Array(0);
   private clientStatuses = new Uint16Array(0);
+  private observedAts = new Float64Array(0);
+  /** 1 for a stale user: what their next rendering writes, apart from the body so a listed slot has it too. */
+  private stales = new Uint8Array(0);
+  private staleUsers = 0;
   private readonly cachedSlots = new Int32Array(SNAPSHOT_CACHE_SIZE).fill(NO_SLOT);
   private readonly cached: (PresenceSnapshot | undefined)[] = new Array(SNAPSHOT_CACHE_SIZE).fill(undefined);
 
   get size(): number {
     return this.slots.size;
+  }
+
+  /** Users whose `stale` is set. */
+  get staleCount(): number {
+    return this.staleUsers;
   }
 
   /** Every slot in use is below this. */
@@ -118,6 +129,7 @@ export class HeldPresences {
   remove(userId: Snowflake): void {
     const slot = this.slots.slotOf(userId);
     if (slot === NO_SLOT) return;
+    this.setStale(slot, false);
     // Before the slot goes: the arena's record of its text is in the slot's room, cleared as it goes.
     this.arena.free(slot);
     this.slots.remove(userId);
@@ -193,6 +205,20 @@ export class HeldPresences {
     return this.clientStatuses[slot] === clientStatusCode(clientStatus);
   }
 
+  observedAt(slot: number): number {
+    return this.observedAts[slot] as number;
+  }
+
+  stale(slot: number): boolean {
+    return this.stales[slot] === 1;
+  }
+
+  setStale(slot: number, stale: boolean): void {
+    if (this.stale(slot) === stale) return;
+    this.stales[slot] = stale ? 1 : 0;
+    this.staleUsers += stale ? 1 : -1;
+  }
+
   kvRevision(slot: number): number {
     return this.kvRevisions[slot] as number;
   }
@@ -227,6 +253,7 @@ export class HeldPresences {
     this.kvAts[slot] = presence.kvAt;
     this.statuses[slot] = STATUSES.indexOf(presence.status);
     this.clientStatuses[slot] = clientStatusCode(presence.clientStatus);
+    this.observedAts[slot] = presence.observedAt;
     const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
     this.cachedSlots[at] = slot;
     this.cached[at] = snapshot;
@@ -251,6 +278,8 @@ export class HeldPresences {
     this.kvAts = grown(this.kvAts, capacity);
     this.statuses = grown(this.statuses, capacity);
     this.clientStatuses = grown(this.clientStatuses, capacity);
+    this.observedAts = grown(this.observedAts, capacity);
+    this.stales = grown(this.stales, capacity);
   }
 }
 

@@ -153,8 +153,15 @@ export interface Presence {
   member_since: number | null;
   /** What the user's privacy settings hide (see privacy.ts); absent when they hide nothing. */
   privacy?: PresencePrivacy;
+  /** When Discord last reported a change of what this presence shows (epoch ms); see docs/api.md. */
+  observed_at: number;
+  /** True while no shard that sees the user has a live session, until Discord reports the user again. */
+  stale: boolean;
   kv: Kv;
 }
+
+/** How current a presence is: its last two fields before `kv`, set by the registry rather than normalized. */
+export type Freshness = Pick<Presence, 'observed_at' | 'stale'>;
 
 export interface PresencePrivacy {
   hidden: string[];

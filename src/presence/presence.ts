@@ -1,7 +1,7 @@
 import { activitiesFrom } from './activities.js';
 import { activeOnFrom } from './client-status.js';
 import { customStatusFrom } from './custom-status.js';
-import type { DiscordUser, Kv, Presence, Profile, RawPresence, Snowflake } from './model.js';
+import type { DiscordUser, Freshness, Kv, Presence, Profile, RawPresence, Snowflake } from './model.js';
 import { DEFAULT_MUSIC_APPS, type MusicApps } from './music-apps.js';
 import { nowPlayingFrom } from './now-playing.js';
 import { profileFields } from './profile.js';
@@ -23,31 +23,38 @@ export interface PresenceInput {
   user: DiscordUser;
   raw: RawPresence;
   profile: Profile | null;
+  freshness: Freshness;
   kv: Kv;
 }
 
-/** Every field of the presence but the user and the KV, in the order of `Presence`. */
-export type PresenceFields = Omit<Presence, 'discord_user' | 'kv'>;
+/**
+ * Every field of the presence normalizing makes: all but the user, the freshness and the KV, in the order
+ * of `Presence`.
+ */
+export type PresenceFields = Omit<Presence, 'discord_user' | keyof Freshness | 'kv'>;
 
 /**
  * The presence object of the API, composed from one builder per field. Fields are written in the order of
  * `Presence` in model.ts, so the JSON of equal presences is byte-equal.
  */
 export function buildPresence(input: PresenceInput, options: NormalizeOptions): Presence {
-  const { user, raw, profile, kv } = input;
+  const { user, raw, profile, freshness, kv } = input;
   return {
     discord_user: userWithImageUrls(user, options.cdnUrl),
     ...presenceFields({ userId: user?.id, raw, profile }, options),
+    observed_at: freshness.observed_at,
+    stale: freshness.stale,
     kv,
   };
 }
 
 /**
- * The fields between `discord_user` and `kv`. Apart, because the registry serializes the three apart: it
- * holds each user and each KV as the JSON text inside their presence, not as objects (see registry.ts).
+ * The fields between `discord_user` and the freshness. Apart, because the registry serializes the parts
+ * apart: it holds each user and each KV as the JSON text inside their presence, not as objects (see
+ * registry.ts), and writes the freshness it keeps itself.
  */
 export function presenceFields(
-  input: Omit<PresenceInput, 'user' | 'kv'> & { userId: Snowflake },
+  input: Omit<PresenceInput, 'user' | 'freshness' | 'kv'> & { userId: Snowflake },
   options: NormalizeOptions,
 ): PresenceFields {
   const { userId, raw, profile } = input;

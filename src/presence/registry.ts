@@ -3,7 +3,15 @@ import { isGuildCopy } from './guild-copy.js';
 import { GuildMemberships } from './guild-memberships.js';
 import { type HeldPresence, HeldPresences } from './held-presences.js';
 import { applyDelta, applyDeltaToBytes, type KvDelta } from './kv-delta.js';
-import type { DiscordUser, Kv, PresenceSummary, Profile, RawPresence, Snowflake } from './model.js';
+import type {
+  DiscordUser,
+  Freshness,
+  Kv,
+  PresenceSummary,
+  Profile,
+  RawPresence,
+  Snowflake,
+} from './model.js';
 import { DEFAULT_MUSIC_APPS } from './music-apps.js';
 import { type NormalizeOptions, type PresenceFields, presenceFields } from './presence.js';
 import { applyPrivacy, hiddenBy, type PrivacySettings } from './privacy.js';
@@ -13,6 +21,7 @@ import {
   assembleBody,
   fieldsJsonIn,
   LARGE_BODY_BYTES,
+  type PresenceParts,
   PresenceSnapshot,
   sameBody,
   userJsonIn,
@@ -74,7 +83,19 @@ const NO_KV_JSON = '{}';
 interface Sources {
   raw: RawPresence;
   profile: Profile | null;
+  freshness: Freshness;
   kvJson: string | Buffer;
+}
+
+/**
+ * What a presence is rendered again for: a user merged, a raw presence or a KV that changed (the ones
+ * held otherwise), and whether Discord reported it: a change it reported is observed then.
+ */
+interface Update {
+  merged?: Merged | null;
+  raw?: RawPresence | null;
+  kvJson?: string | Buffer;
+  reported?: boolean;
 }
 
 /** A partial user merged into the held one. */
@@ -97,6 +118,8 @@ interface Unfiltered {
 /** A rendered presence: the object for the listeners (all but the KV), and its envelope. */
 interface Rendered {
   presence: PresenceSummary;
+  /** What `body` was assembled from. */
+  parts: PresenceParts;
   body: string | Buffer;
   userLength: number;
   kvAt: number;
@@ -126,6 +149,12 @@ export interface RegistryOptions extends NormalizeOptions {
  * rendered: when anything asks for it or about it, or when `settleListed` gets to it. A listing of a large
  * guild is then served as soon as it has been taken in, rather than once every member in it has been
  * rendered and announced; its `monitored` changes follow, each with the moment it was listed.
+ *
+ * Each presence says how current it is (`Freshness`): `observed_at`, the moment Discord last reported a
+ * change of what it shows, and `stale`, set while every guild the user is seen through is lost (its
+ * shard's session ended, `guildsLost`) until Discord reports the user's presence again. The users a lost
+ * shard makes stale are rendered as they are read or by `settleStale`, a batch at a time, like listed
+ * members.
  */
 export class PresenceRegistry implements PresenceSource {
   private readonly held = new HeldPresences();
@@ -144,6 +173,13 @@ export class PresenceRegistry implements PresenceSource {
   private listedCount = 0;
   /** Those waiting for no listed member to be left unrendered (`settled`). */
   private settledWaiters: Array<() => void> = [];
+  /**
+   * By slot, 1 for a user made stale whose body does not say so yet: a byte a slot rather than a set, as a
+   * lost shard may make most users stale at once. `staleWaiting` of them, none below `staleCursor`.
+   */
+  private staleUnrendered = new Uint8Array(0);
+  private staleUnrenderedCount = 0;
+  private staleCursor = 0;
 
   private readonly quiet: QuietFields;
   private readonly now: () => number;
@@ -161,6 +197,16 @@ export class PresenceRegistry implements PresenceSource {
   /** Listed members not rendered yet. */
   get unsettled(): number {
     return this.listedCount;
+  }
+
+  /** Users whose presence is stale (see the class), rendered so or not yet. */
+  get staleCount(): number {
+    return this.held.staleCount;
+  }
+
+  /** Stale users whose presence does not say so yet: `settleStale` renders them. */
+  get staleWaiting(): number {
+    return this.staleUnrenderedCount;
   }
 
   settled(): Promise<void> {
@@ -253,8 +299,11 @@ export class PresenceRegistry implements PresenceSource {
     const previous = this.held.snapshot(slot);
     const merged = this.merged(slot, previous, user);
     const presenceChanged = raw !== undefined && !this.isHeld(slot, previous, raw);
-    if (!merged?.changed && !presenceChanged) return;
-    this.refresh(user.id, slot, previous, merged, presenceChanged ? raw : null);
+    // Discord reporting a stale user's presence, changed or not, makes it current again.
+    const confirmed = raw !== undefined && this.held.stale(slot);
+    if (!merged?.changed && !presenceChanged && !confirmed) return;
+    if (confirmed) this.held.setStale(slot, false);
+    this.refresh(user.id, slot, previous, { merged, raw: presenceChanged ? raw : null, reported: true });
   }
 
   /**
@@ -301,6 +350,34 @@ export class PresenceRegistry implements PresenceSource {
     return this.listedCount;
   }
 
+  /**
+   * Renders up to `max` of the stale users whose presence does not say so yet, in the order of their
+   * slots, and announces each change. Returns how many still wait.
+   */
+  settleStale(max: number): number {
+    let settled = 0;
+    while (settled < max && this.staleUnrenderedCount > 0 && this.staleCursor < this.staleUnrendered.length) {
+      const slot = this.staleCursor++;
+      if (this.staleUnrendered[slot] !== 1) continue;
+      this.renderStale(slot);
+      settled++;
+    }
+    if (this.staleUnrenderedCount === 0) this.staleCursor = 0;
+    return this.staleUnrenderedCount;
+  }
+
+  /**
+   * The shard of these guilds lost its Discord session (invalidated, or not resumable): nothing is heard
+   * through them until a new session sends each again (`beginGuildSync`). Their members seen through no
+   * other guild become stale; each is rendered so when read, or by `settleStale`.
+   */
+  guildsLost(guildIds: readonly Snowflake[]): void {
+    for (const guildId of guildIds) this.memberships.setLost(guildId, true);
+    for (const slot of this.memberships.slotsInAny(guildIds, this.held.end)) {
+      if (this.held.inUse(slot) && this.memberships.onlyInLost(slot)) this.markStale(slot);
+    }
+  }
+
   /** A user object from outside any guild context (USER_UPDATE, member updates): merged if monitored. */
   userUpdated(user: DiscordUser): void {
     if (!hasUserId(user)) return;
@@ -309,7 +386,7 @@ export class PresenceRegistry implements PresenceSource {
     this.settle(slot);
     const previous = this.held.snapshot(slot);
     const merged = this.merged(slot, previous, user);
-    if (merged?.changed) this.refresh(user.id, slot, previous, merged, null);
+    if (merged?.changed) this.refresh(user.id, slot, previous, { merged, reported: true });
   }
 
   profileFetched(userId: Snowflake, profile: Profile): void {
@@ -318,7 +395,7 @@ export class PresenceRegistry implements PresenceSource {
     this.held.setProfile(slot, profile);
     // A listed member's first version is rendered with it: stored profiles come for a whole listing.
     if (this.held.isListed(slot)) return;
-    this.refresh(userId, slot, this.held.snapshot(slot), null, null);
+    this.refresh(userId, slot, this.held.snapshot(slot));
   }
 
   /** The user's whole KV as of `revision`, as the store holds it; ignored for users not monitored. */
@@ -327,7 +404,7 @@ export class PresenceRegistry implements PresenceSource {
     if (slot === NO_SLOT || revision <= this.held.kvRevision(slot)) return;
     this.settle(slot);
     this.held.setKvRevision(slot, revision);
-    this.refresh(userId, slot, this.held.snapshot(slot), null, null, JSON.stringify(kv));
+    this.refresh(userId, slot, this.held.snapshot(slot), { kvJson: JSON.stringify(kv) });
   }
 
   /**
@@ -346,14 +423,12 @@ export class PresenceRegistry implements PresenceSource {
     const previous = this.held.snapshot(slot);
     const kvJson = this.unfiltered.get(slot)?.kvJson ?? previous.kvJson();
     this.held.setKvRevision(slot, revision);
-    this.refresh(
-      userId,
-      slot,
-      previous,
-      null,
-      null,
-      typeof kvJson === 'string' ? applyDelta(kvJson, delta) : smallAsText(applyDeltaToBytes(kvJson, delta)),
-    );
+    this.refresh(userId, slot, previous, {
+      kvJson:
+        typeof kvJson === 'string'
+          ? applyDelta(kvJson, delta)
+          : smallAsText(applyDeltaToBytes(kvJson, delta)),
+    });
     return true;
   }
 
@@ -368,7 +443,7 @@ export class PresenceRegistry implements PresenceSource {
       this.settle(slot);
       return;
     }
-    this.refresh(userId, slot, this.held.snapshot(slot), null, null);
+    this.refresh(userId, slot, this.held.snapshot(slot));
   }
 
   memberRemoved(guildId: Snowflake, userId: Snowflake): void {
@@ -376,7 +451,12 @@ export class PresenceRegistry implements PresenceSource {
     if (slot === NO_SLOT || !this.memberships.leave(slot, guildId)) return;
     // Those seen by a re-listing are then exactly its members still there (see `endGuildSync`).
     this.syncing.get(guildId)?.delete(userId);
-    if (this.memberships.inAny(slot)) return;
+    if (this.memberships.inAny(slot)) {
+      // Seen through lost guilds alone from now on.
+      if (this.memberships.onlyInLost(slot)) this.markStale(slot);
+      if (this.staleUnrendered[slot] === 1) this.renderStale(slot);
+      return;
+    }
     // Announced, then let go: every listener hears of a user it is told has gone.
     this.settle(slot);
     this.unmonitor(userId, slot);
@@ -393,6 +473,7 @@ export class PresenceRegistry implements PresenceSource {
   /** The bot left the guild or it became unavailable: its members are no longer seen through it. */
   guildRemoved(guildId: Snowflake): void {
     this.syncing.delete(guildId);
+    this.memberships.setLost(guildId, false);
     for (const slot of this.memberships.slotsIn(guildId, this.held.end)) {
       this.memberRemoved(guildId, this.held.idOf(slot));
     }
@@ -403,6 +484,8 @@ export class PresenceRegistry implements PresenceSource {
    * before `endGuildSync` left while we were not looking.
    */
   beginGuildSync(guildId: Snowflake): void {
+    // Heard through again; its members stay stale until it reports them.
+    this.memberships.setLost(guildId, false);
     // With none of its members known, everyone still a member when it ends was seen by it: a first
     // listing of a large guild keeps no set of every id it lists.
     if (this.memberships.count(guildId) === 0) this.syncing.delete(guildId);
@@ -422,28 +505,60 @@ export class PresenceRegistry implements PresenceSource {
   }
 
   private firstSeen(guildId: Snowflake, user: DiscordUser, raw: RawPresence): void {
-    const rendered = this.renderFirst(user, raw);
+    const at = this.now();
+    const rendered = this.renderFirst(user, raw, { observed_at: at, stale: false });
     const snapshot = snapshotOfRendered(rendered, 1);
     const slot = this.held.add(user.id, heldOf(rendered, raw), snapshot);
     this.keepSources(slot, rendered);
     this.memberships.join(slot, guildId);
-    this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at: this.now() });
+    this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at });
     snapshot.release();
   }
 
-  /** Renders a listed member's first version, announced with the moment they were listed. */
+  /** Renders what the slot's body lags behind: a listed member's first version, or its `stale` set since. */
   private settle(slot: number): void {
-    if (!this.held.isListed(slot)) return;
+    if (this.held.isListed(slot)) this.renderListed(slot);
+    else if (this.staleUnrenderedCount > 0 && this.staleUnrendered[slot] === 1) this.renderStale(slot);
+  }
+
+  /** The user is stale from now on; their body says so once rendered (see the class). */
+  private markStale(slot: number): void {
+    if (this.held.stale(slot)) return;
+    this.held.setStale(slot, true);
+    // A listed member's first version is rendered with it.
+    if (this.held.isListed(slot)) return;
+    if (slot >= this.staleUnrendered.length) {
+      this.staleUnrendered = grown(this.staleUnrendered, Math.max(slot + 1, this.held.end));
+    }
+    this.staleUnrendered[slot] = 1;
+    this.staleUnrenderedCount++;
+    this.staleCursor = Math.min(this.staleCursor, slot);
+  }
+
+  private renderStale(slot: number): void {
+    this.forgetUnrendered(slot);
+    this.refresh(this.held.idOf(slot), slot, this.held.snapshot(slot));
+  }
+
+  private forgetUnrendered(slot: number): void {
+    if (this.staleUnrendered[slot] !== 1) return;
+    this.staleUnrendered[slot] = 0;
+    this.staleUnrenderedCount--;
+  }
+
+  /** Renders a listed member's first version, announced with the moment they were listed. */
+  private renderListed(slot: number): void {
     const [at, user, raw] = JSON.parse(this.held.listedText(slot)) as [number, DiscordUser, RawPresence];
+    const freshness = { observed_at: at, stale: this.held.stale(slot) };
     let shown = raw;
     let rendered: Rendered;
     try {
-      rendered = this.renderFirst(user, raw, this.held.profile(slot));
+      rendered = this.renderFirst(user, raw, freshness, this.held.profile(slot));
     } catch {
       // Rendered at once, the member would have failed the chunk's handling and not been held; held
       // already, they are shown by their id alone, offline, rather than failing every read of them.
       shown = OFFLINE_PRESENCE;
-      rendered = this.renderFirst({ id: user.id }, OFFLINE_PRESENCE);
+      rendered = this.renderFirst({ id: user.id }, OFFLINE_PRESENCE, freshness);
     }
     const snapshot = snapshotOfRendered(rendered, 1);
     this.held.update(slot, heldOf(rendered, shown), snapshot);
@@ -454,14 +569,25 @@ export class PresenceRegistry implements PresenceSource {
     snapshot.release();
   }
 
-  private renderFirst(user: DiscordUser, raw: RawPresence, profile: Profile | null = null): Rendered {
-    return this.render(user.id, mergeUser(undefined, user), null, { raw, profile, kvJson: NO_KV_JSON });
+  private renderFirst(
+    user: DiscordUser,
+    raw: RawPresence,
+    freshness: Freshness,
+    profile: Profile | null = null,
+  ): Rendered {
+    return this.render(user.id, mergeUser(undefined, user), null, {
+      raw,
+      profile,
+      freshness,
+      kvJson: NO_KV_JSON,
+    });
   }
 
   private unmonitor(userId: Snowflake, slot: number): void {
     const previous = this.held.snapshot(slot);
     this.held.remove(userId);
     this.unfiltered.delete(slot);
+    this.forgetUnrendered(slot);
     this.emit({ kind: 'unmonitored', userId, previous, at: this.now() });
   }
 
@@ -523,17 +649,11 @@ export class PresenceRegistry implements PresenceSource {
 
   /**
    * Renders the user's presence again, with the user of `merged` when there is one, else the one held as
-   * text, `raw` when it changed, else the one held, and the KV of `kvJson` when it changed, else the one
-   * held as text.
+   * text, `raw` when it changed, else the one held, the KV of `kvJson` when it changed, else the one held
+   * as text, and the freshness held.
    */
-  private refresh(
-    userId: Snowflake,
-    slot: number,
-    previous: PresenceSnapshot,
-    merged: Merged | null,
-    raw: RawPresence | null,
-    kvJson?: string | Buffer,
-  ): void {
+  private refresh(userId: Snowflake, slot: number, previous: PresenceSnapshot, update: Update = {}): void {
+    const { merged = null, raw = null, kvJson, reported = false } = update;
     const kept = this.unfiltered.get(slot);
     const userJson = merged?.changed
       ? null
@@ -544,19 +664,23 @@ export class PresenceRegistry implements PresenceSource {
     const sources = {
       raw: raw ?? this.heldRaw(slot, previous),
       profile: this.held.profile(slot),
+      freshness: { observed_at: this.held.observedAt(slot), stale: this.held.stale(slot) },
       kvJson: kvJson ?? kept?.kvJson ?? previous.kvJson(),
     };
-    const rendered = this.render(userId, user, userJson, sources);
+    let rendered = this.render(userId, user, userJson, sources);
     if (sameBody(rendered.body, previous.body)) {
       this.held.keepClientStatus(slot, sources.raw.client_status);
       // What is hidden may have changed while what is shown did not: the next version is made from it.
       if (rendered.unfiltered) this.keepSources(slot, rendered);
       return;
     }
+    const at = this.now();
+    // Found a change with the moment held, so a copy that changes nothing shown stays no change.
+    if (reported) rendered = observedAt(rendered, at);
     const next = snapshotOfRendered(rendered, previous.version + 1);
     this.held.update(slot, heldOf(rendered, sources.raw), next);
     this.keepSources(slot, rendered);
-    this.emit({ kind: 'updated', userId, previous, current: next, at: this.now() });
+    this.emit({ kind: 'updated', userId, previous, current: next, at });
     next.release();
   }
 
@@ -571,12 +695,17 @@ export class PresenceRegistry implements PresenceSource {
     const quiet = this.quiet.of(userId, raw, profile);
     const fields = quiet?.fields ?? presenceFields({ userId, raw, profile }, this.options);
     const shown = userJson === null ? userWithImageUrls(user, this.options.cdnUrl) : user;
-    const { body, userLength, kvAt } = assembleBody({
+    const parts = {
       userJson: userJson ?? JSON.stringify(shown),
       fieldsJson: quiet?.json ?? JSON.stringify(fields),
+      freshness: sources.freshness,
       kvJson: sources.kvJson,
-    });
-    return { presence: { discord_user: shown, ...fields }, body, userLength, kvAt };
+    };
+    return {
+      presence: { discord_user: shown, ...fields, ...sources.freshness },
+      parts,
+      ...assembleBody(parts),
+    };
   }
 
   /**
@@ -606,16 +735,16 @@ export class PresenceRegistry implements PresenceSource {
       privacy: { hidden },
     };
     if (settings.hide_profile) fields.member_since = null;
-    const { body, userLength, kvAt } = assembleBody({
+    const parts = {
       userJson: JSON.stringify(shown.user),
       fieldsJson: JSON.stringify(fields),
+      freshness: sources.freshness,
       kvJson: settings.hide_kv ? NO_KV_JSON : sources.kvJson,
-    });
+    };
     return {
-      presence: { discord_user: shown.user, ...fields },
-      body,
-      userLength,
-      kvAt,
+      presence: { discord_user: shown.user, ...fields, ...sources.freshness },
+      parts,
+      ...assembleBody(parts),
       unfiltered: { user: fullUser, raw: sources.raw, kvJson: sources.kvJson },
     };
   }
@@ -644,7 +773,15 @@ function heldOf(rendered: Rendered, raw: RawPresence): HeldPresence {
     kvAt: rendered.kvAt,
     status: rendered.presence.discord_status,
     clientStatus: raw.client_status,
+    observedAt: rendered.presence.observed_at,
   };
+}
+
+/** The rendered presence observed at `at`: assembled again from its parts, nothing else rendered again. */
+function observedAt(rendered: Rendered, at: number): Rendered {
+  const freshness = { observed_at: at, stale: rendered.parts.freshness.stale };
+  const parts = { ...rendered.parts, freshness };
+  return { ...rendered, presence: { ...rendered.presence, ...freshness }, parts, ...assembleBody(parts) };
 }
 
 /** A KV's JSON bytes that have become small go back to text, to be held in an ASCII body again. */

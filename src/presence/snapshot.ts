@@ -1,5 +1,5 @@
 import { bodyDigest } from './body-digest.js';
-import type { DiscordStatus, Presence, PresenceSummary } from './model.js';
+import type { DiscordStatus, Freshness, Presence, PresenceSummary } from './model.js';
 
 /** The REST envelope around a presence's JSON: `{"success":true,"data":…}`. */
 const ENVELOPE_HEAD = '{"success":true,"data":';
@@ -212,10 +212,17 @@ export function envelopeOf(json: string): string {
 export interface PresenceParts {
   /** The user's JSON. */
   userJson: string;
-  /** Every other field but `kv`, as an object's JSON: `{"discord_status":…,"member_since":…}`. */
+  /** The fields normalizing makes, as an object's JSON: `{"discord_status":…,"member_since":…}`. */
   fieldsJson: string;
+  /** Written after the fields, before the KV. */
+  freshness: Freshness;
   /** The KV's JSON: fresh text, or taken out of the previous body as it was held. */
   kvJson: string | Buffer;
+}
+
+/** The freshness as the JSON of two fields, with the comma before them: always ASCII. */
+function freshnessJson({ observed_at, stale }: Freshness): string {
+  return `,"observed_at":${observed_at},"stale":${stale}`;
 }
 
 /** A body put together from its parts, with where the user's and the KV's JSON are in it. */
@@ -231,22 +238,23 @@ export interface PresenceBody {
  * The envelope of a presence serialized in parts: ASCII text in one flat string while it is smaller
  * than LARGE_BODY_BYTES, UTF-8 bytes past that. A KV held as bytes goes into the new body as it is.
  */
-export function assembleBody({ userJson, fieldsJson, kvJson }: PresenceParts): PresenceBody {
+export function assembleBody({ userJson, fieldsJson, freshness, kvJson }: PresenceParts): PresenceBody {
   const fields = fieldsJson.slice(1, -1);
+  const fresh = freshnessJson(freshness);
   // Escaping only ever lengthens text: what is long before it is large, and need not be measured.
-  const unescaped = USER_HEAD.length + userJson.length + fields.length + kvJson.length;
+  const unescaped = USER_HEAD.length + userJson.length + fields.length + fresh.length + kvJson.length;
   if (typeof kvJson === 'string' && unescaped < LARGE_BODY_BYTES) {
     // Each part is looked at once, and only one beyond ASCII is escaped (usually the fields: a user and a
     // KV out of a held body are ASCII already). The text need not be flattened here: comparing it with
     // the body held, or writing it into the arena, does that.
     const user = asciiPart(userJson);
     const kv = asciiPart(kvJson);
-    const body = `${USER_HEAD}${user},${asciiPart(fields)}${KV_KEY}${kv}${BODY_TAIL}`;
+    const body = `${USER_HEAD}${user},${asciiPart(fields)}${fresh}${KV_KEY}${kv}${BODY_TAIL}`;
     if (body.length < LARGE_BODY_BYTES) {
       return { body, userLength: user.length, kvAt: body.length - BODY_TAIL.length - kv.length };
     }
   }
-  const head = Buffer.from(`${USER_HEAD}${userJson},${fields}${KV_KEY}`);
+  const head = Buffer.from(`${USER_HEAD}${userJson},${fields}${fresh}${KV_KEY}`);
   // Text out of an ASCII body holds `\uXXXX` escapes: as bytes, the KV is the JSON a store's read gives.
   const text =
     typeof kvJson === 'string' && kvJson.includes('\\u') ? JSON.stringify(JSON.parse(kvJson)) : kvJson;
@@ -266,8 +274,8 @@ export function userJsonIn(body: string | Buffer, userLength: number): string {
 }
 
 /**
- * Every field of the presence in `body` between the user and the KV, as an object's JSON: what change
- * detection reads back without parsing the user or the KV.
+ * Every field of the presence in `body` between the user and the KV (the freshness included), as an
+ * object's JSON: what change detection reads back without parsing the user or the KV.
  */
 export function fieldsJsonIn(body: string | Buffer, userLength: number, kvAt: number): string {
   const start = USER_HEAD.length + userLength + 1;

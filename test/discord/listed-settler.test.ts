@@ -78,6 +78,24 @@ describe('ListedSettler', () => {
     expect(registry.get(idOf(1))?.version).toBe(1);
   });
 
+  it('renders users a lost session made stale, a batch per turn, without waiting for a listing', async () => {
+    const { registry } = listedRegistry(6);
+    registry.settleListed(6);
+    const stale: string[] = [];
+    registry.onChange((change) => {
+      if (change.kind === 'updated' && change.current.summary().stale) stale.push(change.userId);
+    });
+    registry.guildsLost([GUILD]);
+    const settler = new ListedSettler(registry, pino({ level: 'silent' }), { batch: 4, listing: () => true });
+    settler.kick();
+    await nextTurn();
+    expect(stale).toHaveLength(4);
+    await nextTurn();
+    expect(stale).toEqual(Array.from({ length: 6 }, (_, n) => idOf(n)));
+    expect(registry.staleWaiting).toBe(0);
+    settler.stop();
+  });
+
   describe('while a listing is under way', () => {
     afterEach(() => {
       vi.useRealTimers();

@@ -26,7 +26,13 @@ const ALICE = '80351110224678912'; // in both guilds
 const BOB = '80351110224678913'; // shard 0 only
 const CAROL = '80351110224678914'; // shard 1 only
 
-type PresenceData = { discord_status: string; kv: Record<string, string>; spotify: { song: string } | null };
+type PresenceData = {
+  discord_status: string;
+  kv: Record<string, string>;
+  spotify: { song: string } | null;
+  observed_at: number;
+  stale: boolean;
+};
 
 async function presence(node: NodeProcess, userId: string): Promise<{ status: number; data?: PresenceData }> {
   const response = await fetch(`${node.url}/v1/users/${userId}`);
@@ -216,4 +222,29 @@ function scaleOut(store: DurableStore): void {
     for (const node of api)
       await eventually(async () => expect((await presence(node, ALICE)).status).toBe(404));
   });
+
+  it("a shard's lost session makes its users stale on every API node until it lists them again", async () => {
+    const before = await presence(api[0] as NodeProcess, BOB);
+    expect(before.data?.stale).toBe(false);
+    const socket = await SocketClient.connect((api[1] as NodeProcess).url);
+    await socket.subscribe({ subscribe_to_ids: [BOB, CAROL] });
+
+    simulator.faults.invalidateSession(false, 0);
+    for (const node of api) {
+      await eventually(async () => expect((await presence(node, BOB)).data?.stale).toBe(true));
+    }
+    await eventually(() => expect(updatesFor(socket, BOB).at(-1)?.stale).toBe(true));
+    // Shard 1 kept its session: its users stay current.
+    expect((await presence(api[0] as NodeProcess, CAROL)).data?.stale).toBe(false);
+
+    // The new session (after the identify rate limit) sends the guild again with its members.
+    for (const node of api) {
+      await eventually(async () => expect((await presence(node, BOB)).data?.stale).toBe(false), 15_000);
+    }
+    const after = await presence(api[0] as NodeProcess, BOB);
+    expect(after.data?.observed_at).toBeGreaterThan(before.data?.observed_at ?? Number.POSITIVE_INFINITY);
+    await eventually(() => expect(updatesFor(socket, BOB).at(-1)?.stale).toBe(false));
+    expect(updatesFor(socket, CAROL)).toEqual([]);
+    await socket.close();
+  }, 30_000);
 }

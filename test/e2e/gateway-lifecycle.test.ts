@@ -114,7 +114,9 @@ function summary(h: Harness, from: number): string[] {
     .filter((change) => change.userId !== SENTINEL)
     .map((change: PresenceChange) => {
       const presence = change.kind === 'unmonitored' ? null : change.current.presence;
-      const what = presence ? ` ${presence.discord_status} ${presence.spotify?.song ?? '-'}` : '';
+      const what = presence
+        ? ` ${presence.discord_status} ${presence.spotify?.song ?? '-'}${presence.stale ? ' stale' : ''}`
+        : '';
       return `${change.kind} ${change.userId}${what}`;
     });
 }
@@ -346,13 +348,19 @@ describe.concurrent('a session Discord will not resume', () => {
     expect([...h.app.registry.snapshots()].map(([id]) => id).sort()).toEqual(
       [USER, OTHER, SENTINEL, NEWCOMER].sort(),
     );
-    // Users present all along do not flap (unmonitored, then monitored again) while the state is rebuilt.
+    // Users present all along do not flap (unmonitored, then monitored again) while the state is rebuilt:
+    // they are stale from the lost session until the new one lists them.
     expect(summary(h, from).sort()).toEqual(
       [
+        `updated ${USER} online - stale`,
+        `updated ${OTHER} online - stale`,
+        `updated ${LEAVER} online - stale`,
+        `updated ${GONE} idle - stale`,
         `monitored ${NEWCOMER} online -`,
         `unmonitored ${GONE}`,
         `unmonitored ${LEAVER}`,
         `updated ${OTHER} dnd Song 1`,
+        `updated ${USER} online -`,
       ].sort(),
     );
     expect(h.simulator.resumeCount).toBe(0);

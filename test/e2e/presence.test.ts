@@ -98,6 +98,8 @@ function basePresence(user: ReturnType<typeof gatewayUser>, memberSince: number)
     banner_url: null,
     accent_color: null,
     member_since: memberSince,
+    observed_at: expect.any(Number),
+    stale: false,
     kv: {},
   };
 }

@@ -53,10 +53,25 @@ async function start(
   return h;
 }
 
-const READY = {
-  status: 200,
-  body: { success: true, data: { status: 'ready', checks: { store: 'ok', gateway: 'ok' } } },
-};
+/** Ready, with each of `shards` listed as live. */
+function ready(shards = 1) {
+  return {
+    status: 200,
+    body: {
+      success: true,
+      data: {
+        status: 'ready',
+        checks: { store: 'ok', gateway: 'ok' },
+        shards: Array.from({ length: shards }, (_, id) => ({
+          id,
+          state: 'ready',
+          last_event_ms: expect.any(Number),
+        })),
+      },
+    },
+  };
+}
+const READY = ready();
 
 function notReady(...failed: string[]) {
   return {
@@ -97,7 +112,22 @@ describe('GET /v1/ready', () => {
     expect(h.simulator.connectedShards).toEqual([0]);
     expect(await get(h, '/v1/ready')).toEqual(notReady('gateway'));
     await h.simulator.waitForReady(1, 10_000);
+    await eventually(async () => expect(await get(h, '/v1/ready')).toEqual(ready(2)));
+  }, 20_000);
+
+  it("lists each shard's state and the age of its last event, and names a shard without a session", async (context) => {
+    // The new session lists the guild again at once, not past Discord's 30 s window.
+    const h = await start(context, { simulator: { memberRequestCooldownMs: 1_000 } });
     await eventually(async () => expect(await get(h, '/v1/ready')).toEqual(READY));
+    // Not resumable: the shard identifies again, paced about 5 s after its last IDENTIFY.
+    h.simulator.faults.invalidateSession(false);
+    await eventually(async () =>
+      expect((await get(h, '/v1/ready')).body.error?.message).toMatch(
+        /gateway: .*shard 0 identifying, last event \d+\.\d s ago/,
+      ),
+    );
+    await eventually(async () => expect(await get(h, '/v1/ready')).toEqual(READY), 15_000);
+    expect(h.simulator.identifyCount).toBe(2);
   }, 20_000);
 
   it('is 503 from a dropped gateway connection until the session is resumed', async (context) => {

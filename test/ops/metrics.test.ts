@@ -57,6 +57,8 @@ describe('GET /metrics', () => {
       'presently_gateway_identify_limit',
       'presently_gateway_identify_remaining',
       'presently_gateway_sessions_total',
+      'presently_gateway_shard_last_event_seconds',
+      'presently_gateway_shard_up',
       'presently_gateway_shards',
       'presently_gateway_shards_ready',
       'presently_history_writes_dropped_total',
@@ -74,6 +76,7 @@ describe('GET /metrics', () => {
       'presently_socket_subscriptions',
       'presently_sse_events_sent_total',
       'presently_sse_streams',
+      'presently_stale_users',
       'presently_store_operation_duration_seconds',
       'presently_store_write_thread_down',
       'presently_unique_users',
@@ -90,6 +93,12 @@ describe('GET /metrics', () => {
     expect(sampleValue(families, 'presently_unique_users')).toBe(2);
     expect(sampleValue(families, 'presently_gateway_shards')).toBe(1);
     expect(sampleValue(families, 'presently_gateway_shards_ready')).toBe(1);
+    expect(sampleValue(families, 'presently_gateway_shard_up', { shard: '0' })).toBe(1);
+    // Heard from within the last heartbeats (1 s apart here).
+    expect(sampleValue(families, 'presently_gateway_shard_last_event_seconds', { shard: '0' })).toBeLessThan(
+      5,
+    );
+    expect(sampleValue(families, 'presently_stale_users')).toBe(0);
     // The simulated Discord's day: 1,000 session starts, one spent.
     expect(sampleValue(families, 'presently_gateway_identify_limit')).toBe(1000);
     expect(sampleValue(families, 'presently_gateway_identify_remaining')).toBe(999);

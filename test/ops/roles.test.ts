@@ -67,7 +67,14 @@ describe.skipIf(!hasRedis)('an ingest node and an API node', () => {
     await eventually(async () =>
       expect(await ready(ingest)).toEqual({
         status: 200,
-        body: { success: true, data: { status: 'ready', checks: { store: 'ok', gateway: 'ok' } } },
+        body: {
+          success: true,
+          data: {
+            status: 'ready',
+            checks: { store: 'ok', gateway: 'ok' },
+            shards: [{ id: 0, state: 'ready', last_event_ms: expect.any(Number) }],
+          },
+        },
       }),
     );
     await eventually(async () =>

@@ -223,7 +223,13 @@ describe('normalization, fuzzed', () => {
           // The registry knows the user by a valid id, whatever the partial adds.
           const merged = mergeUser({ id }, { ...(user as object), id } as DiscordUser);
           const presence = buildPresence(
-            { user: merged, raw: rawPresenceFrom(payload), profile: known as Profile | null, kv: values },
+            {
+              user: merged,
+              raw: rawPresenceFrom(payload),
+              profile: known as Profile | null,
+              freshness: { observed_at: 1_763_800_000_000, stale: false },
+              kv: values,
+            },
             OPTIONS,
           );
           expectContractPresence(presence);
@@ -248,6 +254,10 @@ describe('normalization, fuzzed', () => {
       fc.record({ kind: fc.constant('profile' as const), userId, profile }),
       fc.record({ kind: fc.constant('kv' as const), userId, kv, revision: fc.nat(5) }),
       fc.record({ kind: fc.constant('remove' as const), guild, userId }),
+      // A shard's session lost, a new one sending the guild again, stale users rendered in batches.
+      fc.record({ kind: fc.constant('lost' as const), guild }),
+      fc.record({ kind: fc.constant('relist' as const), guild }),
+      fc.record({ kind: fc.constant('settleStale' as const), max: fc.nat(2) }),
     );
     fc.assert(
       fc.property(fc.array(event, { maxLength: 12 }), (events) => {
@@ -286,9 +296,20 @@ describe('normalization, fuzzed', () => {
             case 'remove':
               registry.memberRemoved(e.guild, e.userId);
               break;
+            case 'lost':
+              registry.guildsLost([e.guild]);
+              break;
+            case 'relist':
+              registry.beginGuildSync(e.guild);
+              break;
+            case 'settleStale':
+              registry.settleStale(e.max);
+              break;
           }
         }
+        let stale = 0;
         for (const [id, snapshot] of registry.snapshots()) {
+          if (snapshot.presence.stale) stale++;
           expect(registry.get(id)).toBe(snapshot);
           // Served by id: only users with a real id, each under its own.
           expect(isSnowflake(id)).toBe(true);
@@ -298,6 +319,9 @@ describe('normalization, fuzzed', () => {
           expectContractPresence(snapshot.presence, JSON.stringify(body.data));
         }
         expect(registry.unsettled).toBe(0);
+        // Every read renders what its presence lags behind: each stale user says so.
+        expect(registry.staleWaiting).toBe(0);
+        expect(stale).toBe(registry.staleCount);
         for (const change of changes) {
           const snapshot = change.kind === 'unmonitored' ? change.previous : change.current;
           expectContractPresence(snapshot.presence, snapshot.json);

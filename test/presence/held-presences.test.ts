@@ -8,7 +8,7 @@ const ID = '80351110224678912';
 function rendered(body: string | Buffer): [HeldPresence, PresenceSnapshot] {
   const kvAt = body.length - 4;
   return [
-    { body, userLength: 10, kvAt, status: 'online', clientStatus: { desktop: 'online' } },
+    { body, userLength: 10, kvAt, status: 'online', clientStatus: { desktop: 'online' }, observedAt: 1 },
     new PresenceSnapshot(null, body, 1, 'online', kvAt),
   ];
 }

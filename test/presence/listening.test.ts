@@ -190,6 +190,7 @@ describe('music from every player', () => {
         user: { id: '1' } as never,
         raw: { status: 'online', activities: [lookAlike] } as never,
         profile: null,
+        freshness: { observed_at: 1, stale: false },
         kv: {},
       },
       { cdnUrl: CDN, youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER },

@@ -19,6 +19,7 @@ import {
 } from './payloads.js';
 
 const OPTIONS: NormalizeOptions = { cdnUrl: CDN, youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER };
+const FRESH = { observed_at: T0, stale: false };
 
 const KNOWN_USER: DiscordUser = {
   id: USER_ID,
@@ -66,6 +67,7 @@ describe('buildPresence', () => {
         user: mergeUser(KNOWN_USER, payload.user),
         raw: rawPresenceFrom(payload),
         profile: { banner: 'a_5c1b1e0cbc4f0b9b2bf83d3e2fcdeb36', accent_color: 3447003 },
+        freshness: { observed_at: 1615529838051, stale: true },
         kv: { location: 'Berlin', now: 'writing tests' },
       },
       OPTIONS,
@@ -133,6 +135,8 @@ describe('buildPresence', () => {
         'https://cdn.discordapp.com/banners/94490510688792576/a_5c1b1e0cbc4f0b9b2bf83d3e2fcdeb36.gif?size=1024',
       accent_color: 3447003,
       member_since: 1442598693297,
+      observed_at: 1615529838051,
+      stale: true,
       kv: { location: 'Berlin', now: 'writing tests' },
     };
     expect(JSON.stringify(presence)).toBe(JSON.stringify(expected));
@@ -145,7 +149,10 @@ describe('buildPresence', () => {
       client_status: { desktop: 'online' },
       activities: [copy(PEAR_DESKTOP_LITERAL), copy(SPOTIFY_LITERAL)],
     });
-    const presence = buildPresence({ user: { id: USER_ID }, raw, profile: null, kv: {} }, OPTIONS);
+    const presence = buildPresence(
+      { user: { id: USER_ID }, raw, profile: null, freshness: FRESH, kv: {} },
+      OPTIONS,
+    );
     expect(presence.listening_to_spotify).toBe(true);
     expect(presence.listening_to_youtube_music).toBe(true);
     expect(presence.spotify).toEqual(SPOTIFY_NORMALIZED);
@@ -160,7 +167,10 @@ describe('buildPresence', () => {
       client_status: { web: 'idle' },
       activities: [copy(PEAR_DESKTOP_PAUSED_LITERAL)],
     });
-    const presence = buildPresence({ user: { id: USER_ID }, raw, profile: null, kv: {} }, OPTIONS);
+    const presence = buildPresence(
+      { user: { id: USER_ID }, raw, profile: null, freshness: FRESH, kv: {} },
+      OPTIONS,
+    );
     expect(presence).toMatchObject({
       discord_status: 'idle',
       active_on_discord_web: true,
@@ -199,7 +209,8 @@ describe('buildPresence', () => {
         activities: [activity],
         client_status: { desktop: 'online' },
       };
-      return buildPresence({ user: { id: USER_ID }, raw, profile: null, kv: {} }, OPTIONS).now_playing;
+      return buildPresence({ user: { id: USER_ID }, raw, profile: null, freshness: FRESH, kv: {} }, OPTIONS)
+        .now_playing;
     });
     expect(states.map((s) => [s?.source, s?.track_id])).toEqual([
       ['youtube_music', 'lYBUbBu4W08'],
@@ -215,7 +226,7 @@ describe('buildPresence', () => {
 
   it('builds an offline user we know nothing else about', () => {
     const presence = buildPresence(
-      { user: { id: USER_ID }, raw: OFFLINE_PRESENCE, profile: null, kv: {} },
+      { user: { id: USER_ID }, raw: OFFLINE_PRESENCE, profile: null, freshness: FRESH, kv: {} },
       OPTIONS,
     );
     expect(JSON.stringify(presence)).toBe(
@@ -239,6 +250,8 @@ describe('buildPresence', () => {
         banner_url: null,
         accent_color: null,
         member_since: 1442598693297,
+        observed_at: T0,
+        stale: false,
         kv: {},
       }),
     );
@@ -247,7 +260,10 @@ describe('buildPresence', () => {
   it('gives snowflakes as strings without changing the raw presence it was given', () => {
     const vscode = { ...copy(VSCODE_LITERAL), application_id: jsonNumber('383226320970055681') };
     const raw = rawPresenceFrom({ status: 'online', activities: [vscode] });
-    const presence = buildPresence({ user: { id: USER_ID }, raw, profile: null, kv: {} }, OPTIONS);
+    const presence = buildPresence(
+      { user: { id: USER_ID }, raw, profile: null, freshness: FRESH, kv: {} },
+      OPTIONS,
+    );
     expect(presence.activities[0]?.application_id).toBe('383226320970055700');
     expect(vscode.application_id).toBe(jsonNumber('383226320970055681'));
   });
@@ -257,6 +273,7 @@ describe('buildPresence', () => {
       user: { id: USER_ID, username: 'phin' },
       raw: rawPresenceFrom(copy(PRESENCE_UPDATE)),
       profile: null,
+      freshness: FRESH,
       kv: {},
     });
     expect(JSON.stringify(buildPresence(input(), OPTIONS))).toBe(
@@ -275,9 +292,9 @@ describe('buildPresence', () => {
       end: 1615530068733,
     });
     const raw: RawPresence = { status: 'online', activities: [activity], client_status: {} };
-    expect(buildPresence({ user: { id: USER_ID }, raw, profile: null, kv: {} }, OPTIONS).spotify).toEqual(
-      SPOTIFY_NORMALIZED,
-    );
+    expect(
+      buildPresence({ user: { id: USER_ID }, raw, profile: null, freshness: FRESH, kv: {} }, OPTIONS).spotify,
+    ).toEqual(SPOTIFY_NORMALIZED);
   });
 
   it('never throws on garbage, and always builds an object equal to its own JSON', () => {
@@ -290,7 +307,10 @@ describe('buildPresence', () => {
       } as unknown as RawPresence;
       const profile = garbage(next) as never;
       for (const input of [raw, rawPresenceFrom(raw)]) {
-        const presence = buildPresence({ user: { id: USER_ID }, raw: input, profile, kv: {} }, OPTIONS);
+        const presence = buildPresence(
+          { user: { id: USER_ID }, raw: input, profile, freshness: FRESH, kv: {} },
+          OPTIONS,
+        );
         expect(typeof presence.member_since).toBe('number');
         expect(JSON.parse(JSON.stringify(presence))).toStrictEqual(presence);
       }

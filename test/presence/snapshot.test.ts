@@ -13,6 +13,9 @@ import {
   userJsonIn,
 } from '../../src/presence/snapshot.js';
 
+/** What every presence serialized in parts here says of its freshness. */
+const FRESH = { observed_at: 1_700_000_000_000, stale: false };
+
 const presence = (name: string) =>
   ({ discord_user: { username: name }, discord_status: 'online', kv: {} }) as unknown as Presence;
 
@@ -61,16 +64,17 @@ describe('a snapshot holds its envelope once, as ASCII', () => {
       for (const status of ['online', 'dnd ✨']) {
         const kv = { note: name };
         const { discord_user: user, kv: _none, ...fields } = { ...presence(name), discord_status: status };
-        const whole = envelopeOf(JSON.stringify({ discord_user: user, ...fields, kv }));
+        const whole = envelopeOf(JSON.stringify({ discord_user: user, ...fields, ...FRESH, kv }));
         const parts = {
           userJson: JSON.stringify(user),
           fieldsJson: JSON.stringify(fields),
+          freshness: FRESH,
           kvJson: JSON.stringify(kv),
         };
         const { body, userLength, kvAt } = assembleBody(parts);
         expect(body).toBe(whole);
         expect(JSON.parse(userJsonIn(body, userLength))).toEqual(user);
-        expect(JSON.parse(fieldsJsonIn(body, userLength, kvAt))).toEqual(fields);
+        expect(JSON.parse(fieldsJsonIn(body, userLength, kvAt))).toEqual({ ...fields, ...FRESH });
         const snapshot = new PresenceSnapshot(null, body, 1, 'online', kvAt);
         expect(JSON.parse(snapshot.kvJson() as string)).toEqual(kv);
         // What comes back out goes back in as it is.
@@ -99,12 +103,13 @@ describe('a snapshot holds its envelope once, as ASCII', () => {
         const { body, userLength } = assembleBody({
           userJson: JSON.stringify({ username: user }),
           fieldsJson: JSON.stringify(fields),
+          freshness: FRESH,
           kvJson: JSON.stringify(kv),
         });
         expect(body).toMatch(/^[\x20-\x7e]*$/);
         expect(JSON.parse(body as string)).toEqual({
           success: true,
-          data: { discord_user: { username: user }, ...fields, kv },
+          data: { discord_user: { username: user }, ...fields, ...FRESH, kv },
         });
         expect(JSON.parse(userJsonIn(body, userLength))).toEqual({ username: user });
       }),
@@ -121,18 +126,19 @@ describe('a large presence is held as UTF-8 bytes, its KV apart', () => {
     const { body, userLength, kvAt } = assembleBody({
       userJson: JSON.stringify(user),
       fieldsJson: JSON.stringify(fields),
+      freshness: FRESH,
       kvJson: JSON.stringify(bigKv),
     });
     expect(Buffer.isBuffer(body)).toBe(true);
-    const data = { discord_user: user, ...fields, kv: bigKv };
+    const data = { discord_user: user, ...fields, ...FRESH, kv: bigKv };
     expect(JSON.parse(body.toString())).toEqual({ success: true, data });
     // Four bytes an emoji, not the twelve of two escapes.
     expect(body.length).toBeLessThan(JSON.stringify(bigKv).length * 2 + 1000);
     expect(JSON.parse(userJsonIn(body, userLength))).toEqual(user);
-    expect(JSON.parse(fieldsJsonIn(body, userLength, kvAt))).toEqual(fields);
+    expect(JSON.parse(fieldsJsonIn(body, userLength, kvAt))).toEqual({ ...fields, ...FRESH });
 
     const snapshot = new PresenceSnapshot(null, body, 3, 'dnd', kvAt);
-    expect(snapshot.summary()).toEqual({ discord_user: user, ...fields });
+    expect(snapshot.summary()).toEqual({ discord_user: user, ...fields, ...FRESH });
     expect(snapshot.presence).toEqual(data);
     expect(JSON.parse(snapshot.json)).toEqual(data);
     const json = snapshot.jsonData();
@@ -143,6 +149,7 @@ describe('a large presence is held as UTF-8 bytes, its KV apart', () => {
     const first = assembleBody({
       userJson: JSON.stringify(user),
       fieldsJson: JSON.stringify(fields),
+      freshness: FRESH,
       kvJson: JSON.stringify(bigKv),
     });
     const held = new PresenceSnapshot(null, first.body, 1, 'dnd', first.kvAt).kvJson();
@@ -150,6 +157,7 @@ describe('a large presence is held as UTF-8 bytes, its KV apart', () => {
     const next = assembleBody({
       userJson: userJsonIn(first.body, first.userLength),
       fieldsJson: JSON.stringify({ ...fields, discord_status: 'online' }),
+      freshness: FRESH,
       kvJson: held,
     });
     expect(JSON.parse(next.body.toString()).data.kv).toEqual(bigKv);
@@ -160,6 +168,7 @@ describe('a large presence is held as UTF-8 bytes, its KV apart', () => {
     const small = assembleBody({
       userJson: JSON.stringify(user),
       fieldsJson: JSON.stringify(fields),
+      freshness: FRESH,
       kvJson: JSON.stringify({ b: 'plain é' }),
     });
     expect(typeof small.body).toBe('string');

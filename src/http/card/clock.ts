@@ -31,6 +31,17 @@ export function formatClock(ms: number, withHours = ms >= HOUR): string {
   return `${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}:${ss}`;
 }
 
+/** How long ago, in words: `just now`, `5 min ago`, `3 h ago`, `2 days ago`. */
+export function formatAgo(ms: number): string {
+  const minutes = Math.floor(Math.max(0, ms) / MINUTE);
+  if (minutes < 1) return 'just now';
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  const days = Math.floor(hours / 24);
+  return days === 1 ? '1 day ago' : `${days} days ago`;
+}
+
 /** The part before the seconds: `m`, or `h:mm`. */
 function formatMinutes(minutes: number, withHours: boolean): string {
   if (!withHours) return String(minutes);

@@ -17,6 +17,8 @@ export interface CardContent {
   /** `@handle`, without the @; null when unknown. */
   username: string | null;
   status: DiscordStatus;
+  /** While the presence is stale, its `observed_at`: the status is unknown since then; null otherwise. */
+  unknownSince: number | null;
   customStatus: CardCustomStatus | null;
   /** Where to fetch the avatar: the user's own, then Discord's default one. */
   avatarUrls: string[];
@@ -120,6 +122,8 @@ export function cardContent(presence: PresenceSummary, options: CardOptions, cdn
     displayName: text(user.global_name) ?? username ?? user.id,
     username,
     status: presence.discord_status,
+    // A presence from a node older than freshness says neither: it is taken as current.
+    unknownSince: presence.stale === true ? presence.observed_at : null,
     customStatus: options.hideStatus ? null : customStatusOf(presence, options, cdnUrl),
     avatarUrls: ownAvatar === null ? [fallback] : [ownAvatar, fallback],
     defaultAvatar: defaultAvatarIndex(user.id, discriminator),
@@ -144,6 +148,7 @@ export function invalidIdContent(given: string): CardContent {
     displayName: 'Not a Discord user ID',
     username: null,
     status: 'offline',
+    unknownSince: null,
     customStatus: null,
     avatarUrls: [],
     defaultAvatar: 0,
@@ -165,6 +170,7 @@ export function unmonitoredContent(userId: string, cdnUrl: string): CardContent 
     displayName: 'Not monitored',
     username: null,
     status: 'offline',
+    unknownSince: null,
     customStatus: null,
     avatarUrls: [defaultAvatarUrl(cdnUrl, userId)],
     defaultAvatar: defaultAvatarIndex(userId),

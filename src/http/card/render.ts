@@ -1,4 +1,4 @@
-import { clockSvg, formatClock } from './clock.js';
+import { clockSvg, formatAgo, formatClock } from './clock.js';
 import type { CardActivity, CardContent, CardIdle, CardMusic } from './content.js';
 import { DEFAULT_AVATAR_COLOURS } from './default-avatar.js';
 import { escapeXml, isolate, userText } from './escape.js';
@@ -166,13 +166,15 @@ export function renderCardParts(
   const panelRadius = radius === 0 ? 0 : Math.min(28, Math.max(6, radius - 8));
 
   const main = content.main;
+  // A stale presence's activities are what was last known of them.
+  const lastKnown = content.unknownSince !== null;
   const panel =
     main === null
       ? ''
       : main.kind === 'music'
-        ? musicPanel(main, options, theme, images.art, top, panelRadius, now)
+        ? musicPanel(main, options, theme, images.art, top, panelRadius, now, lastKnown)
         : main.kind === 'activity'
-          ? activityPanel(main, options, theme, images.art, top, panelRadius, now)
+          ? activityPanel(main, options, theme, images.art, top, panelRadius, now, lastKnown)
           : idlePanel(main, theme, top, panelRadius);
   const more = content.more.map((activity, i) =>
     activityPanel(
@@ -183,17 +185,18 @@ export function renderCardParts(
       top + (i + 1) * (PANEL_HEIGHT + PANEL_GAP),
       panelRadius,
       now,
+      lastKnown,
     ),
   );
 
-  const before = openSvg(CARD_WIDTH, height, content);
+  const before = openSvg(CARD_WIDTH, height, content, now);
   const after = [
     `${css(theme, options.animated)}</style>`,
     '<defs>',
     `<clipPath id="header-text"><rect x="${TEXT_X - 2}" y="0" width="${TEXT_RIGHT - TEXT_X + 4}" height="${HEADER_HEIGHT}"/></clipPath>`,
     '</defs>',
     cardBackground(CARD_WIDTH, height, options, theme),
-    options.hideProfile ? '' : header(content, images, theme, options),
+    options.hideProfile ? '' : header(content, images, theme, options, now),
     panel,
     ...more,
     '</svg>',
@@ -202,11 +205,23 @@ export function renderCardParts(
 }
 
 /** The card's root element, title and the start of its stylesheet, up to where the @font-face rules go. */
-function openSvg(width: number, height: number, content: CardContent): string {
+function openSvg(width: number, height: number, content: CardContent, now: number): string {
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="card-title" xml:space="preserve">` +
-    `<title id="card-title">${escapeXml(isolate(titleOf(content)))}</title><style>`
+    `<title id="card-title">${escapeXml(isolate(titleOf(content, now)))}</title><style>`
   );
+}
+
+/** The status in words: never a confident one while the presence is stale. */
+function statusLabel(content: CardContent, now: number): string {
+  return content.unknownSince === null
+    ? STATUS_LABELS[content.status]
+    : `Status unknown since ${formatAgo(now - content.unknownSince)}`;
+}
+
+/** The status dot's and the avatar ring's colour: muted while the presence is stale. */
+function statusColour(content: CardContent): string {
+  return STATUS_COLOURS[content.unknownSince === null ? content.status : 'offline'];
 }
 
 /** The background: rounded, in the option's colour or the theme's, with the theme's outline. */
@@ -283,7 +298,7 @@ function compactParts(
     '.initial{font-weight:700;fill:#fff}',
   ].join('');
   return {
-    before: openSvg(COMPACT_WIDTH, COMPACT_HEIGHT, content),
+    before: openSvg(COMPACT_WIDTH, COMPACT_HEIGHT, content, now),
     after: `${style}</style>${parts.join('')}`,
   };
 }
@@ -319,7 +334,13 @@ function css(theme: Theme, animated: boolean): string {
   return rules.join('');
 }
 
-function header(content: CardContent, images: CardImages, theme: Theme, options: CardOptions): string {
+function header(
+  content: CardContent,
+  images: CardImages,
+  theme: Theme,
+  options: CardOptions,
+  now: number,
+): string {
   const parts: string[] = [avatar(content, images, PAD, AVATAR, RING_WIDTH, 34)];
 
   const hasStatusLine = content.customStatus !== null;
@@ -337,17 +358,19 @@ function header(content: CardContent, images: CardImages, theme: Theme, options:
 
   // The second line: a status dot, the status, and the @handle (or the id of an unmonitored user).
   const dotX = TEXT_X + 4;
-  const statusLabel = STATUS_LABELS[content.status];
-  texts.push(`<circle cx="${dotX}" cy="${subY - 5}" r="4" fill="${STATUS_COLOURS[content.status]}"/>`);
+  const label = statusLabel(content, now);
+  texts.push(`<circle cx="${dotX}" cy="${subY - 5}" r="4" fill="${statusColour(content)}"/>`);
   const subX = TEXT_X + 13;
   const separator = ' · ';
   let sub: string;
   if (!content.monitored) {
     sub = `<tspan>ID ${userText(truncate(content.userId, TEXT_RIGHT - subX - 20, FONTS.sub))}</tspan>`;
   } else {
-    sub = `<tspan class="st">${escapeXml(STATUS_LABELS[content.status])}</tspan>`;
+    // An unknown status is muted, as the handle is.
+    const labelClass = content.unknownSince === null ? ' class="st"' : '';
+    sub = `<tspan${labelClass}>${escapeXml(label)}</tspan>`;
     if (content.username !== null) {
-      const room = TEXT_RIGHT - subX - textWidth(statusLabel, { ...FONTS.sub, bold: true });
+      const room = TEXT_RIGHT - subX - textWidth(label, { ...FONTS.sub, bold: true });
       sub += `<tspan>${prefixed(`${separator}@`, content.username, room, FONTS.sub)}</tspan>`;
     }
   }
@@ -389,7 +412,7 @@ function avatar(
 ): string {
   const centre = at + size / 2;
   const parts = [
-    `<circle cx="${centre}" cy="${centre}" r="${num(size / 2 + ring * 1.5)}" fill="none" stroke="${STATUS_COLOURS[content.status]}" stroke-width="${ring}"/>`,
+    `<circle cx="${centre}" cy="${centre}" r="${num(size / 2 + ring * 1.5)}" fill="none" stroke="${statusColour(content)}" stroke-width="${ring}"/>`,
   ];
   if (images.avatar !== null) {
     parts.push(
@@ -500,6 +523,7 @@ function musicPanel(
   top: number,
   radius: number,
   now: number,
+  lastKnown: boolean,
 ): string {
   const colour = SOURCE_COLOURS[music.source];
   const artY = top + (PANEL_HEIGHT - ART) / 2;
@@ -517,8 +541,12 @@ function musicPanel(
   const parts: string[] = [
     panelBackground(theme, top, PANEL_HEIGHT, radius),
     artwork(art, top, radius, colour, note),
-    labelText(`Listening on ${SOURCE_LABELS[music.source]}`, PANEL_TEXT_X, top + 28),
-    equalizer(right, top + 28, colour, options.animated && playing),
+    labelText(
+      `${lastKnown ? 'Last heard' : 'Listening'} on ${SOURCE_LABELS[music.source]}`,
+      PANEL_TEXT_X,
+      top + 28,
+    ),
+    equalizer(right, top + 28, colour, options.animated && playing && !lastKnown),
   ];
   const texts: string[] = [
     `<text x="${PANEL_TEXT_X}" y="${top + 50}" class="title">${userText(truncate(music.song, width, FONTS.title))}</text>`,
@@ -613,6 +641,7 @@ function activityPanel(
   top: number,
   radius: number,
   now: number,
+  lastKnown: boolean,
 ): string {
   const right = PANEL_TEXT_RIGHT;
   const artY = top + (PANEL_HEIGHT - ART) / 2;
@@ -642,7 +671,8 @@ function activityPanel(
     );
     labelRoom = iconX - 8 - PANEL_TEXT_X;
   }
-  const label = ACTIVITY_LABELS[activity.type] ?? 'Playing';
+  const doing = ACTIVITY_LABELS[activity.type] ?? 'Playing';
+  const label = lastKnown ? `Last seen ${doing.toLowerCase()}` : doing;
   const labelWidth = textWidth(label.toUpperCase(), FONTS.label) * (1 + LABEL_SPACING);
   texts.push(labelWidth <= labelRoom ? labelText(label, PANEL_TEXT_X, top + 28) : '');
 
@@ -673,11 +703,11 @@ function idlePanel(idle: CardIdle, theme: Theme, top: number, radius: number): s
 }
 
 /** The card in words, for screen readers and as the tooltip. */
-function titleOf(content: CardContent): string {
+function titleOf(content: CardContent, now: number): string {
   if (!content.monitored) return `${content.userId}: ${content.displayName.toLowerCase()}`;
   const who =
     content.username === null ? content.displayName : `${content.displayName} (@${content.username})`;
-  const parts = [`${who}: ${STATUS_LABELS[content.status]}`];
+  const parts = [`${who}: ${statusLabel(content, now)}`];
   if (content.customStatus?.text) parts.push(content.customStatus.text);
   const main = content.main;
   if (main?.kind === 'music') {

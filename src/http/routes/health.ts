@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { checkReadiness, type ReadinessCheck } from '../../ops/readiness.js';
+import { checkReadiness, type ReadinessCheck, type ShardReport, shardsAnswer } from '../../ops/readiness.js';
 import { ApiError } from '../errors.js';
 import { TAGS } from '../openapi.js';
 import { errorResponses, successResponse } from '../schemas/envelope.js';
@@ -9,6 +9,8 @@ export interface HealthRouteDeps {
   readiness: readonly ReadinessCheck[];
   /** Shutdown has begun: ready answers 503 so load balancers stop sending. */
   draining(): boolean;
+  /** The gateway's shards, on a node that has one (roles `all`, `ingest`). */
+  shards?(): ShardReport[];
 }
 
 const healthSchema = {
@@ -33,6 +35,21 @@ const readySchema = {
       type: 'object',
       description: 'each check of this node’s role, by name (`store`, `gateway`, `replica`)',
       additionalProperties: { const: 'ok' },
+    },
+    shards: {
+      type: 'array',
+      description:
+        'each Discord gateway shard of this node (roles `all`, `ingest`): `ready` (a live session), `resuming` (disconnected, its session kept: nothing is missed) or `identifying` (no session: its users are stale until listed again); `last_event_ms`, how long ago Discord last sent it a dispatch or a heartbeat acknowledgement, null before any',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'integer', minimum: 0 },
+          state: { enum: ['ready', 'resuming', 'identifying'] },
+          last_event_ms: { type: ['integer', 'null'], minimum: 0 },
+        },
+        required: ['id', 'state', 'last_event_ms'],
+        additionalProperties: false,
+      },
     },
   },
   required: ['status', 'checks'],
@@ -84,7 +101,15 @@ export const healthRoutes =
         if (deps.draining()) throw new ApiError('not_ready', 'not ready: shutting down');
         const report = await checkReadiness(deps.readiness);
         if (!report.ready) throw new ApiError('not_ready', `not ready: ${report.problems.join('; ')}`);
-        return { success: true, data: { status: 'ready', checks: report.checks } };
+        const shards = deps.shards?.();
+        return {
+          success: true,
+          data: {
+            status: 'ready',
+            checks: report.checks,
+            ...(shards ? { shards: shardsAnswer(shards, Date.now()) } : {}),
+          },
+        };
       },
     );
   };

@@ -72,7 +72,7 @@ export const readTokenQuery = {
 export const OWNER_READS =
   'A user whose `visibility` is `private` is answered as one nobody monitors, except to a request with their API key in `Authorization` or one of their read tokens (`Authorization: Bearer prt_…`, or `?token=prt_…`).';
 
-const PRESENCE_FIELDS = `\`discord_user\` is Discord's user object as the gateway gave it (more fields than the schema names may come); \`activities\` are Discord's activity objects, snowflakes as strings; \`kv\` is the user's own key/value store. \`banner\`, \`banner_url\` and \`accent_color\` are null until Presently has fetched the profile.`;
+const PRESENCE_FIELDS = `\`discord_user\` is Discord's user object as the gateway gave it (more fields than the schema names may come); \`activities\` are Discord's activity objects, snowflakes as strings; \`kv\` is the user's own key/value store. \`banner\`, \`banner_url\` and \`accent_color\` are null until Presently has fetched the profile. \`observed_at\` is when Discord last reported a change of it; \`stale\` is true while no shard that sees the user has a live session, until Discord reports them again.`;
 
 /** The id of the path, checked against the full snowflake rule (the pattern cannot bound the value). */
 export function userIdFrom(params: unknown): string {
@@ -153,7 +153,7 @@ export const userRoutes =
         schema: {
           tags: [TAGS.presence],
           summary: "A user's presence",
-          description: `Lanyard's presence object plus Presently's additions (\`now_playing\`, \`youtube_music\`, banner, accent colour, \`member_since\`), for any user who shares a server with the bot. ${OWNER_READS} ${PRESENCE_FIELDS}`,
+          description: `Lanyard's presence object plus Presently's additions (\`now_playing\`, \`youtube_music\`, banner, accent colour, \`member_since\`, \`observed_at\`, \`stale\`), for any user who shares a server with the bot. ${OWNER_READS} ${PRESENCE_FIELDS}`,
           params: userIdParams,
           documentedQuerystring: { type: 'object', properties: readTokenQuery },
           response: {

@@ -80,5 +80,7 @@ export const presenceExample = {
     'https://cdn.discordapp.com/banners/94490510688792576/a_6f2d8c1e0b9a4f3e2d1c0b9a8f7e6d5c.gif?size=1024',
   accent_color: 5793266,
   member_since: 1442598693297,
+  observed_at: 1763800012000,
+  stale: false,
   kv: { location: 'Lisbon' },
 } as const;

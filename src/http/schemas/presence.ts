@@ -190,6 +190,16 @@ const presenceProperties = {
     required: ['hidden'],
     additionalProperties: false,
   },
+  observed_at: {
+    ...epochMs,
+    description:
+      'when Discord last reported a change of what this presence shows (a presence update, a member listing), or confirmed a stale one; not moved by the per-server copies of one update',
+  },
+  stale: {
+    type: 'boolean',
+    description:
+      'true while every server the user is seen through is on a gateway shard that lost its Discord session, until Discord reports the user again (normally the listing that follows the new session): what the presence shows may be out of date since `observed_at`. A resumed session never makes it true.',
+  },
   kv: { type: 'object', additionalProperties: { type: 'string' } },
 } as const;
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { type ClockSpec, clockSvg, formatClock, HOUR, MINUTE, SECOND } from '../../../src/http/card/clock.js';
+import {
+  type ClockSpec,
+  clockSvg,
+  formatAgo,
+  formatClock,
+  HOUR,
+  MINUTE,
+  SECOND,
+} from '../../../src/http/card/clock.js';
 import { parseCard, walk } from './support.js';
 
 const spec = (overrides: Partial<ClockSpec>): ClockSpec => ({
@@ -52,6 +60,22 @@ function shownAt(strip: { values: string[]; timing: Record<string, string> }, t:
   const index = Math.min(strip.values.length - 1, Math.floor(within / (duration / strip.values.length)));
   return strip.values[index] as string;
 }
+
+describe('formatAgo', () => {
+  it('says how long ago in whole minutes, hours or days, rounding down', () => {
+    const cases: [number, string][] = [
+      [-5 * SECOND, 'just now'],
+      [59 * SECOND, 'just now'],
+      [MINUTE, '1 min ago'],
+      [59 * MINUTE + 59 * SECOND, '59 min ago'],
+      [HOUR, '1 h ago'],
+      [23 * HOUR + 59 * MINUTE, '23 h ago'],
+      [24 * HOUR, '1 day ago'],
+      [50 * HOUR, '2 days ago'],
+    ];
+    for (const [ms, text] of cases) expect(formatAgo(ms)).toBe(text);
+  });
+});
 
 describe('formatClock', () => {
   it.each([

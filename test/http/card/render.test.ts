@@ -50,10 +50,19 @@ function render(
     images?: CardImages;
     status?: DiscordStatus;
     user?: Record<string, unknown>;
+    /** The presence is stale, observed this long before NOW. */
+    staleForMs?: number;
   } = {},
 ): { svg: string; root: ParsedElement; content: CardContent } {
   const cardOptions = options(more.options);
-  const presence = presenceOf({ activities, status: more.status ?? 'online', user: more.user ?? {} });
+  const presence = presenceOf({
+    activities,
+    status: more.status ?? 'online',
+    user: more.user ?? {},
+    ...(more.staleForMs === undefined
+      ? {}
+      : { freshness: { observed_at: NOW - more.staleForMs, stale: true } }),
+  });
   const content = cardContent(presence, cardOptions, CDN);
   const svg = renderCard(content, cardOptions, more.images ?? ALL_IMAGES, NOW);
   return { svg, root: parseCard(svg), content };
@@ -456,6 +465,34 @@ describe('renderCard: layout and content', () => {
   it('renders the same bytes for the same input and time', () => {
     expect(render([song(), game()]).svg).toBe(render([song(), game()]).svg);
   });
+
+  it('never claims a status while the presence is stale: muted, unknown since when it was observed', () => {
+    const { root } = render([song(NOW - 30_000, NOW + 170_000), game()], {
+      status: 'online',
+      staleForMs: 7 * 60_000,
+      options: { maxActivities: 2 },
+    });
+    expect(textOf(root, 'sub')).toEqual(['Status unknown since 7 min ago · @nova']);
+    expect(byClass(root, 'st')).toHaveLength(0);
+    const greys = [...walk(root)].filter(
+      (e) =>
+        e.tag === 'circle' &&
+        (e.attributes.fill === STATUS_COLOURS.offline || e.attributes.stroke === STATUS_COLOURS.offline),
+    );
+    expect(greys).toHaveLength(2);
+    expect(JSON.stringify(root)).not.toContain(STATUS_COLOURS.online);
+    // What was last known still shows, said to be so, and the equalizer rests.
+    expect(textOf(root, 'label')).toEqual(['LAST HEARD ON SPOTIFY', 'LAST SEEN PLAYING']);
+    expect(byClass(root, 'eq')).toHaveLength(0);
+    const title = [...walk(root)].find((e) => e.tag === 'title');
+    expect(visible(title?.text ?? '')).toMatch(/^Nova \(@nova\): Status unknown since 7 min ago · /);
+    expect(visible(title?.text ?? '')).not.toContain('Online');
+  });
+
+  it('a presence that is not stale shows its status, whenever it was observed', () => {
+    const { root } = render([], { status: 'idle' });
+    expect(textOf(root, 'sub')).toEqual(['Idle · @nova']);
+  });
 });
 
 describe('renderCard: profile extras and the options that shape the card', () => {
@@ -600,6 +637,12 @@ describe('renderCard: the compact layout', () => {
     const [track, fill] = bars as [ParsedElement, ParsedElement];
     expect(Number(fill.attributes.width)).toBeCloseTo(Number(track.attributes.width) / 4, 1);
     expect(fill.children.find((e) => e.tag === 'animate')?.attributes).toMatchObject({ dur: '150s' });
+  });
+
+  it('rings the avatar grey while the presence is stale', () => {
+    const { root } = compact([], { status: 'dnd', staleForMs: 60_000 });
+    const ring = [...walk(root)].find((e) => e.tag === 'circle' && e.attributes.fill === 'none');
+    expect(ring?.attributes.stroke).toBe(STATUS_COLOURS.offline);
   });
 
   it('falls back to the custom status, then the idle message; long lines end in an ellipsis', () => {

@@ -1,16 +1,23 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { expect } from 'vitest';
-import type { DiscordStatus, DiscordUser, Presence } from '../../../src/presence/model.js';
+import type { DiscordStatus, DiscordUser, Freshness, Presence } from '../../../src/presence/model.js';
 import { buildPresence } from '../../../src/presence/presence.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../../src/presence/youtube-music.js';
 
 export const CDN = 'https://cdn.discordapp.com';
 export const USER_ID = '94490510688792576';
+/** When the presences made here were observed, unless told. */
+export const OBSERVED_AT = 1_763_800_000_000;
 
 /** A presence made by the real normalizer from what the gateway would send. */
 export function presenceOf(
-  input: { user?: Partial<DiscordUser>; status?: DiscordStatus; activities?: GatewayActivity[] } = {},
+  input: {
+    user?: Partial<DiscordUser>;
+    status?: DiscordStatus;
+    activities?: GatewayActivity[];
+    freshness?: Freshness;
+  } = {},
 ): Presence {
   return buildPresence(
     {
@@ -28,6 +35,7 @@ export function presenceOf(
         client_status: { desktop: input.status ?? 'online' },
       },
       profile: null,
+      freshness: input.freshness ?? { observed_at: OBSERVED_AT, stale: false },
       kv: {},
     },
     { cdnUrl: CDN, youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER },

@@ -74,7 +74,13 @@ function examples(): Example[] {
     const raw = presences.get(user.id);
     if (!raw) throw new Error(`no demo presence for ${user.id}`);
     const presence = buildPresence(
-      { user: { discriminator: '0', ...user }, raw, profile: null, kv: {} },
+      {
+        user: { discriminator: '0', ...user },
+        raw,
+        profile: null,
+        freshness: { observed_at: 1_763_800_000_000, stale: false },
+        kv: {},
+      },
       { cdnUrl: CDN, youtubeMusic: DEFAULT_YOUTUBE_MUSIC_MATCHER },
     );
     const options = { ...parseCardOptions(query).options, animated: false };
