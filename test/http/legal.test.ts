@@ -281,11 +281,12 @@ describe('the configuration decides what the pages say', () => {
       guild_ids: ['300000000000000001', '300000000000000002'],
     });
     expect(data.who_is_monitored).toEqual([
-      "Only those who ask are monitored, in the 2 servers listed below: by sending the bot !start, by getting an API key (!apikey), or by setting opted_in to true in their privacy settings, or by holding the role 700000000000000001 in one of them. Everyone else is dropped as Discord's messages come in: never kept, served or recorded.",
+      "Only those who ask are monitored, in the 2 servers listed below: by running /presently start (or sending the bot !start in a DM), by getting an API key (/presently key), or by setting opted_in to true in their privacy settings, or by holding the role 700000000000000001 in one of them. Everyone else is dropped as Discord's messages come in: never kept, served or recorded.",
     ]);
-    expect(data.opting_out[0]).toContain('send the bot !stop');
+    expect(data.opting_out[0]).toContain('run /presently stop (or send the bot !stop in a DM');
     expect(data.retention).toContain('or you opted out');
     const { body } = await page(base, '/privacy');
+    expect(body).toContain('<code>/presently start</code>');
     expect(body).toContain('<code>!start</code>');
     expect(body).toContain('<code>/presently forget all:True</code>');
     expect(body).toContain('<li><code>300000000000000002</code></li>');

@@ -176,7 +176,7 @@ function whoIsMonitored(facts: InstanceFacts): RichText[] {
         ? rich``
         : rich`, or by holding the role ${code(facts.monitorRoleId)} in one of them`;
     sentences.push(
-      rich`Only those who ask are monitored, in ${servers}: by sending the bot ${code(`${p}start`)}, by getting an API key (${code(`${p}apikey`)}), or by setting ${code('opted_in')} to ${code('true')} in their privacy settings${role}. Everyone else is dropped as Discord's messages come in: never kept, served or recorded.`,
+      rich`Only those who ask are monitored, in ${servers}: by running ${code('/presently start')} (or sending the bot ${code(`${p}start`)} in a DM), by getting an API key (${code('/presently key')}), or by setting ${code('opted_in')} to ${code('true')} in their privacy settings${role}. Everyone else is dropped as Discord's messages come in: never kept, served or recorded.`,
     );
   }
   if (facts.allowedUserIds !== null) {
@@ -283,7 +283,7 @@ function optingOut(facts: InstanceFacts): RichText[] {
   const p = facts.commandPrefix;
   if (facts.monitor === 'opt-in') {
     return [
-      rich`To stop being monitored, send the bot ${code(`${p}stop`)} (or set ${code('opted_in')} to ${code('false')}), or leave the servers you share with it.`,
+      rich`To stop being monitored, run ${code('/presently stop')} (or send the bot ${code(`${p}stop`)} in a DM, or set ${code('opted_in')} to ${code('false')}), or leave the servers you share with it.`,
     ];
   }
   return [

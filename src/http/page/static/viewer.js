@@ -139,12 +139,16 @@ function activityLine(activity) {
 function presenceRows(presence) {
   const rows = [];
   const status = presence.discord_status;
+  // Discord has not told the service about this user since its session was lost: no confident status.
+  const label = presence.stale
+    ? `Unknown since ${new Date(presence.observed_at).toLocaleTimeString()}`
+    : (STATUS_LABELS[status] ?? status);
   rows.push([
     'Status',
     element(
       'span',
-      { class: 'status', 'data-status': status, id: 'presence-status' },
-      STATUS_LABELS[status] ?? status,
+      { class: 'status', 'data-status': presence.stale ? 'unknown' : status, id: 'presence-status' },
+      label,
     ),
   ]);
   const platforms = PLATFORMS.filter(([key]) => presence[`active_on_discord_${key}`]).map(
