@@ -3,7 +3,7 @@ import type { APIGatewayBotInfo } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 
 /**
- * Below this share of the day's IDENTIFYs left (`session_start_limit.remaining` under 10% of `total`), the
+ * Below this share of the day's IDENTIFYs left (`session_start_limit.remaining` as a share of `total`), the
  * gateway waits for the budget to reset rather than identify: past the last one Discord ends every session
  * of the bot and resets its token, and only a person can put the new one in.
  */
@@ -113,7 +113,7 @@ export class IdentifyBudget implements IIdentifyThrottler {
     }
   }
 
-  /** Returns once at least the reserve (10% of the budget) is left, reading the limit as needed. */
+  /** Returns once at least the reserve is left, reading the limit as needed. */
   private async affordable(signal: AbortSignal): Promise<void> {
     for (;;) {
       signal.throwIfAborted();
@@ -194,7 +194,7 @@ export class IdentifyBudget implements IIdentifyThrottler {
   }
 }
 
-/** Under the reserve: fewer than 10% of the day's IDENTIFYs left. */
+/** Under the reserve (IDENTIFY_RESERVE of the day's IDENTIFYs). */
 export function underReserve(remaining: number, total: number): boolean {
   return remaining < total * IDENTIFY_RESERVE;
 }

@@ -5,7 +5,7 @@ import type { Snowflake } from '../presence/model.js';
  * https://discord.com/developers/docs/events/gateway-events#request-guild-members
  */
 export const MAX_USER_IDS_PER_REQUEST = 100;
-/** A mass join comes as events ms apart: 500 ms gathers it; a lone join is still asked for within 1 s. */
+/** A mass join comes as events ms apart: this gathers it, and a lone join is still asked for quickly. */
 export const MEMBER_BATCH_DELAY_MS = 500;
 
 /** Users of one guild to ask Discord for in one request. */

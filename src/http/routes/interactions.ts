@@ -21,7 +21,7 @@ import { errorResponses, RESPONSE_DESCRIPTION } from '../schemas/envelope.js';
  * else is refused `401 invalid_signature`, which Discord checks by sending bad signatures on purpose.
  *
  * Everything that costs nothing comes first: the headers' shape and the timestamp are checked before a
- * byte of the body is read, the body's type and size (128 KiB) before it is read whole; then one signature
+ * byte of the body is read, the body's type and size (INTERACTION_BODY_LIMIT) before it is read whole; then one signature
  * check over the exact bytes received, and only a signed body is parsed. The route is in no rate limit's
  * scope: Discord sends every interaction from a few addresses, and a per-IP budget would refuse it.
  */
