@@ -1,6 +1,7 @@
 import type {
   AccountStore,
   ApiKeyStore,
+  GatewayStateStore,
   HistoryStore,
   KvStore,
   PrivacyStore,
@@ -64,6 +65,7 @@ const OPERATIONS: {
     forgetSeen: true,
     adoptUnseen: true,
   } satisfies Record<keyof RetentionStore, true>,
+  gatewayState: { save: true, load: true, clear: true } satisfies Record<keyof GatewayStateStore, true>,
 };
 
 type AsyncMethod = (...args: unknown[]) => Promise<unknown>;

@@ -270,6 +270,35 @@ export interface RetentionStore {
   adoptUnseen(at: number, limit: number): Promise<Adoption>;
 }
 
+/** One gateway shard's session, saved to resume it after a restart (what @discordjs/ws resumes from). */
+export interface SavedGatewaySession {
+  shardId: number;
+  shardCount: number;
+  sessionId: string;
+  resumeUrl: string;
+  /** The last dispatch taken in before `presences` was made: a resume replays what came after it. */
+  sequence: number;
+}
+
+/** What an ingest node saves to resume its shards after a restart; each save replaces the one before. */
+export interface SavedGatewayState {
+  /** When it was saved (ms since the epoch). */
+  savedAt: number;
+  sessions: SavedGatewaySession[];
+  /** The presences the node held, compressed; opaque to the store. */
+  presences: Buffer;
+}
+
+/** Per ingest node (named by a string such as "0" or "0-3"), its saved gateway state. */
+export interface GatewayStateStore {
+  /** Replaces what `node` saved. Once it resolves, the state survives a crash. */
+  save(node: string, state: SavedGatewayState): Promise<void>;
+  /** What `node` saved last, or null. */
+  load(node: string): Promise<SavedGatewayState | null>;
+  /** Drops what `node` saved. */
+  clear(node: string): Promise<void>;
+}
+
 /**
  * The store port. Each adapter (embedded SQLite, Redis) implements every part, and one contract
  * test suite runs against each.
@@ -284,6 +313,8 @@ export interface Store {
   readonly readTokens: ReadTokenStore;
   readonly accounts: AccountStore;
   readonly retention: RetentionStore;
+  /** Each ingest node's gateway sessions and presences, kept across its restarts; no user's data. */
+  readonly gatewayState: GatewayStateStore;
   /** Whether the store answers now: readiness checks use it. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -61,7 +61,10 @@ export interface StoredPlay {
   track: string;
 }
 
-/** A store's users, a batch at a time. */
+/**
+ * A store's users, a batch at a time. Not the ingest nodes' saved gateway state: it is no user's data, and
+ * a node that finds none starts new sessions.
+ */
 export type StoreDump = AsyncIterable<UserData[]>;
 
 /** What a copy wrote. */

@@ -1,8 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TrackEntry } from '../../src/presence/history.js';
 import { PAUSED_UNTIL_UNDONE, type PrivacyPatch } from '../../src/presence/privacy.js';
 import type { DeliveryRecord, StoredWebhook } from '../../src/presence/webhook.js';
-import type { HistoryWrite, Store, StoredReadToken } from '../../src/store/ports.js';
+import type {
+  HistoryWrite,
+  SavedGatewaySession,
+  SavedGatewayState,
+  Store,
+  StoredReadToken,
+} from '../../src/store/ports.js';
 import { KV_LIMITS } from '../support/kv.js';
 import { profileOf } from '../support/profiles.js';
 
@@ -1328,6 +1335,92 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         // Its place is free again; the other user's token is untouched.
         expect(await beside.readTokens.addReadToken(token('1', 4), 2)).toBe(true);
         expect(await store.readTokens.findReadToken(hashOf(3))).toMatchObject({ userId: '2' });
+      });
+    });
+
+    describe('gateway state', () => {
+      const session = (shardId: number, sequence: number): SavedGatewaySession => ({
+        shardId,
+        shardCount: 4,
+        sessionId: `session-${shardId}-${sequence}`,
+        resumeUrl: `wss://gateway-us-east1-${shardId}.discord.gg`,
+        sequence,
+      });
+      /** Every byte value, in order and reversed: a store that takes bytes for text mangles some. */
+      const EVERY_BYTE = Buffer.from([
+        ...Array.from({ length: 256 }, (_, i) => i),
+        ...Array.from({ length: 256 }, (_, i) => 255 - i),
+      ]);
+      /** Bytes with no pattern, as compressed presences are, and as many as a large node holds. */
+      const LARGE = randomBytes(12 * 1024 * 1024);
+      const state = (savedAt: number, presences: Buffer, sessions = [session(0, 41)]): SavedGatewayState => ({
+        savedAt,
+        sessions,
+        presences,
+      });
+      /** The state loaded is the one saved: the same sessions and moment, the same bytes. */
+      const expectLoaded = (loaded: SavedGatewayState | null, saved: SavedGatewayState): void => {
+        expect(loaded).not.toBeNull();
+        const { presences, ...rest } = loaded as SavedGatewayState;
+        const { presences: bytes, ...expected } = saved;
+        expect(rest).toStrictEqual(expected);
+        expect(Buffer.isBuffer(presences)).toBe(true);
+        // Compared as bytes: a deep equality of megabytes is slow, and its diff unreadable.
+        expect(presences.length).toBe(bytes.length);
+        expect(presences.equals(bytes)).toBe(true);
+      };
+
+      it('has nothing for a node that saved nothing', async () => {
+        const store = await open();
+        expect(await store.gatewayState.load('0')).toBeNull();
+        await store.gatewayState.clear('0');
+        expect(await store.gatewayState.load('0')).toBeNull();
+      });
+
+      it('gives back the sessions, the moment and every byte of the presences saved', async () => {
+        const store = await open();
+        const sessions = [session(0, 41), session(1, 0), session(2, 2 ** 31), session(3, 7)];
+        const small = state(T0, EVERY_BYTE, sessions);
+        await store.gatewayState.save('0', small);
+        expectLoaded(await store.gatewayState.load('0'), small);
+        const large = state(T0 + 1, LARGE, sessions);
+        await store.gatewayState.save('1', large);
+        expectLoaded(await store.gatewayState.load('1'), large);
+      });
+
+      it('replaces what a node saved with its next save', async () => {
+        const store = await open();
+        await store.gatewayState.save('0', state(T0, LARGE, [session(0, 1), session(1, 1)]));
+        const next = state(T0 + 60_000, EVERY_BYTE, [session(1, 900)]);
+        await store.gatewayState.save('0', next);
+        expectLoaded(await store.gatewayState.load('0'), next);
+      });
+
+      it("keeps each node's apart, and clears only the node named", async () => {
+        const store = await open();
+        const whole = state(T0, EVERY_BYTE, [session(0, 5), session(1, 6), session(2, 7), session(3, 8)]);
+        const first = state(T0 + 1, Buffer.from('first'), [session(0, 9)]);
+        await store.gatewayState.save('0-3', whole);
+        await store.gatewayState.save('0', first);
+        expectLoaded(await store.gatewayState.load('0-3'), whole);
+        expectLoaded(await store.gatewayState.load('0'), first);
+        await store.gatewayState.clear('0');
+        expect(await store.gatewayState.load('0')).toBeNull();
+        expectLoaded(await store.gatewayState.load('0-3'), whole);
+        // A node that saves again after a clear has what it saved then.
+        await store.gatewayState.save('0', first);
+        expectLoaded(await store.gatewayState.load('0'), first);
+      });
+
+      it('keeps what a node saved across a restart of the store', async () => {
+        const store = await open();
+        const saved = state(T0, LARGE, [session(0, 41), session(1, 42)]);
+        await store.gatewayState.save('0-1', saved);
+        await store.gatewayState.save('2', state(T0, EVERY_BYTE));
+        await store.gatewayState.clear('2');
+        const restarted = await reopen(store);
+        expectLoaded(await restarted.gatewayState.load('0-1'), saved);
+        expect(await restarted.gatewayState.load('2')).toBeNull();
       });
     });
   });

@@ -54,7 +54,20 @@ function statusRows(path: string): number {
   }
 }
 
-describe('history and profiles of a SQLite file, written by a thread of its own', () => {
+/** The file's saved gateway states, by node, read on a connection of the test's own. */
+function gatewayRows(path: string): { node: string; saved_at: number }[] {
+  const db = new BetterSqlite3(path, { readonly: true });
+  try {
+    return db.prepare('SELECT node, saved_at FROM gateway_state ORDER BY node').all() as {
+      node: string;
+      saved_at: number;
+    }[];
+  } finally {
+    db.close();
+  }
+}
+
+describe('history, profiles and gateway state of a SQLite file, written by a thread of its own', () => {
   it('has each batch committed in the file when appendHistory resolves, and read back by the store', async () => {
     const { store, path } = openFileStore();
     expect(store.history).toBeInstanceOf(SqliteWriteThread);
@@ -190,6 +203,51 @@ describe('history and profiles of a SQLite file, written by a thread of its own'
     expect(statusRows(path)).toBe(2);
     const read = await store.profiles.getProfiles([USER, other]);
     expect([read.get(USER)?.profile.banner, read.get(other)?.profile.banner]).toEqual(['held', 'after']);
+    await store.close();
+  });
+
+  it('saves and clears gateway state in the file, in the order handed over, and commits a save handed over as the store closes', async () => {
+    const { store, path } = openFileStore();
+    const state = (savedAt: number, fill: number) => ({
+      savedAt,
+      sessions: [{ shardId: 0, shardCount: 1, sessionId: `s${savedAt}`, resumeUrl: 'wss://r', sequence: 1 }],
+      presences: Buffer.alloc(64, fill),
+    });
+    await store.gatewayState.save('0', state(1, 1));
+    expect(gatewayRows(path)).toEqual([{ node: '0', saved_at: 1 }]);
+    // Handed over at once: the clear comes after the saves before it, the save after it last.
+    await Promise.all([
+      store.gatewayState.save('0', state(2, 2)),
+      store.gatewayState.save('1', state(3, 3)),
+      store.gatewayState.clear('0'),
+      store.gatewayState.save('2', state(4, 4)),
+    ]);
+    expect(gatewayRows(path)).toEqual([
+      { node: '1', saved_at: 3 },
+      { node: '2', saved_at: 4 },
+    ]);
+    expect((await store.gatewayState.load('2'))?.presences).toEqual(Buffer.alloc(64, 4));
+    const writing = store.gatewayState.save('3', state(5, 5));
+    await store.close();
+    await writing;
+    expect(gatewayRows(path).map((row) => row.node)).toEqual(['1', '2', '3']);
+  });
+
+  it('saves gateway state on the store’s connection once the thread has died', async () => {
+    const { store, path } = openFileStore();
+    const worker = (store.history as unknown as { worker: Worker }).worker;
+    const state = { savedAt: 7, sessions: [], presences: Buffer.from([0, 255, 0]) };
+    const held = store.gatewayState.save('0', state);
+    await worker.terminate();
+    await held;
+    await store.gatewayState.save('1', { ...state, savedAt: 8 });
+    expect(gatewayRows(path)).toEqual([
+      { node: '0', saved_at: 7 },
+      { node: '1', saved_at: 8 },
+    ]);
+    await store.gatewayState.clear('0');
+    expect(await store.gatewayState.load('0')).toBeNull();
+    expect(await store.gatewayState.load('1')).toEqual({ ...state, savedAt: 8 });
     await store.close();
   });
 

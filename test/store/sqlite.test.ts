@@ -178,6 +178,12 @@ describe('embedded SQLite store', () => {
       new Map([['9', { profile: { banner: null, accent_color: 1 }, fetchedAt: 1 }]]),
     );
     expect((await profileOf(store, '9'))?.profile.accent_color).toBe(1);
+    // Without a file there is no write thread: the gateway state is written on the one connection.
+    const state = { savedAt: 1, sessions: [], presences: Buffer.from([0, 1, 255]) };
+    await store.gatewayState.save('0', state);
+    expect(await store.gatewayState.load('0')).toEqual(state);
+    await store.gatewayState.clear('0');
+    expect(await store.gatewayState.load('0')).toBeNull();
     await store.close();
   });
 

@@ -4,6 +4,7 @@ import type { Store } from '../ports.js';
 import type { WaitingListsOptions } from '../waiting-lists.js';
 import { PostgresAccountStore } from './accounts.js';
 import { PostgresApiKeyStore } from './api-keys.js';
+import { PostgresGatewayStateStore } from './gateway-state.js';
 import { PostgresHistoryStore } from './history.js';
 import { PostgresKvStore } from './kv.js';
 import { migrate } from './migrations.js';
@@ -83,6 +84,7 @@ export class PostgresStore implements Store {
   readonly readTokens: PostgresReadTokenStore;
   readonly accounts: PostgresAccountStore;
   readonly retention: PostgresRetentionStore;
+  readonly gatewayState: PostgresGatewayStateStore;
   private closed = false;
 
   constructor(
@@ -99,6 +101,7 @@ export class PostgresStore implements Store {
     this.readTokens = new PostgresReadTokenStore(pool);
     this.accounts = new PostgresAccountStore(pool, timeouts);
     this.retention = new PostgresRetentionStore(pool);
+    this.gatewayState = new PostgresGatewayStateStore(pool, timeouts);
   }
 
   async ping(): Promise<boolean> {

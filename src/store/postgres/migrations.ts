@@ -140,6 +140,15 @@ export const MIGRATIONS: readonly string[] = [
      seen_at BIGINT NOT NULL
    );
    CREATE INDEX last_monitored_due ON last_monitored (seen_at, user_id)`,
+  // Each ingest node's saved gateway state (src/store/postgres/gateway-state.ts), replaced whole by each
+  // save. The presences come compressed already: kept out of line without compressing them again.
+  `CREATE TABLE gateway_state (
+     node      TEXT PRIMARY KEY,
+     saved_at  BIGINT NOT NULL,
+     sessions  TEXT NOT NULL,
+     presences BYTEA NOT NULL
+   );
+   ALTER TABLE gateway_state ALTER COLUMN presences SET STORAGE EXTERNAL`,
 ];
 
 /**

@@ -8,8 +8,9 @@ export interface PostgresTimeouts {
   /** A statement of a request (KV, keys, profiles, reads): the server cancels it past this. */
   statementMs: number;
   /**
-   * A statement of a history batch or an erasure: a batch written after an outage carries all that waited
-   * (up to HISTORY_PENDING_MAX writes), and an erasure waits for the batches in flight.
+   * A statement of a history batch, an erasure, or a node's saved gateway state: a batch written after an
+   * outage carries all that waited (up to HISTORY_PENDING_MAX writes), an erasure waits for the batches in
+   * flight, and a gateway state carries tens of MB.
    */
   batchMs: number;
   /**

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Store } from '../ports.js';
 import { RedisAccountStore } from './accounts.js';
 import { RedisApiKeyStore } from './api-keys.js';
+import { RedisGatewayStateStore } from './gateway-state.js';
 import { RedisHistoryStore } from './history.js';
 import { RedisKeys } from './keys.js';
 import { RedisKvStore } from './kv.js';
@@ -33,6 +34,7 @@ export class RedisStore implements Store {
   readonly readTokens: RedisReadTokenStore;
   readonly accounts: RedisAccountStore;
   readonly retention: RedisRetentionStore;
+  readonly gatewayState: RedisGatewayStateStore;
   private readonly migrated: Promise<void>;
 
   constructor(
@@ -52,6 +54,7 @@ export class RedisStore implements Store {
     this.readTokens = new RedisReadTokenStore(redis, keys);
     this.accounts = new RedisAccountStore(redis, keys, this.migrated);
     this.retention = new RedisRetentionStore(redis, keys);
+    this.gatewayState = new RedisGatewayStateStore(redis, keys);
   }
 
   async ping(): Promise<boolean> {

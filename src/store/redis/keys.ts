@@ -102,6 +102,14 @@ export class RedisKeys {
     return `${this.prefix}history-batch-writing`;
   }
 
+  /**
+   * What an ingest node saved to resume its shards (hash): `saved_at`, `sessions` (JSON text) and
+   * `presences` (the compressed bytes). No user's key: retention and dumps pass it by.
+   */
+  gatewayState(node: string): string {
+    return `${this.prefix}gateway-state:{${node}}`;
+  }
+
   /** Status history, track history, play ranking (sorted set), played tracks (hash) and stats of one user. */
   history(userId: Snowflake): [string, string, string, string, string] {
     const tag = `{${userId}}`;

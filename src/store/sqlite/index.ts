@@ -5,6 +5,7 @@ import type { Store } from '../ports.js';
 import { SqliteAccountStore } from './accounts.js';
 import { SqliteApiKeyStore } from './api-keys.js';
 import { setUpConnection } from './connection.js';
+import { SqliteGatewayStateStore } from './gateway-state.js';
 import { SqliteHistoryStore } from './history.js';
 import { SqliteKvStore } from './kv.js';
 import { migrate } from './migrations.js';
@@ -42,8 +43,8 @@ export class SqliteStore implements Store {
   readonly kv: SqliteKvStore;
   readonly apiKeys: SqliteApiKeyStore;
   /**
-   * A file's history batches and fetched profiles are written by a thread of their own; a database in
-   * memory has no file to share.
+   * A file's history batches, fetched profiles and saved gateway state are written by a thread of their
+   * own; a database in memory has no file to share.
    */
   readonly history: SqliteHistoryStore | SqliteWriteThread;
   readonly webhooks: SqliteWebhookStore;
@@ -51,6 +52,7 @@ export class SqliteStore implements Store {
   readonly readTokens: SqliteReadTokenStore;
   readonly accounts: SqliteAccountStore;
   readonly retention: SqliteRetentionStore;
+  readonly gatewayState: SqliteGatewayStateStore;
 
   constructor(
     readonly db: Database,
@@ -69,6 +71,7 @@ export class SqliteStore implements Store {
     this.readTokens = new SqliteReadTokenStore(db);
     this.accounts = new SqliteAccountStore(db, history.erase);
     this.retention = new SqliteRetentionStore(db);
+    this.gatewayState = new SqliteGatewayStateStore(db, thread);
   }
 
   async ping(): Promise<boolean> {

@@ -148,6 +148,13 @@ export const MIGRATIONS: readonly string[] = [
      seen_at INTEGER NOT NULL
    ) STRICT, WITHOUT ROWID;
    CREATE INDEX last_monitored_due ON last_monitored (seen_at, user_id)`,
+  // Each ingest node's saved gateway state (src/store/sqlite/gateway-state.ts), replaced whole by each save.
+  `CREATE TABLE gateway_state (
+     node      TEXT PRIMARY KEY,
+     saved_at  INTEGER NOT NULL,
+     sessions  TEXT NOT NULL,
+     presences BLOB NOT NULL
+   ) STRICT`,
 ];
 
 /** Brings the database to the newest schema, each step in its own transaction. */

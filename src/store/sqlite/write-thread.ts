@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Snowflake } from '../../presence/model.js';
-import type { HistoryStore, HistoryWrite, StoredProfile } from '../ports.js';
+import type { HistoryStore, HistoryWrite, SavedGatewayState, StoredProfile } from '../ports.js';
 import type { SqliteHistoryStore } from './history.js';
 import type { WriteReply, WriteRequest } from './write-worker.js';
 
@@ -11,13 +11,13 @@ interface Waiting {
 }
 
 /**
- * The history of a SQLite file, and its fetched profiles, written by a thread of their own
- * (write-worker.ts) on a connection of its own, while reads and erasures go to the store's connection: the
- * event loop only hands each of these writes over, as one JSON text, and does not wait for its
- * statements, the file's lock or the sync to disk. A write resolves once the thread has committed it, so
- * what is acknowledged is as durable as before. An erasure and a batch are each one transaction of the
- * file, whichever connection runs it, so a batch still drops what an erasure that committed before it
- * covers.
+ * The history of a SQLite file, its fetched profiles and its saved gateway state, written by a thread of
+ * their own (write-worker.ts) on a connection of its own, while reads and erasures go to the store's
+ * connection: the event loop only hands each of these writes over, as one JSON text (the gateway state's
+ * presences as a copy of their bytes), and does not wait for its statements, the file's lock or the sync to
+ * disk. A write resolves once the thread has committed it, so what is acknowledged is as durable as before.
+ * An erasure and a batch are each one transaction of the file, whichever connection runs it, so a batch still
+ * drops what an erasure that committed before it covers.
  *
  * Should the thread die, what was handed to it and not committed is rejected (the recorder tries the
  * batch again), and from then on everything is written on the store's connection, as without a thread.
@@ -68,6 +68,16 @@ export class SqliteWriteThread implements HistoryStore {
   putProfiles(profiles: ReadonlyMap<Snowflake, StoredProfile>): Promise<void> {
     if (profiles.size === 0) return Promise.resolve();
     return this.written((id) => ({ kind: 'profiles', id, profiles: JSON.stringify([...profiles]) }));
+  }
+
+  /** A node's gateway state, saved as the store's `gatewayState.save` saves it; rejected once unavailable. */
+  saveGatewayState(node: string, state: SavedGatewayState): Promise<void> {
+    return this.written((id) => ({ kind: 'gateway-state', id, node, state }));
+  }
+
+  /** Dropped in turn after the saves handed over before it; rejected once unavailable. */
+  clearGatewayState(node: string): Promise<void> {
+    return this.written((id) => ({ kind: 'gateway-state', id, node, state: null }));
   }
 
   history(userId: Snowflake, limit: number): ReturnType<HistoryStore['history']> {
