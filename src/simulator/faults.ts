@@ -22,17 +22,26 @@ export class SimulatorFaults {
 
   /**
    * The connection breaks in the middle of the next frame it sends: the client gets the frame's header and
-   * half of its bytes, then the TCP socket is destroyed without a close frame. The session stays
-   * resumable, and the frame, if a dispatch, waits in the replay buffer with the rest.
+   * half of its bytes (compressed, on a zlib-stream connection), then the TCP socket is destroyed without a
+   * close frame. The session stays resumable, and the frame, if a dispatch, waits in the replay buffer with
+   * the rest.
    */
   dropConnectionMidFrame(shardId = 0): void {
     const connection = this.gateway.connectionOf(shardId);
     connection.interceptNext = (frame) => {
-      const bytes = Buffer.from(frame);
-      const half = Buffer.concat([textFrameHeader(bytes.length), bytes.subarray(0, bytes.length >> 1)]);
       this.gateway.abandon(connection);
-      // Destroyed once the half frame is on its way, not before.
-      connection.socket.write(half, () => connection.ws.terminate());
+      // After the frames sent before it, which a compressed connection may still be deflating.
+      void connection.encode(frame).then(
+        ({ bytes, binary }) => {
+          const half = Buffer.concat([
+            frameHeader(bytes.length, binary),
+            bytes.subarray(0, bytes.length >> 1),
+          ]);
+          // Destroyed once the half frame is on its way, not before.
+          connection.socket.write(half, () => connection.ws.terminate());
+        },
+        () => connection.ws.terminate(),
+      );
     };
   }
 
@@ -49,6 +58,28 @@ export class SimulatorFaults {
   /** Closes the shard's socket with a code (4000 resumable; 4004, 4014… fatal; 4007, 4009 end the session). */
   closeConnection(code: number, shardId = 0, reason?: string): void {
     this.gateway.close(this.gateway.connectionOf(shardId), code, reason);
+  }
+
+  /**
+   * Every session without a connection ends, as if Discord's resume window had passed for it: its client's
+   * RESUME gets op 9 `d: false` and it must identify anew. A session with a connection is kept.
+   * Returns how many ended.
+   */
+  expireDetachedSessions(): number {
+    return this.gateway.expireDetachedSessions();
+  }
+
+  /**
+   * The gateway cannot be reached: every shard's socket is cut (sessions kept for a RESUME) and every new
+   * connection is refused with 503, until `gatewayBack`. A shard down for longer than the resume window is
+   * refused its RESUME once back.
+   */
+  gatewayDown(): void {
+    this.gateway.setUnreachable(true);
+  }
+
+  gatewayBack(): void {
+    this.gateway.setUnreachable(false);
   }
 
   /** op 7 Reconnect. */
@@ -97,16 +128,17 @@ export class SimulatorFaults {
   }
 }
 
-/** The header of an unmasked, unfragmented text frame (RFC 6455 §5.2) carrying `length` bytes. */
-function textFrameHeader(length: number): Buffer {
-  if (length < 126) return Buffer.from([0x81, length]);
+/** The header of an unmasked, unfragmented text or binary frame (RFC 6455 §5.2) carrying `length` bytes. */
+function frameHeader(length: number, binary: boolean): Buffer {
+  const first = binary ? 0x82 : 0x81;
+  if (length < 126) return Buffer.from([first, length]);
   if (length < 0x10000) {
-    const header = Buffer.from([0x81, 126, 0, 0]);
+    const header = Buffer.from([first, 126, 0, 0]);
     header.writeUInt16BE(length, 2);
     return header;
   }
   const header = Buffer.alloc(10);
-  header[0] = 0x81;
+  header[0] = first;
   header[1] = 127;
   header.writeBigUInt64BE(BigInt(length), 2);
   return header;

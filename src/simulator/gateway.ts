@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { createDeflate, type Deflate, constants as zlibConstants } from 'node:zlib';
 import {
   GatewayCloseCodes,
   GatewayDispatchEvents,
@@ -110,6 +112,8 @@ export interface GatewayOptions {
   memberRequestCooldownMs: number;
   /** Past this many members GUILD_CREATE lists only the bot (and who is in voice, nobody here). */
   hugeGuildMembers: number;
+  /** How long a session without a connection stays resumable; a RESUME later is refused with op 9. */
+  sessionResumeWindowMs: number;
   logger?: SimulatorLogger | undefined;
   /**
    * Spends one of the bot's daily session starts for an IDENTIFY about to start a session; false when none
@@ -125,6 +129,9 @@ export class Session {
   /** READY or RESUMED has been sent on the current connection. */
   ready = false;
   ended = false;
+  /** When the session lost its connection; null while it has one. */
+  detachedAt: number | null = null;
+  /** JSON text: each connection encodes it as it sends it. */
   readonly replay: Array<{ s: number; frame: string }> = [];
 
   constructor(
@@ -155,22 +162,103 @@ export class Connection {
   sentInWindow = 0;
   /** A zombie: nothing it is given reaches the client any more (a fault). */
   silent = false;
-  /** Takes the next frame instead of sending it (a fault). */
+  /** Takes the next frame (its JSON text) instead of sending it (a fault). */
   interceptNext: ((frame: string) => void) | null = null;
+  /** Frames waiting for their turn through the deflate context; always settled, never rejected. */
+  private queue: Promise<void> = Promise.resolve();
+  /** What the deflate context has produced since the last frame was taken. */
+  private deflated: Buffer[] = [];
 
   constructor(
     readonly ws: WebSocket,
     readonly id: number,
     /** The TCP socket under `ws`. */
     readonly socket: Duplex,
-  ) {}
+    /**
+     * compress=zlib-stream: one deflate context for the socket's life, every frame to the client a binary
+     * message cut at a sync flush. Null: JSON text frames.
+     */
+    private readonly deflate: Deflate | null = null,
+  ) {
+    deflate?.on('data', (chunk: Buffer) => this.deflated.push(chunk));
+    // A deflate error reaches the flush callback of the frame it spoils; unheard, the event would throw.
+    deflate?.on('error', () => {});
+  }
 
   send(frame: string): void {
     if (this.closing || this.silent || this.ws.readyState !== WebSocket.OPEN) return;
     const intercept = this.interceptNext;
     this.interceptNext = null;
     if (intercept) intercept(frame);
-    else this.ws.send(frame);
+    else if (!this.deflate) this.ws.send(frame);
+    else
+      this.inOrder(async () => {
+        const bytes = await this.compress(frame);
+        if (this.ws.readyState === WebSocket.OPEN) this.ws.send(bytes, { binary: true });
+      });
+  }
+
+  /**
+   * The bytes `frame` takes on the wire and whether they go as a binary message, in turn with the frames
+   * sent before it (a compressed frame depends on every one before it).
+   */
+  encode(frame: string): Promise<{ bytes: Buffer; binary: boolean }> {
+    return new Promise((resolve, reject) =>
+      this.inOrder(async () => {
+        try {
+          resolve(
+            this.deflate
+              ? { bytes: await this.compress(frame), binary: true }
+              : { bytes: Buffer.from(frame), binary: false },
+          );
+        } catch (error) {
+          reject(error);
+        }
+      }),
+    );
+  }
+
+  /** Closes once the frames already given are sent, so that none is cut off by the close frame. */
+  close(code: number, reason: string): void {
+    this.inOrder(() => this.ws.close(code, reason));
+  }
+
+  /** Frees the deflate context once the socket is closed. */
+  dispose(): void {
+    this.deflate?.close();
+  }
+
+  /** Runs `step` after every step before it; at once when nothing is compressed (nothing ever waits). */
+  private inOrder(step: () => void | Promise<void>): void {
+    if (!this.deflate) {
+      step();
+      return;
+    }
+    this.queue = this.queue.then(step).catch(() => {
+      // A deflate that fails leaves the stream undecodable: the socket is of no more use.
+      this.ws.terminate();
+    });
+  }
+
+  /**
+   * One message through the connection's deflate context, ending with its sync flush (00 00 ff ff): the
+   * client inflates each message as it comes, with the context of all before it.
+   */
+  private compress(frame: string): Promise<Buffer> {
+    const deflate = this.deflate as Deflate;
+    return new Promise((resolve, reject) => {
+      if (deflate.destroyed) {
+        reject(new Error("the connection's deflate context is closed"));
+        return;
+      }
+      deflate.write(frame);
+      deflate.flush(zlibConstants.Z_SYNC_FLUSH, (error?: Error | null) => {
+        const bytes = Buffer.concat(this.deflated);
+        this.deflated = [];
+        if (error) reject(error);
+        else resolve(bytes);
+      });
+    });
   }
 }
 
@@ -181,10 +269,10 @@ interface ReadyWaiter {
 }
 
 /**
- * Discord's gateway v10 (JSON, uncompressed) on a WebSocketServer without its own port: the HTTP server
- * hands it upgrade requests. Sessions, sequence numbers, the replay buffer, heartbeats and the close codes
- * behave as Discord's do, closely enough for @discordjs/ws to connect, resume and give up exactly as it
- * would against Discord.
+ * Discord's gateway v10 (JSON, plain or with zlib-stream transport compression) on a WebSocketServer without
+ * its own port: the HTTP server hands it upgrade requests. Sessions, sequence numbers, the replay buffer,
+ * the resume window, heartbeats and the close codes behave as Discord's do, closely enough for
+ * @discordjs/ws to connect, resume and give up exactly as it would against Discord.
  */
 export class SimulatedGateway {
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -195,8 +283,23 @@ export class SimulatedGateway {
   private readyWaiters: ReadyWaiter[] = [];
   private nextConnectionId = 1;
 
+  /** Bytes every gateway socket has sent the clients on the wire (what transport compression saves). */
+  get bytesSent(): number {
+    let sent = this.closedBytesSent;
+    for (const connection of this.connections) {
+      if (connection.socket instanceof Socket) sent += connection.socket.bytesWritten;
+    }
+    return sent;
+  }
+
   identifyCount = 0;
   resumeCount = 0;
+  /** RESUMEs with the right token that restored nothing: answered op 9 `d: false`, or closed 4007. */
+  refusedResumeCount = 0;
+  /** Discord's gateway cannot be reached (a fault): every connection attempt is refused with 503. */
+  unreachable = false;
+  /** What the sockets closed so far sent, on the wire (TCP payload: frames, compressed or not). */
+  private closedBytesSent = 0;
   readonly memberRequests: MemberRequest[] = [];
   /** Per guild, when its members were last listed in full: Discord counts per bot, not per session. */
   private readonly lastMemberListing = new Map<string, number>();
@@ -211,11 +314,18 @@ export class SimulatedGateway {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
+    if (this.unreachable) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
     this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, url.searchParams));
   }
 
   private accept(ws: WebSocket, socket: Duplex, params: URLSearchParams): void {
-    const connection = new Connection(ws, this.nextConnectionId++, socket);
+    const compress = params.get('compress');
+    // Any other value is refused below, with a close frame, which is never compressed.
+    const deflate = compress === 'zlib-stream' ? createDeflate() : null;
+    const connection = new Connection(ws, this.nextConnectionId++, socket, deflate);
     this.connections.add(connection);
     ws.on('message', (data, isBinary) => this.onMessage(connection, data, isBinary));
     ws.on('close', (code) => this.onClose(connection, code));
@@ -228,15 +338,17 @@ export class SimulatedGateway {
       this.close(connection, GatewayCloseCodes.InvalidAPIVersion);
       return;
     }
+    // 1003 Unsupported Data: the client asked for something this server does not speak.
     const encoding = params.get('encoding') ?? 'json';
-    if (encoding !== 'json' || params.has('compress')) {
-      // 1003 Unsupported Data: the client asked for something this server does not speak.
+    if (encoding !== 'json') {
+      this.close(connection, 1003, `the simulated gateway speaks encoding=json only (asked: ${encoding})`);
+      return;
+    }
+    if (compress !== null && compress !== 'zlib-stream') {
       this.close(
         connection,
         1003,
-        `the simulated gateway speaks encoding=json without compression (asked: encoding=${encoding}${
-          params.has('compress') ? `, compress=${params.get('compress')}` : ''
-        })`,
+        `the simulated gateway compresses with compress=zlib-stream only (asked: ${compress})`,
       );
       return;
     }
@@ -247,7 +359,9 @@ export class SimulatedGateway {
 
   private onClose(connection: Connection, code: number): void {
     this.connections.delete(connection);
+    this.closedBytesSent += connection.socket instanceof Socket ? connection.socket.bytesWritten : 0;
     this.clearHeartbeatDeadline(connection);
+    connection.dispose();
     const session = connection.session;
     if (!session || session.connection !== connection) return;
     this.detach(session);
@@ -351,11 +465,14 @@ export class SimulatedGateway {
     this.clearHeartbeatDeadline(connection);
     this.log('debug', { connection: connection.id, code, reason }, 'closing gateway connection');
     // A close frame's reason is at most 123 bytes.
-    connection.ws.close(code, Buffer.from(reason).subarray(0, 123).toString());
+    connection.close(code, Buffer.from(reason).subarray(0, 123).toString());
   }
 
   private detach(session: Session): void {
-    if (session.connection) session.connection.session = null;
+    if (session.connection) {
+      session.connection.session = null;
+      session.detachedAt = Date.now();
+    }
     session.connection = null;
     session.ready = false;
   }
@@ -476,10 +593,17 @@ export class SimulatedGateway {
     const session = typeof resume.session_id === 'string' ? this.sessions.get(resume.session_id) : undefined;
     const seq = typeof resume.seq === 'number' ? resume.seq : 0;
     if (!session || session.ended) {
-      connection.send(frame(GatewayOpcodes.InvalidSession, false));
+      this.refuseResume(connection);
+      return;
+    }
+    if (this.expired(session)) {
+      this.log('debug', { shardId: session.shardId, session: session.id }, 'resume after the window');
+      this.endSession(session);
+      this.refuseResume(connection);
       return;
     }
     if (seq > session.seq) {
+      this.refusedResumeCount++;
       this.endSession(session);
       this.close(connection, GatewayCloseCodes.InvalidSeq);
       return;
@@ -488,7 +612,7 @@ export class SimulatedGateway {
     if (seq < session.seq && seq + 1 < oldest) {
       // The events after seq are no longer buffered: the session cannot be restored.
       this.endSession(session);
-      connection.send(frame(GatewayOpcodes.InvalidSession, false));
+      this.refuseResume(connection);
       return;
     }
     if (session.connection) {
@@ -517,10 +641,25 @@ export class SimulatedGateway {
     this.markReady(session);
   }
 
+  private refuseResume(connection: Connection): void {
+    this.refusedResumeCount++;
+    connection.send(frame(GatewayOpcodes.InvalidSession, false));
+  }
+
+  /** Without a connection for longer than the resume window; one with a connection never expires. */
+  private expired(session: Session): boolean {
+    return (
+      session.connection === null &&
+      session.detachedAt !== null &&
+      Date.now() - session.detachedAt > this.options.sessionResumeWindowMs
+    );
+  }
+
   private attach(connection: Connection, session: Session): void {
     connection.session = session;
     connection.shardId = session.shardId;
     session.connection = connection;
+    session.detachedAt = null;
   }
 
   private markReady(session: Session): void {
@@ -728,6 +867,11 @@ export class SimulatedGateway {
   }
 
   /** The socket currently carrying shard `shardId`'s session (the newest, if several). */
+  /** The sequence number of the last dispatch of the shard's connected session. */
+  sequenceOf(shardId: number): number {
+    return (this.connectionOf(shardId).session as Session).seq;
+  }
+
   connectionOf(shardId: number): Connection {
     let found: Connection | null = null;
     for (const session of this.sessions.values()) {
@@ -743,6 +887,19 @@ export class SimulatedGateway {
    * The connection is lost to its session, as when the network drops it: the session stays resumable and
    * keeps collecting dispatches, and nothing more is sent on the socket. The caller ends the socket.
    */
+  /**
+   * Discord's gateway goes away for the clients (`true`): every socket is cut without a close frame, their
+   * sessions kept for a RESUME within the window, and each new connection is refused until it is back.
+   */
+  setUnreachable(unreachable: boolean): void {
+    this.unreachable = unreachable;
+    if (!unreachable) return;
+    for (const connection of this.connections) {
+      this.abandon(connection);
+      connection.ws.terminate();
+    }
+  }
+
   abandon(connection: Connection): void {
     if (connection.session) this.detach(connection.session);
     connection.closing = true;
@@ -760,6 +917,18 @@ export class SimulatedGateway {
     connection.send(frame(GatewayOpcodes.InvalidSession, resumable));
   }
 
+  /** Ends every session without a connection, as if its resume window had passed; returns how many. */
+  expireDetachedSessions(): number {
+    let expired = 0;
+    for (const session of [...this.sessions.values()]) {
+      if (session.connection !== null) continue;
+      this.endSession(session);
+      expired++;
+    }
+    if (expired > 0) this.log('debug', { expired }, 'detached sessions expired');
+    return expired;
+  }
+
   /** op 7: the client should reconnect and resume. */
   requestReconnect(connection: Connection): void {
     connection.send(frame(GatewayOpcodes.Reconnect, null));
@@ -771,6 +940,7 @@ export class SimulatedGateway {
       this.clearHeartbeatDeadline(connection);
       connection.closing = true;
       connection.ws.terminate();
+      connection.dispose();
     }
     this.connections.clear();
     this.sessions.clear();

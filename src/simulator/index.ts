@@ -78,6 +78,11 @@ export const DEFAULT_MEMBER_REQUEST_COOLDOWN_MS = 30_000;
 export const DEFAULT_HUGE_GUILD_MEMBERS = 75_000;
 /** Discord's session start limit for most bots: 1,000 IDENTIFYs a day. */
 export const DEFAULT_SESSION_START_LIMIT = { total: 1000, resetAfterMs: 24 * 60 * 60 * 1000 } as const;
+/**
+ * How long a session without a connection stays resumable. Discord does not document its window; this is a
+ * conservative stand-in.
+ */
+export const DEFAULT_SESSION_RESUME_WINDOW_MS = 120_000;
 /** Messages kept for replies and for sentMessages(). */
 const MAX_KEPT_MESSAGES = 5000;
 
@@ -118,6 +123,14 @@ export interface DiscordSimulatorOptions {
    * simulator has none of), as Discord's does past 75,000. Default 75,000; tests lower it.
    */
   hugeGuildMembers?: number;
+  /**
+   * How long a session that lost its connection stays resumable: a RESUME of a session without a connection
+   * for longer is answered op 9 `d: false` (counted in `refusedResumeCount`) and the session is gone, so the
+   * client identifies anew. A session with a connection never expires. Discord keeps a disconnected session
+   * only for a while but does not document how long; the default, 120 s, is a conservative stand-in.
+   * `faults.expireDetachedSessions()` ends them at once, for tests that should not wait.
+   */
+  sessionResumeWindowMs?: number;
   /** REST buckets. Default 50 requests per second per route. */
   rateLimit?: RateLimitOptions;
   /**
@@ -162,10 +175,10 @@ export interface UserMessage {
 }
 
 /**
- * A simulated Discord on loopback: gateway v10 (JSON) and REST v10 on one HTTP server, plus a tiny CDN.
- * The real @discordjs/ws and @discordjs/rest talk to it unchanged. Drivers change the world (guilds,
- * members, presences, messages), run the app's slash commands, and dispatch what Discord would; `faults`
- * breaks connections the ways Discord does.
+ * A simulated Discord on loopback: gateway v10 (JSON, zlib-stream compressed if asked) and REST v10 on one
+ * HTTP server, plus a tiny CDN. The real @discordjs/ws and @discordjs/rest talk to it unchanged. Drivers
+ * change the world (guilds, members, presences, messages), run the app's slash commands, and dispatch what
+ * Discord would; `faults` breaks connections the ways Discord does.
  */
 export class DiscordSimulator {
   private readonly state: SimulatorState;
@@ -198,6 +211,7 @@ export class DiscordSimulator {
       maxConcurrency: options.maxConcurrency ?? 1,
       memberRequestCooldownMs: options.memberRequestCooldownMs ?? DEFAULT_MEMBER_REQUEST_COOLDOWN_MS,
       hugeGuildMembers: options.hugeGuildMembers ?? DEFAULT_HUGE_GUILD_MEMBERS,
+      sessionResumeWindowMs: options.sessionResumeWindowMs ?? DEFAULT_SESSION_RESUME_WINDOW_MS,
       rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
       interactionResponseMs: options.interactionResponseMs ?? DEFAULT_INTERACTION_RESPONSE_MS,
       interactionTokenMs: options.interactionTokenMs ?? DEFAULT_INTERACTION_TOKEN_MS,
@@ -228,6 +242,7 @@ export class DiscordSimulator {
       resumeUrl: () => this.gatewayUrl,
       memberRequestCooldownMs: this.options.memberRequestCooldownMs,
       hugeGuildMembers: this.options.hugeGuildMembers,
+      sessionResumeWindowMs: this.options.sessionResumeWindowMs,
       logger: this.options.logger,
       startSession: () => this.startSession(),
     });
@@ -582,6 +597,11 @@ export class DiscordSimulator {
 
   // ---- observation ---------------------------------------------------------------------------------
 
+  /** Bytes the gateway's sockets sent the clients on the wire, compressed or not. */
+  get gatewayBytesSent(): number {
+    return this.gateway.bytesSent;
+  }
+
   /** IDENTIFY payloads received (accepted or not). */
   get identifyCount(): number {
     return this.gateway.identifyCount;
@@ -598,6 +618,19 @@ export class DiscordSimulator {
   /** Sessions resumed. */
   get resumeCount(): number {
     return this.gateway.resumeCount;
+  }
+
+  /**
+   * RESUMEs with the right token that restored nothing: the session unknown, ended, past its resume window,
+   * or missing events no longer kept (op 9 `d: false`), or a seq from its future (4007).
+   */
+  get refusedResumeCount(): number {
+    return this.gateway.refusedResumeCount;
+  }
+
+  /** The sequence number of the last dispatch of the shard's connected session: what a RESUME names. */
+  sequenceOf(shardId = 0): number {
+    return this.gateway.sequenceOf(shardId);
   }
 
   /** Every REQUEST_GUILD_MEMBERS received, with the shard it came on. */

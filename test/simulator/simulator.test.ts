@@ -1,5 +1,12 @@
+import { once } from 'node:events';
+import { inflateSync, constants as zlibConstants } from 'node:zlib';
 import { DiscordAPIError, type REST } from '@discordjs/rest';
-import { type WebSocketManager, WebSocketShardEvents, WebSocketShardStatus } from '@discordjs/ws';
+import {
+  CompressionMethod,
+  type WebSocketManager,
+  WebSocketShardEvents,
+  WebSocketShardStatus,
+} from '@discordjs/ws';
 import {
   type APIDMChannel,
   type APIGatewayBotInfo,
@@ -87,13 +94,14 @@ interface Client {
 /** The real gateway and REST clients, recording what they see. */
 function client(
   simulator: DiscordSimulator,
-  options: { shardCount?: number; intents?: number } = {},
+  options: { shardCount?: number; intents?: number; compression?: CompressionMethod } = {},
 ): Client {
   const rest = restFor(simulator);
   const manager = gatewayFor(simulator, rest, {
     intents: options.intents ?? INTENTS,
     largeThreshold: 250,
     shardCount: options.shardCount ?? null,
+    compression: options.compression ?? null,
   });
   managers.push(manager);
   const result: Client = {
@@ -126,6 +134,28 @@ function client(
 }
 
 const until = (assertion: () => void, timeout = 5000) => vi.waitFor(assertion, { timeout, interval: 10 });
+
+/** The client's next such event (a dispatch of type `t`, if given), without polling. */
+function nextEvent(
+  bot: Client,
+  event: WebSocketShardEvents.Resumed | WebSocketShardEvents.Dispatch,
+  t?: GatewayDispatchEvents,
+  timeoutMs = 5000,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      bot.manager.off(event, listener);
+      reject(new Error(`no ${t ?? event} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const listener = (...args: unknown[]) => {
+      if (t !== undefined && (args[0] as GatewayDispatchPayload).t !== t) return;
+      clearTimeout(timer);
+      bot.manager.off(event, listener);
+      resolve();
+    };
+    bot.manager.on(event, listener);
+  });
+}
 
 describe('DiscordSimulator gateway with @discordjs/ws', () => {
   it('sends READY, then a realistic GUILD_CREATE per guild, with increasing sequence numbers', async () => {
@@ -377,6 +407,121 @@ describe('DiscordSimulator gateway with @discordjs/ws', () => {
     expect(bot.of(GatewayDispatchEvents.Ready)).toHaveLength(2);
     const [first, second] = bot.of<{ session_id: string }>(GatewayDispatchEvents.Ready);
     expect(second?.session_id).not.toBe(first?.session_id);
+  });
+
+  it('keeps a dropped session resumable for sessionResumeWindowMs, and answers a later RESUME with op 9', async () => {
+    const WINDOW_MS = 1000;
+    const simulator = await startSimulator({ sessionResumeWindowMs: WINDOW_MS });
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });
+    const bot = client(simulator);
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
+
+    // Only Date is faked, so the window's clock moves when the test says while sockets and timers run. The
+    // waits listen for events: vi.waitFor would advance the fake clock as it polls.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      const resumed = nextEvent(bot, WebSocketShardEvents.Resumed);
+      simulator.faults.dropConnection();
+      vi.setSystemTime(Date.now() + WINDOW_MS); // the window's last moment
+      await resumed;
+      expect(simulator.resumeCount).toBe(1);
+      expect(simulator.identifyCount).toBe(1);
+      expect(simulator.refusedResumeCount).toBe(0);
+
+      const identified = nextEvent(bot, WebSocketShardEvents.Dispatch, GatewayDispatchEvents.GuildCreate);
+      simulator.faults.dropConnection();
+      simulator.setPresence(userId(1), { status: 'idle' }); // buffered for a session that will not resume
+      vi.setSystemTime(Date.now() + WINDOW_MS + 1);
+      await identified;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(simulator.refusedResumeCount).toBe(1);
+    expect(simulator.resumeCount).toBe(1);
+    expect(simulator.identifyCount).toBe(2);
+    expect(bot.resumes).toEqual([0]);
+    const [first, second] = bot.of<{ session_id: string }>(GatewayDispatchEvents.Ready);
+    expect(second?.session_id).not.toBe(first?.session_id);
+    // The update lost with the old session shows in the new one's GUILD_CREATE.
+    expect(bot.of(GatewayDispatchEvents.PresenceUpdate)).toEqual([]);
+    const [, guild] = bot.of<GatewayGuildCreateDispatchData>(GatewayDispatchEvents.GuildCreate);
+    expect(guild?.presences.map((presence) => presence.status)).toEqual(['idle']);
+  });
+
+  it('ends sessions without a connection on expireDetachedSessions(): the RESUME gets op 9 and the client identifies', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({ id: guildId(0), name: 'G', members: [member(1)] });
+    const bot = client(simulator);
+    const debug: string[] = [];
+    bot.manager.on(WebSocketShardEvents.Debug, (message) => debug.push(message));
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
+
+    expect(simulator.faults.expireDetachedSessions()).toBe(0); // a session with a connection is kept
+    simulator.faults.dropConnection();
+    expect(simulator.faults.expireDetachedSessions()).toBe(1);
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(2));
+    await simulator.waitForReady();
+
+    expect(debug).toContainEqual(expect.stringMatching(/Resuming session/));
+    expect(debug).toContainEqual(expect.stringMatching(/Invalid session; will attempt to resume: false/));
+    expect(simulator.refusedResumeCount).toBe(1);
+    expect(simulator.resumeCount).toBe(0);
+    expect(simulator.identifyCount).toBe(2);
+    expect(bot.resumes).toEqual([]);
+    expect(bot.of(GatewayDispatchEvents.Ready)).toHaveLength(2);
+  });
+
+  it('speaks zlib-stream to @discordjs/ws: READY, a large GUILD_CREATE, chunks and dispatches, and resumes', async () => {
+    const simulator = await startSimulator();
+    // Large enough that GUILD_CREATE and its chunks span many deflate output buffers.
+    const members = Array.from({ length: 2500 }, (_, n) => member(n));
+    simulator.createGuild({ id: guildId(0), name: 'Large', members });
+    const bot = client(simulator, { compression: CompressionMethod.ZlibNative });
+    const debug: string[] = [];
+    bot.manager.on(WebSocketShardEvents.Debug, (message) => debug.push(message));
+    await bot.manager.connect();
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildCreate)).toHaveLength(1));
+
+    expect(debug).toContainEqual(expect.stringMatching(/compress=zlib-stream/));
+    expect(debug).toContainEqual(expect.stringMatching(/Identifying[\s\S]*compression: zlib-stream/));
+    const [guild] = bot.of<GatewayGuildCreateDispatchData>(GatewayDispatchEvents.GuildCreate);
+    expect(guild).toMatchObject({ id: guildId(0), member_count: 2500, large: true });
+    expect(guild?.members).toHaveLength(2500);
+
+    await bot.manager.send(0, {
+      op: GatewayOpcodes.RequestGuildMembers,
+      d: { guild_id: guildId(0), query: '', limit: 0, presences: true },
+    });
+    await until(() => expect(bot.of(GatewayDispatchEvents.GuildMembersChunk)).toHaveLength(3));
+    const chunks = bot.of<GatewayGuildMembersChunkDispatchData>(GatewayDispatchEvents.GuildMembersChunk);
+    expect(chunks.map((chunk) => chunk.chunk_index)).toEqual([0, 1, 2]);
+
+    // A new connection has a new deflate context, and the replay goes through it.
+    simulator.faults.dropConnection();
+    simulator.setPresence(userId(1), { status: 'idle' });
+    await until(() => expect(bot.resumes).toEqual([0]));
+    simulator.faults.dropConnectionMidFrame();
+    simulator.setPresence(userId(1), { status: 'dnd' });
+    simulator.setPresence(userId(1), { status: 'online' });
+    await until(() => expect(bot.resumes).toEqual([0, 0]));
+    simulator.setPresence(userId(2), { status: 'idle' });
+
+    await until(() => expect(bot.of(GatewayDispatchEvents.PresenceUpdate)).toHaveLength(4));
+    const updates = bot.of<GatewayPresenceUpdateDispatchData>(GatewayDispatchEvents.PresenceUpdate);
+    expect(updates.map((update) => [update.user.id, update.status])).toEqual([
+      [userId(1), 'idle'],
+      [userId(1), 'dnd'],
+      [userId(1), 'online'],
+      [userId(2), 'idle'],
+    ]);
+    expect(bot.closes.map((close) => close.code)).toEqual([1006, 1006]);
+    expect(simulator.identifyCount).toBe(1);
+    expect(simulator.resumeCount).toBe(2);
+    expect(bot.errors).toEqual([]);
+    const sequence = bot.events.map((entry) => entry.payload.s);
+    expect(sequence).toEqual([...new Set(sequence)].sort((a, b) => a - b));
   });
 
   it('lists a guild in full once per bot in 30 s, across sessions: inside it, RATE_LIMITED; by user id, always', async () => {
@@ -843,13 +988,86 @@ describe('DiscordSimulator gateway protocol', () => {
     expect(await socket.closed).toEqual({ code: 4014, reason: 'Disallowed intent(s).' });
   });
 
-  it('refuses other versions, encodings and compression with a clear close', async () => {
+  it('refuses other versions, encodings and compression methods with a clear close', async () => {
     const simulator = await startSimulator();
     expect((await (await raw(simulator, '?v=9&encoding=json')).closed).code).toBe(4012);
-    const etf = await (await raw(simulator, '?v=10&encoding=etf')).closed;
-    expect(etf.code).toBe(1003);
-    expect(etf.reason).toMatch(/encoding=json without compression/);
-    expect((await (await raw(simulator, '?v=10&encoding=json&compress=zlib-stream')).closed).code).toBe(1003);
+    expect(await (await raw(simulator, '?v=10&encoding=etf')).closed).toEqual({
+      code: 1003,
+      reason: 'the simulated gateway speaks encoding=json only (asked: etf)',
+    });
+    expect(await (await raw(simulator, '?v=10&encoding=json&compress=zstd-stream')).closed).toEqual({
+      code: 1003,
+      reason: 'the simulated gateway compresses with compress=zlib-stream only (asked: zstd-stream)',
+    });
+  });
+
+  it('sends a zlib-stream client binary frames from one deflate context, each cut at a sync flush', async () => {
+    const simulator = await startSimulator();
+    simulator.createGuild({
+      id: guildId(0),
+      name: 'G',
+      members: Array.from({ length: 300 }, (_, n) => member(n)),
+    });
+    const ws = new WebSocket(`${simulator.gatewayUrl}?v=10&encoding=json&compress=zlib-stream`);
+    sockets.push(ws);
+    const frames: Array<{ data: Buffer; binary: boolean }> = [];
+    ws.on('message', (data, binary) => frames.push({ data: data as Buffer, binary }));
+    await once(ws, 'open');
+    // What the client sends stays JSON text.
+    ws.send(JSON.stringify({ op: GatewayOpcodes.Heartbeat, d: null }));
+    ws.send(identify(simulator.token));
+    await until(() => expect(frames).toHaveLength(4)); // HELLO, ACK, READY, GUILD_CREATE
+    for (let n = 0; n < 40; n++) simulator.setPresence(userId(n), { status: n % 2 ? 'idle' : 'dnd' });
+    await until(() => expect(frames).toHaveLength(44));
+
+    expect(frames.every((entry) => entry.binary)).toBe(true);
+    const syncFlush = Buffer.from([0x00, 0x00, 0xff, 0xff]);
+    expect(frames.every((entry) => entry.data.subarray(-4).equals(syncFlush))).toBe(true);
+    expect(frames[0]?.data[0]).toBe(0x78); // the zlib header opens the stream once
+    // A later frame means nothing without the ones before it.
+    expect(() => inflateSync(frames[1]?.data ?? Buffer.alloc(0))).toThrow();
+
+    // Each frame inflates, after those before it, to exactly one payload.
+    const payloads: Array<{ op: number; t: string | null; s: number | null; d: unknown }> = [];
+    let inflated = 0;
+    for (let index = 1; index <= frames.length; index++) {
+      const stream = Buffer.concat(frames.slice(0, index).map((entry) => entry.data));
+      const text = inflateSync(stream, { finishFlush: zlibConstants.Z_SYNC_FLUSH });
+      payloads.push(JSON.parse(text.subarray(inflated).toString('utf8')));
+      inflated = text.length;
+    }
+    expect(payloads[0]).toEqual({ t: null, s: null, op: 10, d: { heartbeat_interval: HEARTBEAT_MS } });
+    expect(payloads.slice(1, 4).map((payload) => payload.op)).toEqual([11, 0, 0]);
+    expect(payloads.slice(2).map((payload) => payload.t)).toEqual([
+      'READY',
+      'GUILD_CREATE',
+      ...Array(40).fill('PRESENCE_UPDATE'),
+    ]);
+    expect(payloads.slice(2).map((payload) => payload.s)).toEqual(
+      Array.from({ length: 42 }, (_, n) => n + 1),
+    );
+    const presences = payloads.slice(4).map((payload) => payload.d as GatewayPresenceUpdateDispatchData);
+    expect(presences.map((presence) => presence.user.id)).toEqual(
+      Array.from({ length: 40 }, (_, n) => userId(n)),
+    );
+
+    // The session's replay is JSON text: it resumes on an uncompressed connection as well.
+    const ready = payloads[2] as { s: number; d: { session_id: string } };
+    ws.terminate();
+    simulator.setPresence(userId(0), { status: 'online' });
+    const plain = await raw(simulator);
+    plain.ws.send(
+      JSON.stringify({
+        op: GatewayOpcodes.Resume,
+        d: { token: simulator.token, session_id: ready.d.session_id, seq: 42 },
+      }),
+    );
+    await until(() => expect(plain.received.at(-1)).toMatchObject({ op: 0, t: 'RESUMED' }));
+    expect(plain.received.map((payload) => [payload.t, payload.s])).toEqual([
+      [null, null],
+      ['PRESENCE_UPDATE', 43],
+      ['RESUMED', 44],
+    ]);
   });
 
   it('answers RESUME of an unknown session with op 9 false, and 4005 to a second IDENTIFY', async () => {
@@ -859,6 +1077,7 @@ describe('DiscordSimulator gateway protocol', () => {
       JSON.stringify({ op: GatewayOpcodes.Resume, d: { token: simulator.token, session_id: 'x', seq: 3 } }),
     );
     await until(() => expect(socket.received.at(-1)).toEqual({ t: null, s: null, op: 9, d: false }));
+    expect(simulator.refusedResumeCount).toBe(1);
     socket.ws.send(identify(simulator.token));
     await until(() => expect(socket.received.at(-1)).toMatchObject({ op: 0, t: 'READY', s: 1 }));
     socket.ws.send(identify(simulator.token));

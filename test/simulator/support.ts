@@ -15,7 +15,7 @@ export function restFor(simulator: DiscordSimulator): REST {
 export function gatewayFor(
   simulator: DiscordSimulator,
   rest: REST,
-  options: Pick<CreateWebSocketManagerOptions, 'intents' | 'largeThreshold' | 'shardCount'>,
+  options: Pick<CreateWebSocketManagerOptions, 'intents' | 'largeThreshold' | 'shardCount' | 'compression'>,
 ): WebSocketManager {
   const sessions = new Map<number, SessionInfo>();
   return new WebSocketManager({
