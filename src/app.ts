@@ -88,6 +88,8 @@ export interface AppOptions {
   retention?: RetentionOverrides;
   /** Tests shorten the wait before a slow command's answer is deferred. */
   bot?: { deferAfterMs?: number };
+  /** Tests shorten how long a disconnected shard's users stay current (STALE_AFTER_DISCONNECT_MS). */
+  gateway?: { staleAfterMs?: number };
   /** Tests answer the refusals of abusive clients at once (ABUSE_REFUSAL_DELAY_MS). */
   abuseRefusalDelayMs?: number;
   /** Tests resolve host names, shorten the delivery timeout and drive the worker's time. */
@@ -208,7 +210,9 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         history: options.history,
         retention: options.retention,
         ...(options.bot ? { bot: options.bot } : {}),
+        ...(options.gateway ? { gateway: options.gateway } : {}),
         discord,
+        resumesAcrossRestarts: demo === null,
         store: background,
         bus,
         keys,
@@ -222,6 +226,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       });
       webhooks.attach(discordSide);
       await discordSide.publisher?.start();
+      await discordSide.restore();
     }
 
     if (replicaSync) {

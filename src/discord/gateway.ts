@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DiscordAPIError, type REST } from '@discordjs/rest';
-import { type SessionInfo, WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
+import { CloseCodes, type SessionInfo, WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
 import {
   type GatewayDispatchPayload,
   GatewayOpcodes,
@@ -9,12 +9,19 @@ import {
 import type { Logger } from 'pino';
 import type { Metrics } from '../ops/metrics.js';
 import type { ShardReport } from '../ops/readiness.js';
+import type { SavedGatewaySession } from '../store/ports.js';
 import { IdentifyBudget, type IdentifyBudgetReading } from './identify-budget.js';
 import { FATAL_CLOSE_CODES, LARGE_THRESHOLD } from './intents.js';
 
 /** Reaching Discord at all (before any gateway session) is retried with backoff between these bounds. */
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 60_000;
+
+/**
+ * A shard disconnected this long has not resumed as a resume does (at once): its users are stale from
+ * then on (Discord may still let it resume, which makes them current again), not served as if current.
+ */
+export const STALE_AFTER_DISCONNECT_MS = 30_000;
 
 export type DispatchHandler = (payload: GatewayDispatchPayload, shardId: number) => void;
 
@@ -32,6 +39,8 @@ export interface GatewayOptions {
   metrics?: Metrics;
   /** The intents identified with (intentsFor). */
   intents: number;
+  /** Tests shorten it; default STALE_AFTER_DISCONNECT_MS. */
+  staleAfterMs?: number;
 }
 
 /**
@@ -43,8 +52,16 @@ export class DiscordGateway {
   private readonly manager: WebSocketManager;
   private readonly handlers: DispatchHandler[] = [];
   private readonly lostHandlers: Array<(shardId: number) => void> = [];
+  private readonly silenceHandlers: Array<(shardId: number, silent: boolean) => void> = [];
+  /** Per shard disconnected: when it goes silent, or that it has (null). */
+  private readonly silences = new Map<number, NodeJS.Timeout | null>();
   /** Per instance: the library's default session store is shared by every manager in the process. */
   private readonly sessions = new Map<number, SessionInfo>();
+  /**
+   * Per shard, the sequence number of the last dispatch every handler has taken in. The library counts a
+   * dispatch before handing it over: what is saved to resume from is this, so nothing is skipped.
+   */
+  private readonly handled = new Map<number, number>();
   /** Each shard this node runs, by id, once Discord told how many. */
   private readonly shardLinks = new Map<number, ShardReport>();
   private shards = 0;
@@ -73,7 +90,8 @@ export class DiscordGateway {
       // The library drops a session exactly when it will identify rather than resume.
       updateSessionInfo: (shardId, info) => {
         if (info) this.sessions.set(shardId, info);
-        else if (this.sessions.delete(shardId)) this.sessionLost(shardId);
+        // Shutting down the library drops every session; they are kept, to be resumed after the restart.
+        else if (!this.destroyed && this.sessions.delete(shardId)) this.sessionLost(shardId);
       },
     });
     options.metrics?.identifyBudgetFrom(() => this.identifyBudget);
@@ -87,6 +105,15 @@ export class DiscordGateway {
   /** A shard's session ended and will not be resumed: it identifies again, then lists its guilds anew. */
   onSessionLost(handler: (shardId: number) => void): void {
     this.lostHandlers.push(handler);
+  }
+
+  /**
+   * A shard disconnected for STALE_AFTER_DISCONNECT_MS went silent (true): nothing is heard through its
+   * guilds. Resumed since (false): Discord replayed what was sent meanwhile. Lost instead, the session
+   * is reported by `onSessionLost`.
+   */
+  onSilence(handler: (shardId: number, silent: boolean) => void): void {
+    this.silenceHandlers.push(handler);
   }
 
   /** How many shards this node runs; 0 until Discord told the total. */
@@ -123,6 +150,34 @@ export class DiscordGateway {
   }
 
   /**
+   * Before `start`: the sessions a previous process saved, resumed rather than identified (a session of
+   * another shard count is identified anew by the library).
+   */
+  resumeFrom(sessions: readonly SavedGatewaySession[]): void {
+    for (const saved of sessions) {
+      this.sessions.set(saved.shardId, {
+        shardId: saved.shardId,
+        shardCount: saved.shardCount,
+        sessionId: saved.sessionId,
+        resumeURL: saved.resumeUrl,
+        sequence: saved.sequence,
+      });
+      this.handled.set(saved.shardId, saved.sequence);
+    }
+  }
+
+  /** Each live session, with the sequence number of what has been taken in: what `resumeFrom` takes. */
+  savedSessions(): SavedGatewaySession[] {
+    return [...this.sessions.values()].map((session) => ({
+      shardId: session.shardId,
+      shardCount: session.shardCount,
+      sessionId: session.sessionId,
+      resumeUrl: session.resumeURL,
+      sequence: this.handled.get(session.shardId) ?? session.sequence,
+    }));
+  }
+
+  /**
    * Connects in the background and returns at once: HTTP keeps answering while Discord is slow or down.
    * `ready` tells when every shard has a session.
    */
@@ -136,13 +191,17 @@ export class DiscordGateway {
     while (!this.destroyed && !this.fatal) {
       try {
         // Reads the budget (its first reading also serves the library), waiting here, before any
-        // connection, while it is under the reserve.
-        await this.budget.ready(this.stopping.signal);
+        // connection, while it is under the reserve; not when there are sessions to resume, which spend
+        // none of it (a shard that has to identify still waits, in the throttler).
+        if (this.sessions.size === 0) await this.budget.ready(this.stopping.signal);
+        else await this.budget.observe(this.stopping.signal);
         const ids = await this.manager.getShardIds();
         this.shards = ids.length;
         for (const id of ids) {
-          if (!this.shardLinks.has(id))
+          if (!this.shardLinks.has(id)) {
             this.shardLinks.set(id, { id, state: 'identifying', lastEventAt: null });
+            this.disconnected(id);
+          }
         }
         await this.manager.connect();
         return;
@@ -174,15 +233,26 @@ export class DiscordGateway {
     }
   }
 
-  async destroy(): Promise<void> {
+  /**
+   * Disconnects. `keepSessions`: closed with a code that leaves each session resumable (any but 1000 and
+   * 1001), for the next process to resume from `savedSessions`; else the sessions end.
+   */
+  async destroy(options: { keepSessions?: boolean } = {}): Promise<void> {
     this.destroyed = true;
     this.stopping.abort();
-    await this.manager.destroy({ reason: 'shutting down' });
+    for (const timer of this.silences.values()) if (timer) clearTimeout(timer);
+    this.silences.clear();
+    await this.manager.destroy({
+      reason: 'shutting down',
+      ...(options.keepSessions ? { code: CloseCodes.Resuming } : {}),
+    });
+    if (!options.keepSessions) this.sessions.clear();
   }
 
   private sessionLost(shardId: number): void {
     this.setState(shardId, 'identifying');
     if (this.destroyed) return;
+    this.disconnected(shardId);
     // After a fatal close nothing identifies again, and nothing more is heard either.
     if (!this.fatal) this.options.logger.warn({ shardId }, 'gateway session lost; identifying again');
     for (const handler of this.lostHandlers) {
@@ -197,6 +267,36 @@ export class DiscordGateway {
   private setState(shardId: number, state: ShardReport['state']): void {
     const shard = this.shardLinks.get(shardId);
     if (shard) shard.state = state;
+  }
+
+  private disconnected(shardId: number): void {
+    if (this.destroyed || this.silences.has(shardId)) return;
+    const timer = setTimeout(() => {
+      this.silences.set(shardId, null);
+      this.options.logger.warn({ shardId }, 'gateway shard disconnected for too long: its users are stale');
+      this.tellSilence(shardId, true);
+    }, this.options.staleAfterMs ?? STALE_AFTER_DISCONNECT_MS);
+    timer.unref();
+    this.silences.set(shardId, timer);
+  }
+
+  /** `resumed`: with everything sent meanwhile replayed; else a new session, which lists anew. */
+  private connected(shardId: number, resumed: boolean): void {
+    const timer = this.silences.get(shardId);
+    if (timer === undefined) return;
+    this.silences.delete(shardId);
+    if (timer) clearTimeout(timer);
+    else if (resumed) this.tellSilence(shardId, false);
+  }
+
+  private tellSilence(shardId: number, silent: boolean): void {
+    for (const handler of this.silenceHandlers) {
+      try {
+        handler(shardId, silent);
+      } catch (error) {
+        this.options.logger.error({ err: error, shardId }, 'failed to handle a silent gateway shard');
+      }
+    }
   }
 
   /** Discord sent the shard something: a dispatch, or a heartbeat acknowledgement. */
@@ -217,21 +317,25 @@ export class DiscordGateway {
           logger.error({ err: error, event: payload.t, shardId }, 'failed to handle a gateway event');
         }
       }
+      this.handled.set(shardId, payload.s);
     });
     this.manager.on(WebSocketShardEvents.HeartbeatComplete, (_stats, shardId) => this.heard(shardId));
     this.manager.on(WebSocketShardEvents.Ready, (data, shardId) => {
       this.setState(shardId, 'ready');
+      this.connected(shardId, false);
       metrics?.gatewaySession('new');
       logger.info({ shardId, guilds: data.guilds.length, user: data.user.username }, 'gateway session ready');
     });
     this.manager.on(WebSocketShardEvents.Resumed, (shardId) => {
       this.setState(shardId, 'ready');
+      this.connected(shardId, true);
       metrics?.gatewaySession('resumed');
       logger.info({ shardId }, 'gateway session resumed');
     });
     this.manager.on(WebSocketShardEvents.Closed, (code, shardId) => {
       // Resumed unless the library drops the session, which it does before or just after this.
       this.setState(shardId, this.sessions.has(shardId) ? 'resuming' : 'identifying');
+      this.disconnected(shardId);
       if (!this.destroyed) metrics?.gatewayDisconnect(code);
       const fatalReason = FATAL_CLOSE_CODES.get(code);
       if (fatalReason !== undefined) {

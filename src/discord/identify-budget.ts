@@ -91,6 +91,12 @@ export class IdentifyBudget implements IIdentifyThrottler {
     await this.affordable(signal);
   }
 
+  /** Reads the limit (logged at info the first time) without waiting for it: nothing is to spend it yet. */
+  async observe(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.needsReading()) await this.read();
+  }
+
   async waitForIdentify(shardId: number, signal: AbortSignal): Promise<void> {
     const known = this.known ?? (await this.read());
     const key = shardId % Math.max(1, known.maxConcurrency);

@@ -64,6 +64,8 @@ export class GatewayIngest {
   private readonly unsynced = new Map<number, Set<Snowflake>>();
   /** Guilds Discord said are unavailable (an outage) and has not sent again since. */
   private readonly unavailable = new Set<Snowflake>();
+  /** Shards whose guilds a previous process saved (`restore`): synced once resumed, listed anew if not. */
+  private readonly restored = new Set<number>();
 
   private readonly now: () => number;
   /** The policy when it may leave anyone out; null when everyone is monitored, so nobody is asked about. */
@@ -95,6 +97,22 @@ export class GatewayIngest {
     return this.listings.size > 0;
   }
 
+  /** Which shard each guild taken in lives on: saved across a restart with the presences. */
+  guildShardEntries(): Array<[Snowflake, number]> {
+    return [...this.guildShards];
+  }
+
+  /**
+   * A previous process's guilds, whose members the registry has taken back: their shards are to be
+   * resumed, after which nothing of them is listed again.
+   */
+  restore(shardIds: readonly number[], guildShards: ReadonlyArray<readonly [Snowflake, number]>): void {
+    for (const shardId of shardIds) this.restored.add(shardId);
+    for (const [guildId, shardId] of guildShards) {
+      if (this.restored.has(shardId)) this.guildShards.set(guildId, shardId);
+    }
+  }
+
   /** Shutdown: no deferred request is sent any more. */
   close(): void {
     this.requests.close();
@@ -104,7 +122,16 @@ export class GatewayIngest {
     const { registry } = this.options;
     switch (payload.t) {
       case GatewayDispatchEvents.Ready:
+        this.restored.delete(shardId);
         this.ready(payload.d, shardId);
+        break;
+      case GatewayDispatchEvents.Resumed:
+        // The session a previous process left: every guild of it is known from what it saved, and current
+        // with what was replayed, even what that process held as stale.
+        if (this.restored.delete(shardId)) {
+          registry.guildsResumed(this.guildsOn(shardId));
+          this.options.onShardSynced?.(shardId);
+        }
         break;
       case GatewayDispatchEvents.GuildCreate:
         this.guildCreate(payload.d, shardId);
@@ -187,9 +214,23 @@ export class GatewayIngest {
    * so their members seen through no other guild are stale meanwhile.
    */
   sessionLost(shardId: number): void {
+    this.options.registry.guildsLost(this.guildsOn(shardId));
+  }
+
+  /**
+   * The shard has been disconnected too long to be current (`silent`), or has resumed since: Discord
+   * replayed what it sent meanwhile, so what is held of its guilds is current again.
+   */
+  shardSilent(shardId: number, silent: boolean): void {
+    const guilds = this.guildsOn(shardId);
+    if (silent) this.options.registry.guildsLost(guilds);
+    else this.options.registry.guildsResumed(guilds);
+  }
+
+  private guildsOn(shardId: number): Snowflake[] {
     const guilds: Snowflake[] = [];
     for (const [guildId, shard] of this.guildShards) if (shard === shardId) guilds.push(guildId);
-    this.options.registry.guildsLost(guilds);
+    return guilds;
   }
 
   /**

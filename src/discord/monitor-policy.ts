@@ -63,6 +63,19 @@ export class MonitorPolicy {
     return this.roleHolders.has(userId) || this.settings.optedIn(userId);
   }
 
+  /** Who holds the opt-in role, and in which guilds: saved across a restart, as no listing repeats it. */
+  roleHolderEntries(): Array<[Snowflake, Snowflake[]]> {
+    return [...this.roleHolders].map(([userId, guilds]) => [userId, [...guilds]]);
+  }
+
+  /** Takes back what `roleHolderEntries` gave a previous process. */
+  restoreRoleHolders(entries: ReadonlyArray<readonly [Snowflake, readonly Snowflake[]]>): void {
+    if (this.settings.roleId === null) return;
+    for (const [userId, guildIds] of entries) {
+      if (guildIds.length > 0) this.roleHolders.set(userId, new Set(guildIds));
+    }
+  }
+
   private noteRoles(
     userId: Snowflake,
     guildId: Snowflake,

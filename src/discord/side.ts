@@ -24,7 +24,7 @@ import type { WebhookService } from '../webhooks/service.js';
 import { BotIdentity } from './bot-identity.js';
 import { Bot, type BotOptions, COMMANDS } from './commands/index.js';
 import { registerCommands } from './commands/registration.js';
-import { DiscordGateway } from './gateway.js';
+import { DiscordGateway, type GatewayOptions } from './gateway.js';
 import { GatewayIngest } from './ingest.js';
 import { installLinks } from './install-links.js';
 import { intentsFor } from './intents.js';
@@ -33,6 +33,7 @@ import { Messenger } from './messenger.js';
 import { MonitorPolicy } from './monitor-policy.js';
 import { MonitoredLoader } from './monitored-loader.js';
 import { ProfileFetcher } from './profiles.js';
+import { RestartState } from './restart-state.js';
 
 /** The Discord side of a node (ROLE all or ingest), as the rest of the node sees it. */
 export interface DiscordSide {
@@ -55,7 +56,12 @@ export interface DiscordSide {
   firstListed: Promise<void>;
   /** Guild listings Discord deferred (RATE_LIMITED), not yet sent again. */
   waiting(): readonly ListingWait[];
-  /** Shutdown: nothing deferred is sent again, and Discord is disconnected. */
+  /**
+   * Before the gateway starts: takes back what the previous process saved, to resume its sessions, and
+   * saves every few seconds from then on (not in demo mode, whose Discord starts afresh with the process).
+   */
+  restore(): Promise<void>;
+  /** Shutdown: nothing deferred is sent again, Discord is disconnected, and what to resume from is saved. */
   stop(): Promise<void>;
 }
 
@@ -80,7 +86,11 @@ export interface DiscordSideDeps {
   retention?: RetentionOverrides;
   /** Tests shorten the wait before a slow command's answer is deferred. */
   bot?: Pick<BotOptions, 'deferAfterMs'>;
+  /** Tests shorten how long a disconnected shard's users stay current. */
+  gateway?: Pick<GatewayOptions, 'staleAfterMs'>;
   discord: DiscordEndpoints;
+  /** Whether sessions are saved to be resumed after a restart: not in demo mode. */
+  resumesAcrossRestarts: boolean;
   /** The waiting store: what the Discord side writes may wait out a Redis outage. */
   store: Store;
   bus: Bus;
@@ -155,6 +165,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     onFatal: (code, reason) => deps.onFatal?.(code, reason),
     metrics,
     intents: intentsFor(config),
+    ...deps.gateway,
   });
   const syncedShards = new Set<number>();
   let listed = false;
@@ -242,6 +253,23 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     ingest.sessionLost(shardId);
     settler.kick();
   });
+  gateway.onSilence((shardId, silent) => {
+    ingest.shardSilent(shardId, silent);
+    settler.kick();
+  });
+  const restartState = deps.resumesAcrossRestarts
+    ? new RestartState({
+        store: store.gatewayState,
+        node: config.shardIds === null ? 'all' : config.shardIds.join(','),
+        shardIds: config.shardIds,
+        gateway,
+        ingest,
+        registry,
+        policy,
+        logger,
+        onRestored: () => settler.kick(),
+      })
+    : null;
   const messenger = new Messenger(rest, logger);
   const bot = new Bot({
     prefix: config.commandPrefix,
@@ -298,9 +326,15 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     listed: () => listed,
     firstListed,
     waiting: () => ingest.listingsWaiting,
-    stop: () => {
+    restore: async () => {
+      if (!restartState) return;
+      await restartState.restore();
+      restartState.start();
+    },
+    stop: async () => {
       ingest.close();
-      return gateway.destroy();
+      await gateway.destroy({ keepSessions: restartState !== null });
+      await restartState?.stop();
     },
   };
 }

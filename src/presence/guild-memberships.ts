@@ -15,6 +15,8 @@ export class GuildMemberships {
   private guildOf = new Int32Array(0);
   private readonly several = new Map<number, Set<number>>();
   private readonly numbers = new Map<Snowflake, number>();
+  /** By guild number, its id. */
+  private readonly names: Snowflake[] = [];
   private readonly counts = new Map<Snowflake, number>();
   /** By guild number, 1 while the guild is lost (`setLost`). */
   private lost = new Uint8Array(0);
@@ -68,6 +70,14 @@ export class GuildMemberships {
     if (count === 0) this.counts.delete(guildId);
     else this.counts.set(guildId, count);
     return true;
+  }
+
+  /** The guilds the slot is in. */
+  guildsOf(slot: number): Snowflake[] {
+    const held = slot < this.guildOf.length ? (this.guildOf[slot] as number) : NONE;
+    if (held === NONE) return [];
+    if (held !== MANY) return [this.names[held] as Snowflake];
+    return [...(this.several.get(slot) as Set<number>)].map((guild) => this.names[guild] as Snowflake);
   }
 
   /** Whether the slot is in any guild. */
@@ -140,6 +150,7 @@ export class GuildMemberships {
     if (guild === undefined) {
       guild = this.numbers.size;
       this.numbers.set(guildId, guild);
+      this.names.push(guildId);
     }
     return guild;
   }

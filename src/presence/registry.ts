@@ -128,6 +128,18 @@ interface Rendered {
 }
 
 /** What rendering needs besides the presence: how to normalize, and whose settings hide what. */
+/**
+ * A monitored user as saved across a restart of the process: what their presence is rendered from, when
+ * Discord last reported it, and the guilds they are seen through (see `PresenceRegistry.saved`).
+ */
+export interface SavedPresence {
+  user: DiscordUser;
+  raw: RawPresence;
+  observedAt: number;
+  guildIds: Snowflake[];
+  stale: boolean;
+}
+
 export interface RegistryOptions extends NormalizeOptions {
   now?: () => number;
   /** The user's privacy settings; undefined for one who set none. */
@@ -241,6 +253,60 @@ export class PresenceRegistry implements PresenceSource {
     for (let slot = 0; slot < this.held.end; slot++) {
       if (this.held.inUse(slot)) yield this.held.idOf(slot);
     }
+  }
+
+  /**
+   * Every monitored user as `restore` takes them back, rendering none: what a restarted process that
+   * resumes its Discord sessions starts from, since nothing it held is sent again.
+   */
+  *saved(): Iterable<SavedPresence> {
+    for (let slot = 0; slot < this.held.end; slot++) {
+      if (!this.held.inUse(slot)) continue;
+      const guildIds = this.memberships.guildsOf(slot);
+      const stale = this.held.stale(slot);
+      if (this.held.isListed(slot)) {
+        const [observedAt, user, raw] = JSON.parse(this.held.listedText(slot)) as [
+          number,
+          DiscordUser,
+          RawPresence,
+        ];
+        yield { user, raw, observedAt, guildIds, stale };
+        continue;
+      }
+      const snapshot = this.held.snapshot(slot);
+      const user =
+        this.unfiltered.get(slot)?.user ??
+        (JSON.parse(userJsonIn(snapshot.body, this.held.userLength(slot))) as DiscordUser);
+      yield {
+        user: withoutImageUrls(user),
+        raw: this.heldRaw(slot, snapshot),
+        observedAt: this.held.observedAt(slot),
+        guildIds,
+        stale,
+      };
+    }
+  }
+
+  /**
+   * Takes back a user `saved` gave, as a listed member (see the class) whose presence says when Discord
+   * reported it; a user monitored already is left as they are.
+   */
+  restore(saved: SavedPresence): void {
+    const { user, raw, observedAt, guildIds } = saved;
+    if (!hasUserId(user) || guildIds.length === 0 || this.held.slotOf(user.id) !== NO_SLOT) return;
+    const listed = JSON.stringify([observedAt, user, raw]);
+    let slot: number;
+    if (listed.length >= LARGE_BODY_BYTES) {
+      this.firstSeen(guildIds[0] as Snowflake, user, raw, observedAt);
+      slot = this.held.slotOf(user.id);
+    } else {
+      slot = this.held.addListed(user.id, listed);
+      this.listedSlots.push(slot);
+      this.listedCount++;
+    }
+    for (const guildId of guildIds) this.memberships.join(slot, guildId);
+    if (saved.stale) this.markStale(slot);
+    if (this.held.isListed(slot)) for (const listener of this.listedListeners) listener(user.id);
   }
 
   /** Whether the user is a listed member not rendered yet: announced as monitored once they are. */
@@ -378,6 +444,21 @@ export class PresenceRegistry implements PresenceSource {
     }
   }
 
+  /**
+   * The shard of these guilds, lost while disconnected, resumed its session: Discord replayed what it
+   * sent meanwhile, so what is held is current again. Their members seen through no guild still lost are
+   * no longer stale.
+   */
+  guildsResumed(guildIds: readonly Snowflake[]): void {
+    for (const guildId of guildIds) this.memberships.setLost(guildId, false);
+    for (const slot of this.memberships.slotsInAny(guildIds, this.held.end)) {
+      if (!this.held.inUse(slot) || !this.held.stale(slot) || this.memberships.onlyInLost(slot)) continue;
+      this.held.setStale(slot, false);
+      if (this.staleUnrendered[slot] === 1) this.forgetUnrendered(slot);
+      else if (!this.held.isListed(slot)) this.refresh(this.held.idOf(slot), slot, this.held.snapshot(slot));
+    }
+  }
+
   /** A user object from outside any guild context (USER_UPDATE, member updates): merged if monitored. */
   userUpdated(user: DiscordUser): void {
     if (!hasUserId(user)) return;
@@ -504,9 +585,9 @@ export class PresenceRegistry implements PresenceSource {
     }
   }
 
-  private firstSeen(guildId: Snowflake, user: DiscordUser, raw: RawPresence): void {
+  private firstSeen(guildId: Snowflake, user: DiscordUser, raw: RawPresence, observed = this.now()): void {
     const at = this.now();
-    const rendered = this.renderFirst(user, raw, { observed_at: at, stale: false });
+    const rendered = this.renderFirst(user, raw, { observed_at: observed, stale: false });
     const snapshot = snapshotOfRendered(rendered, 1);
     const slot = this.held.add(user.id, heldOf(rendered, raw), snapshot);
     this.keepSources(slot, rendered);

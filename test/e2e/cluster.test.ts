@@ -210,6 +210,36 @@ function scaleOut(store: DurableStore): void {
     expect((await presence(restarted, ALICE)).data?.spotify?.song).toBe('Both Shards');
   });
 
+  it('an ingest node restarted within the resume window resumes its session: nothing identified or listed, served throughout', async () => {
+    const ingest = nodes[0] as NodeProcess;
+    const identifies = simulator.identifyCount;
+    const resumes = simulator.resumeCount;
+    const listings = simulator.memberRequests.filter((request) => 'query' in request).length;
+    const bob = await presence(api[0] as NodeProcess, BOB);
+    expect(await ingest.stop()).toBe(0);
+    // Nothing is heard of shard 0 meanwhile; the API nodes keep what it published.
+    for (const node of api) expect(await presence(node, BOB)).toEqual(bob);
+    simulator.setPresence(BOB, { status: 'idle' });
+
+    const restarted = await startNodeProcess(
+      'ingest-0 again',
+      env('ingest', { SHARD_COUNT: '2', SHARD_IDS: '0' }),
+    );
+    nodes[0] = restarted;
+    for (const node of api) {
+      await eventually(async () => expect((await presence(node, BOB)).data?.discord_status).toBe('idle'));
+    }
+    expect(simulator.resumeCount).toBe(resumes + 1);
+    expect(simulator.identifyCount).toBe(identifies);
+    expect(simulator.memberRequests.filter((request) => 'query' in request)).toHaveLength(listings);
+    // Alice is seen through both shards: still one presence, and still current.
+    for (const node of api) expect((await presence(node, ALICE)).data?.stale).toBe(false);
+    simulator.setPresence(BOB, { status: 'online' });
+    for (const node of api) {
+      await eventually(async () => expect((await presence(node, BOB)).data?.discord_status).toBe('online'));
+    }
+  }, 30_000);
+
   it('a user who leaves the guilds on both shards is no longer monitored anywhere', async () => {
     simulator.removeMember(GUILD_ON_0, ALICE);
     // A change on shard 0 after the removal: once every API node has it, it has what the removal did.

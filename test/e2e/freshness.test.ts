@@ -26,8 +26,18 @@ interface Freshness {
   stale: boolean;
 }
 
-async function start({ onTestFinished }: TestContext): Promise<Harness> {
+/**
+ * Stands for STALE_AFTER_DISCONNECT_MS (30 s), how long a disconnected shard's users stay current, where a
+ * test keeps a shard down: less than @discordjs/ws takes to resume (it waits 500 ms before reconnecting).
+ */
+const STALE_AFTER_MS = 300;
+
+async function start(
+  { onTestFinished }: TestContext,
+  gateway: { staleAfterMs?: number } = {},
+): Promise<Harness> {
   const h = await startHarness({
+    gateway,
     // A fresh session lists its guilds again at once, not past Discord's 30 s window.
     simulator: { memberRequestCooldownMs: 1_000 },
     setup: (sim) => {
@@ -129,6 +139,52 @@ describe('a session resumed', () => {
     expect(await read(h, OTHER)).toEqual(before);
     expect(h.app.registry.staleCount).toBe(0);
   });
+});
+
+describe('a shard Discord cannot be reached on', () => {
+  it('makes its users stale once disconnected beyond a resume, and current again when it resumes', async (context) => {
+    const h = await start(context, { staleAfterMs: STALE_AFTER_MS });
+    const before = await read(h, OTHER);
+    const socket = await SocketClient.connect(h.base);
+    await socket.subscribe({ subscribe_to_ids: [OTHER] });
+
+    h.simulator.faults.gatewayDown();
+    await eventually(async () => expect((await read(h, OTHER)).stale).toBe(true));
+    expect(await read(h, OTHER)).toMatchObject({ discord_status: 'dnd', observed_at: before.observed_at });
+    await eventually(() => expect(updatesOf(socket, OTHER).at(-1)?.stale).toBe(true));
+    expect(await card(h, OTHER)).not.toContain('Do Not Disturb');
+    expect(h.app.registry.staleCount).toBe(2);
+
+    // Back within Discord's window: the session resumes, and its replay is everything that was missed.
+    h.simulator.faults.gatewayBack();
+    await eventually(async () => expect((await read(h, OTHER)).stale).toBe(false), 15_000);
+    expect(h.simulator.identifyCount).toBe(1);
+    expect(h.simulator.resumeCount).toBeGreaterThanOrEqual(1);
+    expect(await read(h, OTHER)).toMatchObject({ discord_status: 'dnd', observed_at: before.observed_at });
+    await eventually(() => expect(updatesOf(socket, OTHER).at(-1)?.stale).toBe(false));
+    expect(updatesOf(socket, OTHER).map((update) => update.stale)).toEqual([true, false]);
+    expect(h.app.registry.staleCount).toBe(0);
+    await socket.close();
+  }, 20_000);
+
+  it('keeps them stale past the resume window until the new session lists them', async (context) => {
+    const h = await start(context, { staleAfterMs: STALE_AFTER_MS });
+    const before = await read(h, OTHER);
+    h.simulator.faults.gatewayDown();
+    await eventually(async () => expect((await read(h, OTHER)).stale).toBe(true));
+    // Down for longer than Discord keeps a session.
+    h.simulator.faults.expireDetachedSessions();
+    h.simulator.setPresence(OTHER, { status: 'idle' });
+    h.simulator.faults.gatewayBack();
+
+    await eventually(() => expect(h.simulator.refusedResumeCount).toBeGreaterThanOrEqual(1), 15_000);
+    await eventually(async () => expect((await read(h, OTHER)).stale).toBe(false), REIDENTIFY_MS);
+    const fresh = await read(h, OTHER);
+    expect(fresh).toMatchObject({ discord_status: 'idle' });
+    expect(fresh.observed_at).toBeGreaterThan(before.observed_at);
+    expect(h.simulator.identifyCount).toBe(2);
+    await eventually(() => expect(h.app.registry.staleCount).toBe(0));
+  }, 30_000);
 });
 
 describe('observed_at', () => {

@@ -53,6 +53,8 @@ export async function startHarness(
     abuseRefusalDelayMs?: number;
     /** Bot overrides (a shorter wait before a slow command's answer is deferred). */
     bot?: AppOptions['bot'];
+    /** Gateway overrides (a shorter wait before a disconnected shard's users are stale). */
+    gateway?: AppOptions['gateway'];
   } = {},
 ): Promise<Harness> {
   // As an app is made by default: Message Content is granted only to a run that asks for it, so a run with
@@ -89,6 +91,7 @@ export async function startHarness(
     ...(options.retention ? { retention: options.retention } : {}),
     ...(options.sse ? { sse: options.sse } : {}),
     ...(options.bot ? { bot: options.bot } : {}),
+    ...(options.gateway ? { gateway: options.gateway } : {}),
   });
   const app = wholeApp(started);
   const changes: PresenceChange[] = [];
