@@ -14,6 +14,11 @@ const KV_RELOAD_BATCH = 500;
 export const NODE_TTL_MS = 15_000;
 /** How often each ingest node looks for dead ones and leaves their users in their place. */
 export const DEAD_NODE_SWEEP_MS = 10_000;
+/**
+ * A node shut down to be restarted (its gateway sessions kept to be resumed) stays alive to the others
+ * this long: its users are not handed over while it restarts, and are if it does not come back.
+ */
+export const RESTART_HOLD_MS = 60_000;
 
 export interface PublisherOptions {
   registry: PresenceRegistry;
@@ -45,6 +50,8 @@ export class SharedPresencePublisher {
   private readonly instance = randomUUID();
   private readonly ttlMs: number;
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Shut down to be restarted: see RESTART_HOLD_MS. */
+  private restarting = false;
 
   constructor(private readonly options: PublisherOptions) {
     this.ttlMs = options.liveness?.ttlMs ?? NODE_TTL_MS;
@@ -146,13 +153,20 @@ export class SharedPresencePublisher {
     }
   }
 
+  /** The node is shut down to be restarted: `close` keeps it alive for RESTART_HOLD_MS. */
+  willRestart(): void {
+    this.restarting = true;
+  }
+
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
     for (const timer of this.timers.splice(0)) clearInterval(timer);
     await this.settled();
     this.listeners.clear();
     this.releasedListeners.clear();
-    await this.options.presences.release(this.options.node, this.instance).catch(() => undefined);
+    await this.options.presences
+      .release(this.options.node, this.instance, this.restarting ? RESTART_HOLD_MS : 0)
+      .catch(() => undefined);
   }
 
   private async claim(): Promise<void> {

@@ -285,14 +285,18 @@ export interface SavedGatewayState {
   /** When it was saved (ms since the epoch). */
   savedAt: number;
   sessions: SavedGatewaySession[];
-  /** The presences the node held, compressed; opaque to the store. */
+  /** The presences the node held, compressed and sealed; opaque to the store. */
   presences: Buffer;
 }
 
 /** Per ingest node (named by a string such as "0" or "0-3"), its saved gateway state. */
 export interface GatewayStateStore {
-  /** Replaces what `node` saved. Once it resolves, the state survives a crash. */
-  save(node: string, state: SavedGatewayState): Promise<void>;
+  /**
+   * Replaces what `node` saved. Once it resolves, the state survives a crash. No state, of any node, is
+   * kept more than `keepForMs` after it was saved: it holds presences, and one left by a node that is
+   * gone for good (or renamed) is of no use.
+   */
+  save(node: string, state: SavedGatewayState, keepForMs: number): Promise<void>;
   /** What `node` saved last, or null. */
   load(node: string): Promise<SavedGatewayState | null>;
   /** Drops what `node` saved. */

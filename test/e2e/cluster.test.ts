@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KV_VISIBLE_TIMEOUT_MS } from '../../src/app.js';
+import { NODE_TTL_MS } from '../../src/cluster/publisher.js';
 import { spotifyActivity } from '../../src/simulator/activities.js';
 import { DiscordSimulator } from '../../src/simulator/index.js';
 import { SocketClient } from '../socket/client.js';
@@ -217,6 +218,9 @@ function scaleOut(store: DurableStore): void {
     const listings = simulator.memberRequests.filter((request) => 'query' in request).length;
     const bob = await presence(api[0] as NodeProcess, BOB);
     expect(await ingest.stop()).toBe(0);
+    // Held alive for its restart, longer than a node's liveness lasts: no other node hands its users over.
+    expect(await redis.get(`${prefix}node-alive:0`)).toBe('handed-over');
+    expect(await redis.pttl(`${prefix}node-alive:0`)).toBeGreaterThan(NODE_TTL_MS);
     // Nothing is heard of shard 0 meanwhile; the API nodes keep what it published.
     for (const node of api) expect(await presence(node, BOB)).toEqual(bob);
     simulator.setPresence(BOB, { status: 'idle' });

@@ -1339,6 +1339,8 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
     });
 
     describe('gateway state', () => {
+      /** Long enough that no state of these tests is dropped for its age. */
+      const KEEP = 100 * 365 * 24 * 60 * 60 * 1000;
       const session = (shardId: number, sequence: number): SavedGatewaySession => ({
         shardId,
         shardCount: 4,
@@ -1381,18 +1383,18 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         const store = await open();
         const sessions = [session(0, 41), session(1, 0), session(2, 2 ** 31), session(3, 7)];
         const small = state(T0, EVERY_BYTE, sessions);
-        await store.gatewayState.save('0', small);
+        await store.gatewayState.save('0', small, KEEP);
         expectLoaded(await store.gatewayState.load('0'), small);
         const large = state(T0 + 1, LARGE, sessions);
-        await store.gatewayState.save('1', large);
+        await store.gatewayState.save('1', large, KEEP);
         expectLoaded(await store.gatewayState.load('1'), large);
       });
 
       it('replaces what a node saved with its next save', async () => {
         const store = await open();
-        await store.gatewayState.save('0', state(T0, LARGE, [session(0, 1), session(1, 1)]));
+        await store.gatewayState.save('0', state(T0, LARGE, [session(0, 1), session(1, 1)]), KEEP);
         const next = state(T0 + 60_000, EVERY_BYTE, [session(1, 900)]);
-        await store.gatewayState.save('0', next);
+        await store.gatewayState.save('0', next, KEEP);
         expectLoaded(await store.gatewayState.load('0'), next);
       });
 
@@ -1400,23 +1402,33 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         const store = await open();
         const whole = state(T0, EVERY_BYTE, [session(0, 5), session(1, 6), session(2, 7), session(3, 8)]);
         const first = state(T0 + 1, Buffer.from('first'), [session(0, 9)]);
-        await store.gatewayState.save('0-3', whole);
-        await store.gatewayState.save('0', first);
+        await store.gatewayState.save('0-3', whole, KEEP);
+        await store.gatewayState.save('0', first, KEEP);
         expectLoaded(await store.gatewayState.load('0-3'), whole);
         expectLoaded(await store.gatewayState.load('0'), first);
         await store.gatewayState.clear('0');
         expect(await store.gatewayState.load('0')).toBeNull();
         expectLoaded(await store.gatewayState.load('0-3'), whole);
         // A node that saves again after a clear has what it saved then.
-        await store.gatewayState.save('0', first);
+        await store.gatewayState.save('0', first, KEEP);
         expectLoaded(await store.gatewayState.load('0'), first);
+      });
+
+      it('keeps no state past the time given with its save', async () => {
+        const store = await open();
+        const now = Date.now();
+        await store.gatewayState.save('0', state(now - 10_000, EVERY_BYTE, [session(0, 1)]), 5_000);
+        expect(await store.gatewayState.load('0')).toBeNull();
+        const recent = state(now, EVERY_BYTE, [session(0, 2)]);
+        await store.gatewayState.save('1', recent, 5_000);
+        expectLoaded(await store.gatewayState.load('1'), recent);
       });
 
       it('keeps what a node saved across a restart of the store', async () => {
         const store = await open();
         const saved = state(T0, LARGE, [session(0, 41), session(1, 42)]);
-        await store.gatewayState.save('0-1', saved);
-        await store.gatewayState.save('2', state(T0, EVERY_BYTE));
+        await store.gatewayState.save('0-1', saved, KEEP);
+        await store.gatewayState.save('2', state(T0, EVERY_BYTE), KEEP);
         await store.gatewayState.clear('2');
         const restarted = await reopen(store);
         expectLoaded(await restarted.gatewayState.load('0-1'), saved);

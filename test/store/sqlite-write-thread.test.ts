@@ -9,6 +9,9 @@ import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.
 import { SqliteWriteThread } from '../../src/store/sqlite/write-thread.js';
 import { KV_LIMITS } from '../support/kv.js';
 
+/** Long enough that no gateway state here is dropped for its age. */
+const KEEP = 100 * 365 * 24 * 60 * 60 * 1000;
+
 const LIMITS = { history: 100, trackedTracks: 100 };
 const USER = '94490510688792576';
 
@@ -213,21 +216,21 @@ describe('history, profiles and gateway state of a SQLite file, written by a thr
       sessions: [{ shardId: 0, shardCount: 1, sessionId: `s${savedAt}`, resumeUrl: 'wss://r', sequence: 1 }],
       presences: Buffer.alloc(64, fill),
     });
-    await store.gatewayState.save('0', state(1, 1));
+    await store.gatewayState.save('0', state(1, 1), KEEP);
     expect(gatewayRows(path)).toEqual([{ node: '0', saved_at: 1 }]);
     // Handed over at once: the clear comes after the saves before it, the save after it last.
     await Promise.all([
-      store.gatewayState.save('0', state(2, 2)),
-      store.gatewayState.save('1', state(3, 3)),
+      store.gatewayState.save('0', state(2, 2), KEEP),
+      store.gatewayState.save('1', state(3, 3), KEEP),
       store.gatewayState.clear('0'),
-      store.gatewayState.save('2', state(4, 4)),
+      store.gatewayState.save('2', state(4, 4), KEEP),
     ]);
     expect(gatewayRows(path)).toEqual([
       { node: '1', saved_at: 3 },
       { node: '2', saved_at: 4 },
     ]);
     expect((await store.gatewayState.load('2'))?.presences).toEqual(Buffer.alloc(64, 4));
-    const writing = store.gatewayState.save('3', state(5, 5));
+    const writing = store.gatewayState.save('3', state(5, 5), KEEP);
     await store.close();
     await writing;
     expect(gatewayRows(path).map((row) => row.node)).toEqual(['1', '2', '3']);
@@ -237,10 +240,10 @@ describe('history, profiles and gateway state of a SQLite file, written by a thr
     const { store, path } = openFileStore();
     const worker = (store.history as unknown as { worker: Worker }).worker;
     const state = { savedAt: 7, sessions: [], presences: Buffer.from([0, 255, 0]) };
-    const held = store.gatewayState.save('0', state);
+    const held = store.gatewayState.save('0', state, KEEP);
     await worker.terminate();
     await held;
-    await store.gatewayState.save('1', { ...state, savedAt: 8 });
+    await store.gatewayState.save('1', { ...state, savedAt: 8 }, KEEP);
     expect(gatewayRows(path)).toEqual([
       { node: '0', saved_at: 7 },
       { node: '1', saved_at: 8 },

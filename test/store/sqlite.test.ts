@@ -13,6 +13,9 @@ import { KV_LIMITS } from '../support/kv.js';
 import { profileOf } from '../support/profiles.js';
 import { storeContract } from './contract.js';
 
+/** Long enough that no gateway state here is dropped for its age. */
+const KEEP = 100 * 365 * 24 * 60 * 60 * 1000;
+
 const dirs: string[] = [];
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'presently-store-'));
@@ -180,7 +183,7 @@ describe('embedded SQLite store', () => {
     expect((await profileOf(store, '9'))?.profile.accent_color).toBe(1);
     // Without a file there is no write thread: the gateway state is written on the one connection.
     const state = { savedAt: 1, sessions: [], presences: Buffer.from([0, 1, 255]) };
-    await store.gatewayState.save('0', state);
+    await store.gatewayState.save('0', state, KEEP);
     expect(await store.gatewayState.load('0')).toEqual(state);
     await store.gatewayState.clear('0');
     expect(await store.gatewayState.load('0')).toBeNull();

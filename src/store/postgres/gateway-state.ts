@@ -13,6 +13,7 @@ const LOAD = {
   text: 'SELECT saved_at, sessions, presences FROM gateway_state WHERE node = $1',
 };
 const CLEAR = { name: 'gateway-state.clear', text: 'DELETE FROM gateway_state WHERE node = $1' };
+const EXPIRE = { name: 'gateway-state.expire', text: 'DELETE FROM gateway_state WHERE saved_at < $1' };
 
 interface GatewayStateRow {
   saved_at: number;
@@ -34,11 +35,16 @@ export class PostgresGatewayStateStore implements GatewayStateStore {
     this.bulkTimeout = { statementMs: timeouts.batchMs, answerMarginMs: timeouts.answerMarginMs };
   }
 
-  async save(node: string, state: SavedGatewayState): Promise<void> {
+  async save(node: string, state: SavedGatewayState, keepForMs: number): Promise<void> {
     const values = [node, state.savedAt, JSON.stringify(state.sessions), state.presences];
-    await transaction(this.pool, (session) => session.query({ ...SAVE, values }), {
-      timeout: this.bulkTimeout,
-    });
+    await transaction(
+      this.pool,
+      async (session) => {
+        await session.query({ ...SAVE, values });
+        await session.query({ ...EXPIRE, values: [Date.now() - keepForMs] });
+      },
+      { timeout: this.bulkTimeout },
+    );
   }
 
   async load(node: string): Promise<SavedGatewayState | null> {

@@ -12,16 +12,24 @@ export class RedisGatewayStateStore implements GatewayStateStore {
     private readonly keys: RedisKeys,
   ) {}
 
-  async save(node: string, state: SavedGatewayState): Promise<void> {
-    await this.redis.hset(
-      this.keys.gatewayState(node),
-      'saved_at',
-      state.savedAt,
-      'sessions',
-      JSON.stringify(state.sessions),
-      'presences',
-      state.presences,
-    );
+  /** Each node's key expires `keepForMs` after the moment its state was saved. */
+  async save(node: string, state: SavedGatewayState, keepForMs: number): Promise<void> {
+    const key = this.keys.gatewayState(node);
+    const results = await this.redis
+      .multi()
+      .hset(
+        key,
+        'saved_at',
+        state.savedAt,
+        'sessions',
+        JSON.stringify(state.sessions),
+        'presences',
+        state.presences,
+      )
+      .pexpireat(key, state.savedAt + keepForMs)
+      .exec();
+    const failed = results?.find(([error]) => error !== null)?.[0];
+    if (failed) throw failed;
   }
 
   async load(node: string): Promise<SavedGatewayState | null> {

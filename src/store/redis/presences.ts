@@ -19,9 +19,12 @@ end
 `;
 
 /** KEYS: liveness key, ingest node set. ARGV: node, instance, ttl ms. 0 when another instance holds it. */
+/** A node's liveness while it restarts (see `release`). */
+const HANDED_OVER = 'handed-over';
+
 const CLAIM = `
 local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[2] then return 0 end
+if holder and holder ~= ARGV[2] and holder ~= '${HANDED_OVER}' then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 redis.call('SADD', KEYS[2], ARGV[1])
 return 1
@@ -256,10 +259,16 @@ export class RedisPresences {
     );
   }
 
-  /** Gives `node` up at once (a clean shutdown), if `instance` holds it. */
-  async release(node: number, instance: string): Promise<void> {
+  /**
+   * Gives `node` up (a clean shutdown), if `instance` holds it: at once, or with `holdMs` kept for the
+   * process that restarts it, which may claim it at once while every other node still takes it for
+   * alive, so its users are not handed over meanwhile.
+   */
+  async release(node: number, instance: string, holdMs = 0): Promise<void> {
     const key = `${this.alivePrefix()}${node}`;
-    if ((await this.redis.get(key)) === instance) await this.redis.del(key);
+    if ((await this.redis.get(key)) !== instance) return;
+    if (holdMs > 0) await this.redis.set(key, HANDED_OVER, 'PX', holdMs);
+    else await this.redis.del(key);
   }
 
   /** Nodes that ran once and whose liveness expired: their users are for the live nodes to leave. */

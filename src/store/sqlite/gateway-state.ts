@@ -11,7 +11,7 @@ interface GatewayStateRow {
 export interface GatewayStateWriter {
   /** False once it can write no more: the state is then written on the store's connection. */
   readonly available: boolean;
-  saveGatewayState(node: string, state: SavedGatewayState): Promise<void>;
+  saveGatewayState(node: string, state: SavedGatewayState, keepForMs: number): Promise<void>;
   clearGatewayState(node: string): Promise<void>;
 }
 
@@ -24,6 +24,8 @@ export class SqliteGatewayStateStore implements GatewayStateStore {
   private readonly select: Statement<[string], GatewayStateRow>;
   private readonly upsert: Statement<[string, number, string, Buffer]>;
   private readonly remove: Statement<[string]>;
+  private readonly expire: Statement<[number]>;
+  private readonly replace: (node: string, state: SavedGatewayState, keepForMs: number) => void;
 
   /** `writer`: writes in place of `db` (a file's write thread); null, everything is written on `db`. */
   constructor(
@@ -37,11 +39,16 @@ export class SqliteGatewayStateStore implements GatewayStateStore {
          presences = excluded.presences`,
     );
     this.remove = db.prepare('DELETE FROM gateway_state WHERE node = ?');
+    this.expire = db.prepare('DELETE FROM gateway_state WHERE saved_at < ?');
+    this.replace = db.transaction((node: string, state: SavedGatewayState, keepForMs: number) => {
+      this.upsert.run(node, state.savedAt, JSON.stringify(state.sessions), state.presences);
+      this.expire.run(Date.now() - keepForMs);
+    });
   }
 
-  async save(node: string, state: SavedGatewayState): Promise<void> {
-    if (await this.written(() => this.writer?.saveGatewayState(node, state))) return;
-    this.upsert.run(node, state.savedAt, JSON.stringify(state.sessions), state.presences);
+  async save(node: string, state: SavedGatewayState, keepForMs: number): Promise<void> {
+    if (await this.written(() => this.writer?.saveGatewayState(node, state, keepForMs))) return;
+    this.replace(node, state, keepForMs);
   }
 
   async load(node: string): Promise<SavedGatewayState | null> {

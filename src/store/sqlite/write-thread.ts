@@ -71,13 +71,13 @@ export class SqliteWriteThread implements HistoryStore {
   }
 
   /** A node's gateway state, saved as the store's `gatewayState.save` saves it; rejected once unavailable. */
-  saveGatewayState(node: string, state: SavedGatewayState): Promise<void> {
-    return this.written((id) => ({ kind: 'gateway-state', id, node, state }));
+  saveGatewayState(node: string, state: SavedGatewayState, keepForMs: number): Promise<void> {
+    return this.written((id) => ({ kind: 'gateway-state', id, node, state, keepForMs }));
   }
 
   /** Dropped in turn after the saves handed over before it; rejected once unavailable. */
   clearGatewayState(node: string): Promise<void> {
-    return this.written((id) => ({ kind: 'gateway-state', id, node, state: null }));
+    return this.written((id) => ({ kind: 'gateway-state', id, node, state: null, keepForMs: 0 }));
   }
 
   history(userId: Snowflake, limit: number): ReturnType<HistoryStore['history']> {

@@ -21,7 +21,7 @@ export type WriteRequest =
    * `state`: as a message carries it, the presences a Uint8Array rather than a Buffer; null drops what
    * `node` saved.
    */
-  | { kind: 'gateway-state'; id: number; node: string; state: SavedGatewayState | null }
+  | { kind: 'gateway-state'; id: number; node: string; state: SavedGatewayState | null; keepForMs: number }
   | { kind: 'close' };
 
 export type WriteReply = { id: number; error?: string } | { kind: 'closed' };
@@ -42,10 +42,14 @@ function written(request: Exclude<WriteRequest, { kind: 'close' }>): Promise<voi
   if (request.kind === 'profiles') {
     return profiles.putProfiles(new Map(JSON.parse(request.profiles) as [Snowflake, StoredProfile][]));
   }
-  const { node, state } = request;
+  const { node, state, keepForMs } = request;
   if (state === null) return gatewayState.clear(node);
   const { buffer, byteOffset, byteLength } = state.presences;
-  return gatewayState.save(node, { ...state, presences: Buffer.from(buffer, byteOffset, byteLength) });
+  return gatewayState.save(
+    node,
+    { ...state, presences: Buffer.from(buffer, byteOffset, byteLength) },
+    keepForMs,
+  );
 }
 
 port.on('message', (request: WriteRequest) => {
