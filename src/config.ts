@@ -100,6 +100,8 @@ export interface Config {
   messageContent: boolean;
   /** Slash commands are registered in these guilds only (at once, for testing); null: globally. */
   commandGuildIds: string[] | null;
+  /** Discord's gateway sends every frame through one zlib stream (`compress=zlib-stream`). */
+  gatewayCompression: boolean;
   /** The app's Ed25519 public key (64 hex): `POST /interactions` is served; null: it is not. */
   interactionsPublicKey: string | null;
   /** Where people reach this instance, for links the bot gives (the card); null: unknown. */
@@ -400,6 +402,7 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
     operatorContact,
     messageContent: oneOf('MESSAGE_CONTENT', ['on', 'off'], 'off') === 'on',
     commandGuildIds: optionalSnowflakes('COMMAND_GUILD_IDS'),
+    gatewayCompression: oneOf('GATEWAY_COMPRESSION', ['zlib-stream', 'off'], 'off') === 'zlib-stream',
     interactionsPublicKey,
     publicUrl: read('PUBLIC_URL') === undefined ? null : httpUrl('PUBLIC_URL', ''),
   };

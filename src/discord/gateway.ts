@@ -1,6 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DiscordAPIError, type REST } from '@discordjs/rest';
-import { CloseCodes, type SessionInfo, WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
+import {
+  CloseCodes,
+  CompressionMethod,
+  type SessionInfo,
+  WebSocketManager,
+  WebSocketShardEvents,
+} from '@discordjs/ws';
 import {
   type GatewayDispatchPayload,
   GatewayOpcodes,
@@ -41,6 +47,8 @@ export interface GatewayOptions {
   intents: number;
   /** Tests shorten it; default STALE_AFTER_DISCONNECT_MS. */
   staleAfterMs?: number;
+  /** `compress=zlib-stream`, inflated with node:zlib (GATEWAY_COMPRESSION). */
+  compression?: boolean;
 }
 
 /**
@@ -53,6 +61,7 @@ export class DiscordGateway {
   private readonly handlers: DispatchHandler[] = [];
   private readonly lostHandlers: Array<(shardId: number) => void> = [];
   private readonly silenceHandlers: Array<(shardId: number, silent: boolean) => void> = [];
+  private readonly goneHandlers: Array<(shardId: number) => void> = [];
   /** Per shard disconnected: when it goes silent, or that it has (null). */
   private readonly silences = new Map<number, NodeJS.Timeout | null>();
   /** Per instance: the library's default session store is shared by every manager in the process. */
@@ -82,6 +91,7 @@ export class DiscordGateway {
       token: options.token,
       intents: options.intents,
       largeThreshold: LARGE_THRESHOLD,
+      compression: options.compression ? CompressionMethod.ZlibNative : null,
       rest: options.rest,
       buildIdentifyThrottler: () => this.budget,
       shardCount: options.shardCount ?? null,
@@ -163,7 +173,18 @@ export class DiscordGateway {
         sequence: saved.sequence,
       });
       this.handled.set(saved.shardId, saved.sequence);
+      this.shardLinks.set(saved.shardId, { id: saved.shardId, state: 'resuming', lastEventAt: null });
+      // What was taken back goes stale, like any shard's, if Discord cannot be reached to resume it.
+      this.disconnected(saved.shardId);
     }
+  }
+
+  /**
+   * A shard of a previous process that this one does not run as it did (the shard count changed): its
+   * session is not resumed, and its guilds are listed anew by the shards that hold them now.
+   */
+  onShardGone(handler: (shardId: number) => void): void {
+    this.goneHandlers.push(handler);
   }
 
   /** Each live session, with the sequence number of what has been taken in: what `resumeFrom` takes. */
@@ -196,6 +217,7 @@ export class DiscordGateway {
         if (this.sessions.size === 0) await this.budget.ready(this.stopping.signal);
         else await this.budget.observe(this.stopping.signal);
         const ids = await this.manager.getShardIds();
+        this.dropSessionsOtherThan(ids, await this.manager.getShardCount());
         this.shards = ids.length;
         for (const id of ids) {
           if (!this.shardLinks.has(id)) {
@@ -214,6 +236,27 @@ export class DiscordGateway {
         logger.error({ err: error, retryInMs: delay }, 'could not connect to Discord; retrying');
         await sleep(delay, undefined, { ref: false });
         delay = Math.min(delay * 2, MAX_RETRY_MS);
+      }
+    }
+  }
+
+  /** Sessions taken back for shards not run as they were: see `onShardGone`. */
+  private dropSessionsOtherThan(ids: readonly number[], shardCount: number): void {
+    for (const [shardId, session] of [...this.sessions]) {
+      if (ids.includes(shardId) && session.shardCount === shardCount) continue;
+      this.sessions.delete(shardId);
+      this.handled.delete(shardId);
+      const timer = this.silences.get(shardId);
+      if (timer) clearTimeout(timer);
+      this.silences.delete(shardId);
+      if (!ids.includes(shardId)) this.shardLinks.delete(shardId);
+      this.options.logger.info({ shardId, shardCount }, 'not resuming a session of another shard count');
+      for (const handler of this.goneHandlers) {
+        try {
+          handler(shardId);
+        } catch (error) {
+          this.options.logger.error({ err: error, shardId }, 'failed to let go of a shard');
+        }
       }
     }
   }

@@ -97,6 +97,26 @@ export class GatewayIngest {
     return this.listings.size > 0;
   }
 
+  /**
+   * Whether every guild of the shard is known in full: none waits for its listing (sent, deferred, or to
+   * come after READY), and it is not a previous process's shard still to be resumed. Only such a shard's
+   * session is saved to be resumed, since a resume lists nothing.
+   */
+  settled(shardId: number): boolean {
+    if (this.unsynced.has(shardId) || this.restored.has(shardId)) return false;
+    for (const listing of this.listings.values()) if (listing.shardId === shardId) return false;
+    return true;
+  }
+
+  /** The shard is no longer run (the shard count changed): its guilds are let go until listed anew. */
+  shardGone(shardId: number): void {
+    this.restored.delete(shardId);
+    for (const guildId of this.guildsOn(shardId)) {
+      this.guildShards.delete(guildId);
+      this.options.registry.guildRemoved(guildId);
+    }
+  }
+
   /** Which shard each guild taken in lives on: saved across a restart with the presences. */
   guildShardEntries(): Array<[Snowflake, number]> {
     return [...this.guildShards];
@@ -162,11 +182,15 @@ export class GatewayIngest {
         registry.memberSeen(payload.d.guild_id, payload.d.user);
         break;
       case GatewayDispatchEvents.GuildMemberRemove:
+        this.options.policy?.memberLeft(payload.d.user.id, payload.d.guild_id);
         registry.memberRemoved(payload.d.guild_id, payload.d.user.id);
         break;
       case GatewayDispatchEvents.GuildDelete:
         if (payload.d.unavailable) this.unavailable.add(payload.d.id);
-        else this.unavailable.delete(payload.d.id);
+        else {
+          this.unavailable.delete(payload.d.id);
+          this.options.policy?.guildLeft(payload.d.id);
+        }
         this.guildShards.delete(payload.d.id);
         this.requests.forgetGuild(payload.d.id);
         registry.guildRemoved(payload.d.id);

@@ -68,12 +68,27 @@ export class MonitorPolicy {
     return [...this.roleHolders].map(([userId, guilds]) => [userId, [...guilds]]);
   }
 
-  /** Takes back what `roleHolderEntries` gave a previous process. */
-  restoreRoleHolders(entries: ReadonlyArray<readonly [Snowflake, readonly Snowflake[]]>): void {
+  /** Takes back what `roleHolderEntries` gave a previous process, in the guilds taken back with it. */
+  restoreRoleHolders(
+    entries: ReadonlyArray<readonly [Snowflake, readonly Snowflake[]]>,
+    guilds: ReadonlySet<Snowflake>,
+  ): void {
     if (this.settings.roleId === null) return;
     for (const [userId, guildIds] of entries) {
-      if (guildIds.length > 0) this.roleHolders.set(userId, new Set(guildIds));
+      const kept = guildIds.filter((guildId) => guilds.has(guildId));
+      if (kept.length > 0) this.roleHolders.set(userId, new Set(kept));
     }
+  }
+
+  /** The member left the guild: the role they held there no longer counts. */
+  memberLeft(userId: Snowflake, guildId: Snowflake): void {
+    const guilds = this.roleHolders.get(userId);
+    if (guilds?.delete(guildId) && guilds.size === 0) this.roleHolders.delete(userId);
+  }
+
+  /** The bot left the guild: no role held there counts. */
+  guildLeft(guildId: Snowflake): void {
+    for (const userId of [...this.roleHolders.keys()]) this.memberLeft(userId, guildId);
   }
 
   private noteRoles(

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceRegistry } from '../presence/registry.js';
@@ -7,12 +6,13 @@ import type { DiscordGateway } from './gateway.js';
 import type { GatewayIngest } from './ingest.js';
 import type { MonitorPolicy } from './monitor-policy.js';
 import { decodeSnapshot, encodeSnapshot } from './restart-snapshot.js';
+import { openState, sealState } from './state-seal.js';
 
 /** The gateway state is saved at most this often (and on shutdown). */
 export const STATE_SAVE_INTERVAL_MS = 5_000;
 /**
- * Making a snapshot blocks the process for as long as it takes to go over every presence: the next one
- * waits this many times as long, so saving takes at most a small share of the process's time.
+ * Making a snapshot takes the event loop's time for as long as it takes to go over every presence (a
+ * turn at a time): the next one waits this many times as long, so saving takes a small share of it.
  */
 export const STATE_SAVE_SPACING = 50;
 /**
@@ -20,9 +20,20 @@ export const STATE_SAVE_SPACING = 50;
  * (it does not say how long), and presences this old would be served as current until refused.
  */
 export const STATE_MAX_AGE_MS = 5 * 60_000;
+/** A state saved this far in the future (by another host's clock) is still taken back. */
+const CLOCK_SKEW_MS = 60_000;
+/** The save at shutdown waits this long for the store at most. */
+export const FINAL_SAVE_TIMEOUT_MS = 3_000;
 
 export interface RestartStateOptions {
   store: GatewayStateStore;
+  /** Seals what is saved (`stateKey` of the bot's token). */
+  key: Buffer;
+  /**
+   * The settings a snapshot depends on (shards, intents, who is monitored), as text: a state saved under
+   * others is not taken back.
+   */
+  settings: string;
   /** Which ingest node this is: each saves its own shards' state. */
   node: string;
   /** The shards this node runs; null: every shard. */
@@ -40,7 +51,7 @@ export interface RestartStateOptions {
  * Resume across restarts: each shard's session and the presences held, saved every few seconds and on
  * shutdown, and taken back by the next process before it connects, so that it resumes its sessions
  * rather than identifying and listing every guild again. The sequence numbers saved are those of the
- * snapshot's moment: after a crash Discord replays what came since.
+ * snapshot's start: after a crash Discord replays what came since.
  */
 export class RestartState {
   private timer: NodeJS.Timeout | null = null;
@@ -60,60 +71,79 @@ export class RestartState {
   }
 
   /**
-   * Takes back what the previous process saved when it is recent and readable, and hands its sessions to
-   * the gateway to resume. Anything else (nothing saved, too old, damaged, the store down): the gateway
-   * identifies and lists every guild, as on a first start.
+   * Takes back what the previous process saved when it is recent, sealed with this bot's token and made
+   * under the same settings, and hands its sessions to the gateway to resume. Anything else (nothing
+   * saved, too old, damaged or forged, other settings, the store down): the gateway identifies and lists
+   * every guild, as on a first start. Whether anything was taken back.
    */
-  async restore(): Promise<void> {
-    const { store, node, logger, registry, policy, ingest, gateway } = this.options;
+  async restore(): Promise<boolean> {
+    const { logger } = this.options;
+    try {
+      return await this.restoreSaved();
+    } catch (error) {
+      logger.warn({ err: error }, 'could not take back the saved gateway state; identifying');
+      await this.clear();
+      return false;
+    }
+  }
+
+  /** Whether anything was taken back. */
+  private async restoreSaved(): Promise<boolean> {
+    const { store, node, logger, registry, policy, ingest, gateway, key } = this.options;
     let state: Awaited<ReturnType<GatewayStateStore['load']>>;
     try {
       state = await store.load(node);
     } catch (error) {
       logger.warn({ err: error }, 'could not read the saved gateway state; identifying');
-      return;
+      return false;
     }
-    if (!state) return;
-    const ageMs = Date.now() - state.savedAt;
-    const sessions = (Array.isArray(state.sessions) ? state.sessions : []).filter(
-      (session) => isSession(session) && this.runs(session),
-    );
-    if (ageMs > STATE_MAX_AGE_MS || sessions.length === 0) {
+    if (!state) return false;
+    const now = Date.now();
+    const ageMs = now - state.savedAt;
+    const saved = Array.isArray(state.sessions) ? state.sessions : [];
+    if (!Number.isFinite(ageMs) || ageMs > STATE_MAX_AGE_MS || ageMs < -CLOCK_SKEW_MS) {
       logger.info({ ageMs }, 'the saved gateway state is too old to resume from; identifying');
       await this.clear();
-      return;
+      return false;
     }
-    const snapshot = await decodeSnapshot(state.presences);
+    const sealed = openState(key, state.savedAt, saved, state.presences);
+    const snapshot = sealed && saved.every(isSession) ? await decodeSnapshot(sealed) : null;
     if (!snapshot) {
-      logger.warn('the saved gateway state cannot be read; identifying');
+      logger.warn('the saved gateway state is damaged or was not made by this bot; identifying');
       await this.clear();
-      return;
+      return false;
     }
+    if (snapshot.settings !== this.options.settings) {
+      logger.info('the settings changed since the gateway state was saved; identifying');
+      await this.clear();
+      return false;
+    }
+    const sessions = saved.filter((session) => this.runs(session));
     const shardIds = sessions.map((session) => session.shardId);
     const shards = new Set(shardIds);
     const guilds = new Set<Snowflake>();
     for (const [guildId, shardId] of snapshot.guildShards) {
       if (shards.has(shardId) && policy.countsGuild(guildId)) guilds.add(guildId);
     }
-    policy.restoreRoleHolders(snapshot.roleHolders);
+    policy.restoreRoleHolders(snapshot.roleHolders, guilds);
     ingest.restore(
       shardIds,
       snapshot.guildShards.filter(([guildId]) => guilds.has(guildId)),
     );
     let users = 0;
-    for (const saved of snapshot.presences) {
-      const guildIds = saved.guildIds.filter((guildId) => guilds.has(guildId));
-      if (guildIds.length === 0 || !policy.monitors(saved.user.id)) continue;
-      registry.restore({ ...saved, guildIds });
+    for (const presence of snapshot.presences) {
+      const guildIds = presence.guildIds.filter((guildId) => guilds.has(guildId));
+      if (guildIds.length === 0 || !policy.monitors(presence.user.id)) continue;
+      registry.restore({ ...presence, guildIds });
       users++;
     }
     gateway.resumeFrom(sessions);
-    this.lastSaved = JSON.stringify(sessions);
     this.options.onRestored();
     logger.info(
       { users, guilds: guilds.size, shards: shardIds, ageMs },
       'took back what the previous process held; resuming its gateway sessions',
     );
+    return true;
   }
 
   /** Saves every few seconds from now on. */
@@ -128,13 +158,20 @@ export class RestartState {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.saving;
-    await this.save();
+    // Saved even when nothing changed, so a quiet bot's state is as recent as the shutdown; within a
+    // bound, so a store that does not answer cannot hold the shutdown.
+    const saved = (this.saving ?? Promise.resolve()).then(() => this.saveNow(true));
+    const timeout = new Promise<'late'>((resolve) =>
+      setTimeout(resolve, FINAL_SAVE_TIMEOUT_MS, 'late').unref(),
+    );
+    if ((await Promise.race([saved, timeout])) === 'late') {
+      this.options.logger.warn('the gateway state was not saved in time; the next start identifies');
+    }
   }
 
   /** Saves the sessions and the presences as of now, unless no session changed since the last save. */
   save(): Promise<void> {
-    this.saving ??= this.saveNow().finally(() => {
+    this.saving ??= this.saveNow(false).finally(() => {
       this.saving = null;
     });
     return this.saving;
@@ -142,30 +179,44 @@ export class RestartState {
 
   private schedule(): void {
     if (this.stopped) return;
-    const delay = Math.max(STATE_SAVE_INTERVAL_MS, this.lastCostMs * STATE_SAVE_SPACING);
+    // Never so far apart that the state a crash leaves is too old to be taken back.
+    const delay = Math.min(
+      Math.max(STATE_SAVE_INTERVAL_MS, this.lastCostMs * STATE_SAVE_SPACING),
+      STATE_MAX_AGE_MS / 2,
+    );
     this.timer = setTimeout(() => {
       void this.save().finally(() => this.schedule());
     }, delay);
     this.timer.unref();
   }
 
-  private async saveNow(): Promise<void> {
-    const { store, node, gateway, ingest, registry, policy, logger } = this.options;
-    const sessions = gateway.savedSessions().filter((session) => this.runs(session));
+  /**
+   * The sessions of shards whose guilds are all known in full (none being listed, or waiting to be: a
+   * resume would never list them), and the presences. `always`: even when nothing changed.
+   */
+  private async saveNow(always: boolean): Promise<void> {
+    const { store, node, gateway, ingest, registry, policy, logger, key } = this.options;
+    const sessions = gateway
+      .savedSessions()
+      .filter((session) => this.runs(session) && ingest.settled(session.shardId));
     const described = JSON.stringify(sessions);
-    if (sessions.length === 0 || (described === this.lastSaved && !this.changed)) return;
+    if (sessions.length === 0 || (!always && described === this.lastSaved && !this.changed)) return;
     this.changed = false;
     const savedAt = Date.now();
-    const started = performance.now();
-    // Made in one go, so the presences are those of the sequence numbers saved with them.
-    const encoding = encodeSnapshot({
-      guildShards: ingest.guildShardEntries(),
-      roleHolders: policy.roleHolderEntries(),
-      presences: registry.saved(),
-    });
-    this.lastCostMs = performance.now() - started;
     try {
-      await store.save(node, { savedAt, sessions, presences: await encoding });
+      // The sequence numbers are taken before the presences: a resume replays whatever came after.
+      const { bytes, busyMs } = await encodeSnapshot({
+        settings: this.options.settings,
+        guildShards: ingest.guildShardEntries(),
+        roleHolders: policy.roleHolderEntries(),
+        presences: registry.saved(),
+      });
+      this.lastCostMs = busyMs;
+      await store.save(
+        node,
+        { savedAt, sessions, presences: sealState(key, savedAt, sessions, bytes) },
+        STATE_MAX_AGE_MS,
+      );
       this.lastSaved = described;
     } catch (error) {
       this.changed = true;
@@ -189,7 +240,8 @@ export class RestartState {
 }
 
 /** A session as saved, checked: the store is outside the process. */
-function isSession(session: SavedGatewaySession): boolean {
+function isSession(session: unknown): session is SavedGatewaySession {
+  if (typeof session !== 'object' || session === null) return false;
   const { shardId, shardCount, sessionId, resumeUrl, sequence } = session as Partial<SavedGatewaySession>;
   return (
     Number.isInteger(shardId) &&

@@ -34,6 +34,7 @@ import { MonitorPolicy } from './monitor-policy.js';
 import { MonitoredLoader } from './monitored-loader.js';
 import { ProfileFetcher } from './profiles.js';
 import { RestartState } from './restart-state.js';
+import { stateKey } from './state-seal.js';
 
 /** The Discord side of a node (ROLE all or ingest), as the rest of the node sees it. */
 export interface DiscordSide {
@@ -165,6 +166,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     onFatal: (code, reason) => deps.onFatal?.(code, reason),
     metrics,
     intents: intentsFor(config),
+    compression: config.gatewayCompression,
     ...deps.gateway,
   });
   const syncedShards = new Set<number>();
@@ -253,6 +255,10 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     ingest.sessionLost(shardId);
     settler.kick();
   });
+  gateway.onShardGone((shardId) => {
+    ingest.shardGone(shardId);
+    settler.kick();
+  });
   gateway.onSilence((shardId, silent) => {
     ingest.shardSilent(shardId, silent);
     settler.kick();
@@ -260,6 +266,16 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   const restartState = deps.resumesAcrossRestarts
     ? new RestartState({
         store: store.gatewayState,
+        key: stateKey(discord.token),
+        settings: JSON.stringify({
+          shardCount: config.shardCount,
+          shardIds: config.shardIds,
+          intents: intentsFor(config),
+          monitor: config.monitor,
+          roleId: config.monitorRoleId,
+          guildIds: config.guildIds && [...config.guildIds].sort(),
+          allowedUserIds: config.allowedUserIds && [...config.allowedUserIds].sort(),
+        }),
         node: config.shardIds === null ? 'all' : config.shardIds.join(','),
         shardIds: config.shardIds,
         gateway,
@@ -328,11 +344,22 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     waiting: () => ingest.listingsWaiting,
     restore: async () => {
       if (!restartState) return;
-      await restartState.restore();
+      if ((await restartState.restore()) && !policy.monitorsEveryone) {
+        // Who opted in while no process heard it (through an API node) is asked for once resumed, as a
+        // listing would have found them.
+        void firstListed.then(() => {
+          for (const [userId, settings] of deps.privacy.directory.entries()) {
+            if (settings.opted_in && policy.monitors(userId) && !registry.isMonitored(userId)) {
+              ingest.requestUser(userId);
+            }
+          }
+        });
+      }
       restartState.start();
     },
     stop: async () => {
       ingest.close();
+      if (restartState) publisher?.willRestart();
       await gateway.destroy({ keepSessions: restartState !== null });
       await restartState?.stop();
     },

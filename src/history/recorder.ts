@@ -121,7 +121,10 @@ export class HistoryRecorder {
   readonly observe = (change: PresenceChange): void => {
     const ts = change.at;
     const previousLiveStatus = this.liveStatus(change.userId);
-    const records = this.options.records?.(change.userId, ts) ?? true;
+    // Taken back after a restart: recorded when it was seen (what changed since is replayed as changes),
+    // so only followed, as a change the settings keep out is.
+    const restored = change.kind === 'monitored' && change.restored === true;
+    const records = !restored && (this.options.records?.(change.userId, ts) ?? true);
     if (change.kind === 'unmonitored') {
       this.notLive(change.userId);
       if (records && previousLiveStatus !== null && previousLiveStatus !== 'offline') {

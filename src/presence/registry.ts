@@ -44,6 +44,11 @@ export type PresenceChange =
       at: number;
       /** Announced after being listed: the registry's `onListed` listeners heard of the user then. */
       listed?: true;
+      /**
+       * Taken back from what a previous process saved (`restore`), as it held them: not a change seen now,
+       * so `at` is when Discord last reported it, and what records changes (history) has it already.
+       */
+      restored?: true;
     }
   | { kind: 'updated'; userId: Snowflake; previous: PresenceSnapshot; current: PresenceSnapshot; at: number }
   | { kind: 'unmonitored'; userId: Snowflake; previous: PresenceSnapshot; at: number };
@@ -128,6 +133,11 @@ interface Rendered {
 }
 
 /** What rendering needs besides the presence: how to normalize, and whose settings hide what. */
+/** A listed member held unrendered: when listed, the user and presence, and RESTORED when taken back. */
+type ListedText = [number, DiscordUser, RawPresence, typeof RESTORED?];
+const RESTORED = 1;
+const RESTORED_CHANGE = { restored: true } as const;
+
 /**
  * A monitored user as saved across a restart of the process: what their presence is rendered from, when
  * Discord last reported it, and the guilds they are seen through (see `PresenceRegistry.saved`).
@@ -294,10 +304,10 @@ export class PresenceRegistry implements PresenceSource {
   restore(saved: SavedPresence): void {
     const { user, raw, observedAt, guildIds } = saved;
     if (!hasUserId(user) || guildIds.length === 0 || this.held.slotOf(user.id) !== NO_SLOT) return;
-    const listed = JSON.stringify([observedAt, user, raw]);
+    const listed = JSON.stringify([observedAt, user, raw, RESTORED]);
     let slot: number;
     if (listed.length >= LARGE_BODY_BYTES) {
-      this.firstSeen(guildIds[0] as Snowflake, user, raw, observedAt);
+      this.firstSeen(guildIds[0] as Snowflake, user, raw, observedAt, true);
       slot = this.held.slotOf(user.id);
     } else {
       slot = this.held.addListed(user.id, listed);
@@ -585,14 +595,26 @@ export class PresenceRegistry implements PresenceSource {
     }
   }
 
-  private firstSeen(guildId: Snowflake, user: DiscordUser, raw: RawPresence, observed = this.now()): void {
-    const at = this.now();
+  private firstSeen(
+    guildId: Snowflake,
+    user: DiscordUser,
+    raw: RawPresence,
+    observed = this.now(),
+    restored = false,
+  ): void {
+    const at = restored ? observed : this.now();
     const rendered = this.renderFirst(user, raw, { observed_at: observed, stale: false });
     const snapshot = snapshotOfRendered(rendered, 1);
     const slot = this.held.add(user.id, heldOf(rendered, raw), snapshot);
     this.keepSources(slot, rendered);
     this.memberships.join(slot, guildId);
-    this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at });
+    this.emit({
+      kind: 'monitored',
+      userId: user.id,
+      current: snapshot,
+      at,
+      ...(restored ? RESTORED_CHANGE : {}),
+    });
     snapshot.release();
   }
 
@@ -629,7 +651,7 @@ export class PresenceRegistry implements PresenceSource {
 
   /** Renders a listed member's first version, announced with the moment they were listed. */
   private renderListed(slot: number): void {
-    const [at, user, raw] = JSON.parse(this.held.listedText(slot)) as [number, DiscordUser, RawPresence];
+    const [at, user, raw, restored] = JSON.parse(this.held.listedText(slot)) as ListedText;
     const freshness = { observed_at: at, stale: this.held.stale(slot) };
     let shown = raw;
     let rendered: Rendered;
@@ -646,7 +668,14 @@ export class PresenceRegistry implements PresenceSource {
     this.listedCount--;
     if (this.listedCount === 0) for (const resolve of this.settledWaiters.splice(0)) resolve();
     this.keepSources(slot, rendered);
-    this.emit({ kind: 'monitored', userId: user.id, current: snapshot, at, listed: true });
+    this.emit({
+      kind: 'monitored',
+      userId: user.id,
+      current: snapshot,
+      at,
+      listed: true,
+      ...(restored === RESTORED ? RESTORED_CHANGE : {}),
+    });
     snapshot.release();
   }
 

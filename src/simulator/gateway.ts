@@ -294,10 +294,14 @@ export class SimulatedGateway {
 
   identifyCount = 0;
   resumeCount = 0;
+  /** Connections accepted with `compress=zlib-stream`. */
+  compressedConnections = 0;
   /** RESUMEs with the right token that restored nothing: answered op 9 `d: false`, or closed 4007. */
   refusedResumeCount = 0;
   /** Discord's gateway cannot be reached (a fault): every connection attempt is refused with 503. */
   unreachable = false;
+  /** Connection attempts refused while unreachable. */
+  refusedConnections = 0;
   /** What the sockets closed so far sent, on the wire (TCP payload: frames, compressed or not). */
   private closedBytesSent = 0;
   readonly memberRequests: MemberRequest[] = [];
@@ -315,6 +319,7 @@ export class SimulatedGateway {
       return;
     }
     if (this.unreachable) {
+      this.refusedConnections++;
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
@@ -325,6 +330,7 @@ export class SimulatedGateway {
     const compress = params.get('compress');
     // Any other value is refused below, with a close frame, which is never compressed.
     const deflate = compress === 'zlib-stream' ? createDeflate() : null;
+    if (deflate) this.compressedConnections++;
     const connection = new Connection(ws, this.nextConnectionId++, socket, deflate);
     this.connections.add(connection);
     ws.on('message', (data, isBinary) => this.onMessage(connection, data, isBinary));

@@ -602,6 +602,16 @@ export class DiscordSimulator {
     return this.gateway.bytesSent;
   }
 
+  /** Gateway connections refused while the gateway was unreachable (`faults.gatewayDown`). */
+  get refusedConnections(): number {
+    return this.gateway.refusedConnections;
+  }
+
+  /** Gateway connections opened with `compress=zlib-stream`. */
+  get compressedConnections(): number {
+    return this.gateway.compressedConnections;
+  }
+
   /** IDENTIFY payloads received (accepted or not). */
   get identifyCount(): number {
     return this.gateway.identifyCount;

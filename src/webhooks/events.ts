@@ -29,10 +29,11 @@ export function nowPlayingChanged(previous: NowPlaying | null, current: NowPlayi
 /**
  * The events a presence change makes, of the types `wanted`: `presence` whenever the presence changed
  * (what a socket gets as PRESENCE_UPDATE), `now_playing` when it changed as above. A user no longer
- * monitored makes none.
+ * monitored makes none, nor one taken back after a restart.
  */
 export function eventsOfChange(change: PresenceChange, wanted: (type: WebhookEvent) => boolean): EventData[] {
-  if (change.kind === 'unmonitored') return [];
+  // A presence taken back after a restart is what was sent before it, not a change.
+  if (change.kind === 'unmonitored' || (change.kind === 'monitored' && change.restored)) return [];
   const events: EventData[] = [];
   if (wanted('presence')) events.push({ type: 'presence', data: change.current.json });
   if (change.kind === 'updated' && wanted('now_playing')) {

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { RESTART_HOLD_MS } from '../../src/cluster/publisher.js';
 import { STALE_AFTER_DISCONNECT_MS } from '../../src/discord/gateway.js';
 import {
+  FINAL_SAVE_TIMEOUT_MS,
   STATE_MAX_AGE_MS,
   STATE_SAVE_INTERVAL_MS,
   STATE_SAVE_SPACING,
@@ -25,5 +27,7 @@ describe('docs/operations.md', () => {
     expect(wordsBefore('STATE_SAVE_SPACING')).toContain(`${STATE_SAVE_SPACING} times`);
     expect(wordsBefore('STATE_MAX_AGE_MS')).toContain(`${STATE_MAX_AGE_MS / 60_000} minutes`);
     expect(wordsBefore('STALE_AFTER_DISCONNECT_MS')).toContain(`${STALE_AFTER_DISCONNECT_MS / 1000} s`);
+    expect(wordsBefore('FINAL_SAVE_TIMEOUT_MS')).toContain(`within ${FINAL_SAVE_TIMEOUT_MS / 1000} s`);
+    expect(wordsBefore('RESTART_HOLD_MS')).toContain(`for ${RESTART_HOLD_MS / 1000} s`);
   });
 });

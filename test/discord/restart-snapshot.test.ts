@@ -15,6 +15,7 @@ const CDN = 'https://cdn.discordapp.com';
 const GUILD_A = '100000000000000001';
 const GUILD_B = '100000000000000002';
 const T0 = 1_780_000_000_000;
+const SETTINGS = '{"shardCount":null}';
 const ALICE: DiscordUser = {
   id: '80351110224678912',
   username: 'alice',
@@ -71,7 +72,8 @@ async function roundTrip(
   clock: { now: number },
   settings?: Map<string, PrivacySettings>,
 ) {
-  const bytes = await encodeSnapshot({
+  const { bytes } = await encodeSnapshot({
+    settings: SETTINGS,
     guildShards: [
       [GUILD_A, 0],
       [GUILD_B, 1],
@@ -109,6 +111,7 @@ describe('a snapshot of the presences held', () => {
       [GUILD_B, 1],
     ]);
     expect(snapshot.roleHolders).toEqual([[ALICE.id, [GUILD_A]]]);
+    expect(snapshot.settings).toBe(SETTINGS);
     expect(next.size).toBe(4);
     expect(next.memberCount(GUILD_A)).toBe(2);
     expect(next.memberCount(GUILD_B)).toBe(3);
@@ -151,7 +154,12 @@ describe('a snapshot of the presences held', () => {
     const clock = { now: T0 };
     const reg = registry(clock);
     reg.memberSeen(GUILD_A, BOB, playing);
-    const bytes = await encodeSnapshot({ guildShards: [], roleHolders: [], presences: reg.saved() });
+    const { bytes } = await encodeSnapshot({
+      settings: SETTINGS,
+      guildShards: [],
+      roleHolders: [],
+      presences: reg.saved(),
+    });
     const next = registry(clock);
     next.memberSeen(GUILD_B, BOB, listening);
     const served = String(next.body(BOB.id)?.body);
@@ -162,11 +170,14 @@ describe('a snapshot of the presences held', () => {
 });
 
 describe('a saved snapshot that is not one', () => {
-  const header = JSON.stringify({ v: 1, guilds: [[GUILD_A, 0]], roles: [] });
+  const header = JSON.stringify({ v: 1, settings: SETTINGS, guilds: [[GUILD_A, 0]], roles: [] });
 
   it('is not read when not gzip, of another version, or without its header', async () => {
     expect(await decodeSnapshot(Buffer.from('not gzip'))).toBeNull();
-    expect(await decodeSnapshot(gzipSync(JSON.stringify({ v: 2, guilds: [], roles: [] })))).toBeNull();
+    expect(
+      await decodeSnapshot(gzipSync(JSON.stringify({ v: 2, settings: '', guilds: [], roles: [] }))),
+    ).toBeNull();
+    expect(await decodeSnapshot(gzipSync(`${JSON.stringify({ v: 1, guilds: [], roles: [] })}\n`))).toBeNull();
     expect(await decodeSnapshot(gzipSync('[1,2,3]\n'))).toBeNull();
     expect(await decodeSnapshot(gzipSync(''))).toBeNull();
   });

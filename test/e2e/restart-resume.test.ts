@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { LARGE_THRESHOLD } from '../../src/discord/intents.js';
 import { STATE_MAX_AGE_MS } from '../../src/discord/restart-state.js';
+import { openState, sealState, stateKey } from '../../src/discord/state-seal.js';
 import { spotifyActivity } from '../../src/simulator/activities.js';
 import {
   DiscordSimulator,
@@ -98,8 +99,8 @@ async function world({ onTestFinished }: TestContext, options: Partial<DiscordSi
   const dir = mkdtempSync(join(tmpdir(), 'presently-resume-'));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   const database = join(dir, 'presently.db');
-  const start = async () => {
-    const h = await startHarness({ discord, env: { DATABASE_URL: `sqlite:${database}` } });
+  const start = async (env: Record<string, string> = {}) => {
+    const h = await startHarness({ discord, env: { DATABASE_URL: `sqlite:${database}`, ...env } });
     onTestFinished(() => h.close());
     return h;
   };
@@ -107,7 +108,10 @@ async function world({ onTestFinished }: TestContext, options: Partial<DiscordSi
 }
 
 /** A first process that has listed everything, with one presence changed since. */
-async function firstRun(start: () => Promise<Harness>, discord: DiscordSimulator): Promise<Harness> {
+async function firstRun(
+  start: (env?: Record<string, string>) => Promise<Harness>,
+  discord: DiscordSimulator,
+): Promise<Harness> {
   const first = await start();
   await eventually(async () => expect(await readiness(first)).toBe(200));
   expect(first.app.registry.size).toBe(MEMBERS);
@@ -118,12 +122,17 @@ async function firstRun(start: () => Promise<Harness>, discord: DiscordSimulator
 
 describe('a restart within the resume window', () => {
   it('resumes: no IDENTIFY, no listing, every presence served at once, what was missed replayed', async (context) => {
-    const { discord, start } = await world(context);
+    const { discord, database, start } = await world(context);
     const first = await firstRun(start, discord);
     const listener = await read(first, LISTENER);
     const offline = await read(first, OFFLINE);
     const both = await read(first, BOTH);
+    const closing = Date.now();
     await first.close();
+    // Saved on the way out, changed or not: a quiet bot's state is as recent as its shutdown.
+    const store = openSqliteStore({ kind: 'sqlite', path: database });
+    expect((await store.gatewayState.load('all'))?.savedAt).toBeGreaterThanOrEqual(closing);
+    await store.close();
     const identifies = discord.identifyCount;
     const listed = listings(discord).length;
 
@@ -193,17 +202,48 @@ describe('a restart within the resume window', () => {
   }, 30_000);
 });
 
+describe('a restart of an instance that monitors only who opted in', () => {
+  it('resumes, and asks Discord for whoever opted in while no process was there to hear it', async (context) => {
+    const { discord, database, start } = await world(context);
+    const optIn = async (userId: string) => {
+      const store = openSqliteStore({ kind: 'sqlite', path: database });
+      await store.privacy.patchPrivacy(userId, { opted_in: true });
+      await store.close();
+    };
+    await optIn(OFFLINE);
+    const first = await start({ MONITOR: 'opt-in' });
+    await eventually(async () => expect(await readiness(first)).toBe(200));
+    expect((await read(first, OFFLINE)).status).toBe(200);
+    expect((await read(first, BOTH)).status).toBe(404);
+    await first.close();
+    // As an API node would write it, with no ingest process to hear of it.
+    await optIn(BOTH);
+    const identifies = discord.identifyCount;
+
+    const second = await start({ MONITOR: 'opt-in' });
+    expect((await read(second, OFFLINE)).status).toBe(200);
+    await eventually(async () => expect((await read(second, BOTH)).body.data?.discord_status).toBe('online'));
+    expect(discord.identifyCount).toBe(identifies);
+  }, 30_000);
+});
+
 describe('a restart past the window', () => {
   it('takes nothing back and identifies, listing every guild as on a first start', async (context) => {
     const { discord, database, start } = await world(context);
     const first = await firstRun(start, discord);
     await first.close();
-    // As if the process had been down longer than state is kept for.
+    // As if the process had been down longer than state is kept for: sealed again with its earlier moment,
+    // as the bot itself would have.
     const store = await openSqliteStore({ kind: 'sqlite', path: database });
     const saved = await store.gatewayState.load('all');
     expect(saved?.sessions).toHaveLength(1);
-    if (saved)
-      await store.gatewayState.save('all', { ...saved, savedAt: saved.savedAt - STATE_MAX_AGE_MS - 1 });
+    if (saved) {
+      const key = stateKey(discord.token);
+      const snapshot = openState(key, saved.savedAt, saved.sessions, saved.presences) as Buffer;
+      const savedAt = saved.savedAt - STATE_MAX_AGE_MS - 1;
+      const presences = sealState(key, savedAt, saved.sessions, snapshot);
+      await store.gatewayState.save('all', { ...saved, savedAt, presences }, 2 * STATE_MAX_AGE_MS);
+    }
     await store.close();
     const identifies = discord.identifyCount;
     const listed = listings(discord).length;
@@ -221,4 +261,72 @@ describe('a restart past the window', () => {
     expect((await reopened.gatewayState.load('all'))?.savedAt).toBeGreaterThan(saved?.savedAt ?? 0);
     await reopened.close();
   }, 30_000);
+});
+
+describe('a restart that is not resumed', () => {
+  /** Identified again, and every guild listed, nothing of the saved state served meanwhile. */
+  async function expectStartedAfresh(second: Harness, discord: DiscordSimulator, identifies: number) {
+    expect((await read(second, OFFLINE)).status).toBe(404);
+    await eventually(async () => expect(await readiness(second)).toBe(200), 15_000);
+    expect(discord.identifyCount).toBe(identifies + 1);
+    expect((await read(second, OFFLINE)).status).toBe(200);
+  }
+
+  it('after the settings changed: a state saved under others is not taken back', async (context) => {
+    const { discord, start } = await world(context);
+    const first = await firstRun(start, discord);
+    await first.close();
+    const identifies = discord.identifyCount;
+    const second = await start({ GUILD_IDS: `${LARGE},${SMALL}` });
+    await expectStartedAfresh(second, discord, identifies);
+  }, 30_000);
+
+  it('a state not sealed with this bot’s token (another writer of the store) is refused and dropped', async (context) => {
+    const { discord, database, start } = await world(context);
+    const first = await firstRun(start, discord);
+    await first.close();
+    const store = openSqliteStore({ kind: 'sqlite', path: database });
+    const saved = await store.gatewayState.load('all');
+    if (saved) {
+      const key = stateKey(discord.token);
+      const snapshot = openState(key, saved.savedAt, saved.sessions, saved.presences) as Buffer;
+      const sessions = saved.sessions.map((session) => ({ ...session, resumeUrl: 'ws://127.0.0.1:9' }));
+      const forged = sealState(stateKey('a token of someone else'), saved.savedAt, sessions, snapshot);
+      await store.gatewayState.save('all', { ...saved, sessions, presences: forged }, STATE_MAX_AGE_MS);
+    }
+    await store.close();
+    const identifies = discord.identifyCount;
+
+    const second = await start();
+    await expectStartedAfresh(second, discord, identifies);
+    // Dropped when refused: what is saved now is the second process's own.
+    await second.close();
+    const reopened = openSqliteStore({ kind: 'sqlite', path: database });
+    expect((await reopened.gatewayState.load('all'))?.sessions[0]?.resumeUrl).toBe(discord.gatewayUrl);
+    await reopened.close();
+  }, 30_000);
+
+  it('while a listing waited: the shard is not saved to be resumed, so the next process lists it', async (context) => {
+    const { discord, start } = await world(context, { memberRequestCooldownMs: 12_000 });
+    const first = await firstRun(start, discord);
+    // A new session, whose listing of the large guild Discord defers: its members are not known in full.
+    discord.faults.invalidateSession(false);
+    discord.removeMember(LARGE, LEAVER);
+    await eventually(
+      async () => expect(await (await fetch(`${first.base}/v1/ready`)).text()).toContain('rate limit'),
+      15_000,
+    );
+    await first.close();
+    const identifies = discord.identifyCount;
+
+    const second = await start();
+    // Whatever the first process saved before is of a session Discord has invalidated: nothing is served as
+    // current until the new session's listing, which lets the one who left go.
+    const leaver = await read(second, LEAVER);
+    expect(leaver.status === 404 || leaver.body.data?.stale === true).toBe(true);
+    await eventually(async () => expect(await readiness(second)).toBe(200), 20_000);
+    expect((await read(second, LEAVER)).status).toBe(404);
+    expect((await read(second, OFFLINE)).body.data?.stale).toBe(false);
+    expect(discord.identifyCount).toBeGreaterThan(identifies);
+  }, 40_000);
 });

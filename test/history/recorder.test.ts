@@ -69,6 +69,28 @@ describe('HistoryRecorder', () => {
     expect(tracks.map((t) => t.track_id)).toEqual(['t1']);
   });
 
+  it('writes nothing for a presence taken back after a restart, and follows it: its leave writes last_seen', async () => {
+    const { store, registry, recorder, advance } = setup();
+    registry.restore({
+      user: USER,
+      raw: listening('t1', T0 - 60_000),
+      observedAt: T0 - 60_000,
+      guildIds: [GUILD_A],
+      stale: false,
+    });
+    registry.get(USER.id);
+    await new Promise((resolve) => setImmediate(resolve));
+    await recorder.flush();
+    expect(await store.history.history(USER.id, 100)).toEqual({ status: [], tracks: [] });
+
+    advance(5_000);
+    registry.memberRemoved(GUILD_A, USER.id);
+    await new Promise((resolve) => setImmediate(resolve));
+    await recorder.flush();
+    expect((await store.history.stats(USER.id)).lastSeen).toBe(T0 + 5_000);
+    expect((await store.history.history(USER.id, 100)).tracks).toEqual([]);
+  });
+
   it('records one play when two guilds send the same update', async () => {
     const { store, registry, recorder, advance } = setup();
     registry.memberSeen(GUILD_A, USER);

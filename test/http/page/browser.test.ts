@@ -33,6 +33,8 @@ const BOB = { id: '155149108183695360', username: 'bob', global_name: '<b>Bob</b
 const STRANGER = '246834765493026816';
 /** Short, so a page that does not heartbeat as the Hello says is closed (4007) within the test. */
 const HEARTBEAT_MS = 500;
+/** Stands for STALE_AFTER_DISCONNECT_MS. */
+const STALE_AFTER_MS = 300;
 
 describe.skipIf(!available)('the landing page in headless Chromium', () => {
   let harness: Harness;
@@ -41,6 +43,8 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
   beforeAll(async () => {
     harness = await startHarness({
       socket: { heartbeatIntervalMs: HEARTBEAT_MS },
+      // A shard down this long makes its users stale (30 s in production).
+      gateway: { staleAfterMs: STALE_AFTER_MS },
       setup: (sim) =>
         sim.createGuild({
           id: GUILD,
@@ -337,6 +341,26 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
 
     harness.simulator.setPresence(BOB.id, { status: 'online' });
     await showsStatus(page, 'Online');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('shows a stale presence as unknown, with no status, and the status again once current', async () => {
+    const { page, problems } = await openPage();
+    harness.simulator.setPresence(BOB.id, { status: 'idle' });
+    await page.goto(`${harness.base}/?id=${BOB.id}`);
+    await showsStatus(page, 'Idle');
+
+    // Discord unreachable: nothing is heard of Bob any more.
+    harness.simulator.faults.gatewayDown();
+    await shows(page, 'presence-status', 'Unknown since');
+    expect(await page.locator('#presence-status').getAttribute('data-status')).toBe('unknown');
+    expect(await page.locator('#presence').textContent()).not.toContain('Idle');
+
+    // Back, and resumed: what was held is current again.
+    harness.simulator.faults.gatewayBack();
+    await showsStatus(page, 'Idle', 15_000);
+    expect(await page.locator('#presence-status').getAttribute('data-status')).toBe('idle');
     expect(problems).toEqual([]);
     await page.close();
   });
