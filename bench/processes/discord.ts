@@ -27,7 +27,8 @@ import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/w
  * lists every online member, which for this guild would be one frame of over 100 MB.
  *
  * Answers `stats`: the time the simulator spent making and queueing the listing (its event loop is busy
- * with that, all chunks at once, when the request arrives) and the listing's size in bytes. On
+ * with that, all chunks at once, when the request arrives), the listing's size in bytes, the bytes its
+ * gateway sent on the wire (compressed or not), and the IDENTIFYs, RESUMEs and whole-guild listings it got. On
  * `{type: 'updates', perSecond, users}` the first `users` bench users' custom statuses change in turn,
  * `perSecond` changes a second in all, as PRESENCE_UPDATEs through the gateway; each status is a fan-out
  * marker with its send time, so a subscriber can time it from the Discord frame on (0 stops them). On
@@ -117,7 +118,18 @@ serveBenchProcess(() => {
   clearInterval(updates);
   return simulator.stop();
 });
-onMessage('stats', () => report({ type: 'stats', listingSeconds, listingBytes, listingFrames }));
+onMessage('stats', () =>
+  report({
+    type: 'stats',
+    listingSeconds,
+    listingBytes,
+    listingFrames,
+    gatewayBytes: simulator.gatewayBytesSent,
+    identifies: simulator.identifyCount,
+    resumes: simulator.resumeCount,
+    listings: simulator.memberRequests.filter((request) => 'query' in request).length,
+  }),
+);
 report({
   type: 'ready',
   token: simulator.token,

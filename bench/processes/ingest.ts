@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate } from 'node:timers/promises';
+import { constants, createDeflate, createInflate } from 'node:zlib';
 import type { GatewayDispatchPayload } from 'discord-api-types/v10';
 import pino from 'pino';
 import { GatewayIngest } from '../../src/discord/ingest.js';
@@ -42,6 +43,13 @@ const floor = process.env.HISTORY === 'floor';
  * beside this process's.
  */
 const storeOnly = process.env.HISTORY === 'store';
+/**
+ * TRANSPORT=zlib-stream: each dispatch arrives as Discord sends it with transport compression, one zlib
+ * stream for the connection, every message ended by a sync flush. Compressed before the clock (Discord's
+ * work), inflated in it as @discordjs/ws does with node:zlib (`CompressionMethod.ZlibNative`): a write to
+ * one inflate stream, its output gathered until the write's callback, then decoded and parsed.
+ */
+const zlibTransport = process.env.TRANSPORT === 'zlib-stream';
 const target = process.env.STORE ?? 'sqlite';
 const STATUSES = ['online', 'idle', 'dnd'] as const;
 const TRACK_MS = 300_000;
@@ -101,6 +109,38 @@ let changes = 0;
 registry.onChange(() => changes++);
 const ingest = new GatewayIngest({ registry, requestMembers: () => {}, logger });
 let floorBytes = 0;
+/** Bytes of the dispatches as they arrive, compressed or not, inside the clock. */
+let wireBytes = 0;
+const deflate = createDeflate();
+const inflate = createInflate({ chunkSize: 65535, flush: constants.Z_SYNC_FLUSH });
+let inflated: Buffer[] = [];
+inflate.on('data', (chunk: Buffer) => inflated.push(chunk));
+
+/** The frame as the connection's one deflate stream turns it into a message. */
+function compressed(frame: Buffer): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const take = (chunk: Buffer) => chunks.push(chunk);
+    deflate.on('data', take);
+    deflate.write(frame);
+    deflate.flush(constants.Z_SYNC_FLUSH, () => {
+      deflate.off('data', take);
+      resolve(Buffer.concat(chunks));
+    });
+  });
+}
+
+/** A compressed message back to its JSON text's bytes, as @discordjs/ws inflates it. */
+function decompressed(message: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    inflate.write(message, (error) => {
+      if (error) reject(error);
+      const text = Buffer.concat(inflated);
+      inflated = [];
+      resolve(text);
+    });
+  });
+}
 // A dispatch arrives as a text frame's bytes, which the gateway client decodes to a string and parses. Held
 // as bytes until then, the rounds' payloads stay off the heap: strings made ahead would be young objects
 // that the first collections inside the clock copy, a cost no gateway message has.
@@ -132,12 +172,17 @@ let mainCpuMicros = 0;
 for (let k = 0; k < UPDATES; ) {
   const round = Math.floor(k / USERS);
   const payloads: Buffer[] = [];
-  for (; payloads.length < USERS && k < UPDATES; k++) payloads.push(dispatch(k % USERS, round, k));
+  for (; payloads.length < USERS && k < UPDATES; k++) {
+    const frame = dispatch(k % USERS, round, k);
+    payloads.push(zlibTransport ? await compressed(frame) : frame);
+  }
   const cpuBefore = process.cpuUsage();
   const mainBefore = threadCpuMicros();
   const started = process.hrtime.bigint();
   for (let i = 0; i < payloads.length; i++) {
-    handle(payloads[i] as Buffer);
+    const payload = payloads[i] as Buffer;
+    wireBytes += payload.length;
+    handle(zlibTransport ? await decompressed(payload) : payload);
     // The gateway hands over one message per event-loop turn; yielding now and then lets the recorder's
     // batch writes and timers run among the updates as they would.
     if (i % 100 === 99) await setImmediate();
@@ -167,6 +212,7 @@ report({
   changes,
   rows,
   floorBytes,
+  wireBytesPerUpdate: wireBytes / UPDATES,
 });
 
 /**

@@ -15,6 +15,9 @@ import { serveMemoryQuestions } from '../lib/memory.js';
  * served: the registry holds them all and `GET /v1/users/<LAST_ID>` answers 200 with that user; then
  * until every one of them is rendered and announced to the registry's listeners (`settled`).
  *
+ * With DATA_DIR, the database is that directory's and stays: a second process on it is a restart, which
+ * takes back what the first saved and resumes its gateway session. GATEWAY_COMPRESSION is passed on.
+ *
  * The service logs at info into this process (pino into an array, nothing printed), so the scenario can
  * say what an operator would have seen while it loaded: `served` carries the log lines about loading
  * members, with the time each was written.
@@ -46,7 +49,9 @@ const logger = pino(
   },
 );
 
-const dir = mkdtempSync(join(tmpdir(), 'presently-bench-startup-'));
+/** DATA_DIR: a directory another run left its database in (a restart); else a fresh one, removed after. */
+const kept = process.env.DATA_DIR;
+const dir = kept ?? mkdtempSync(join(tmpdir(), 'presently-bench-startup-'));
 const app = await startApp(
   loadConfig({
     DISCORD_TOKEN: process.env.TOKEN as string,
@@ -56,12 +61,14 @@ const app = await startApp(
     HOST: '127.0.0.1',
     PORT: '0',
     RATE_LIMIT_READ: '0',
+    GATEWAY_COMPRESSION: process.env.GATEWAY_COMPRESSION ?? 'off',
   }),
   { logger },
 );
+const listeningSeconds = since();
 serveBenchProcess(async () => {
   await app.close();
-  rmSync(dir, { recursive: true, force: true });
+  if (kept === undefined) rmSync(dir, { recursive: true, force: true });
 });
 serveMemoryQuestions();
 
@@ -80,9 +87,14 @@ report({
   cpuSeconds: cpuSeconds(),
   inRegistrySeconds: inRegistry,
   processSeconds: process.uptime(),
+  listeningSeconds,
   size: registry.size,
   logs: lines.filter((line) => /member|guild|ready/i.test(line.msg)),
 });
 // Members are served as soon as they are listed, and rendered and announced after: how long that takes.
 while (registry.unsettled > 0) await new Promise((resolve) => setTimeout(resolve, 10));
 report({ type: 'settled', seconds: since(), cpuSeconds: cpuSeconds() });
+// A restart serves what it took back before its session has resumed: when it has, the driver counts it.
+const { gateway } = app;
+while (!gateway?.ready) await new Promise((resolve) => setTimeout(resolve, 10));
+report({ type: 'connected', seconds: since() });

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type BenchChild, type Message, startChild } from '../lib/child.js';
 import { MEMORY_FLAGS, type MemoryUsage, memoryOf } from '../lib/memory.js';
 import { isOfflineInPopulation, POPULATION_MIX } from '../lib/population.js';
@@ -20,6 +23,11 @@ interface Stats extends Message {
   listingSeconds: number;
   listingBytes: number;
   listingFrames: number;
+  /** What the simulated gateway sent on the wire, compressed or not. */
+  gatewayBytes: number;
+  identifies: number;
+  resumes: number;
+  listings: number;
 }
 
 interface LogLine {
@@ -35,6 +43,8 @@ interface Served extends Message {
   cpuSeconds: number;
   /** From the process's own start (module loading included). */
   processSeconds: number;
+  /** The service: when startApp returned, listening. */
+  listeningSeconds?: number;
   size: number;
   /** The service: when the registry held them all (the REST read follows). */
   inRegistrySeconds?: number;
@@ -51,7 +61,16 @@ interface Settled extends Message {
   cpuSeconds: number;
 }
 
-type Side = 'service' | 'bare';
+/** service-zlib: the service with GATEWAY_COMPRESSION=zlib-stream. */
+type Side = 'service' | 'bare' | 'service-zlib';
+
+/** A second service process on the first one's database, started once the first has shut down. */
+interface Restart {
+  served: Served;
+  /** The simulator's counts when the first process had shut down, and once the second was connected. */
+  before: Stats;
+  after: Stats;
+}
 
 interface Run {
   side: Side;
@@ -59,11 +78,16 @@ interface Run {
   settled: Settled | null;
   stats: Stats;
   memory: MemoryUsage | null;
+  restart: Restart | null;
 }
 
-/** A fresh simulated Discord with the guild, and one client loading it. */
-async function once(side: Side): Promise<Run> {
+/**
+ * A fresh simulated Discord with the guild, and one client loading it. `restart`: the service is then shut
+ * down and started again on its database, within the resume window.
+ */
+async function once(side: Side, restart = false): Promise<Run> {
   const children: BenchChild[] = [];
+  const cleanups: Array<() => void> = [];
   try {
     const discord = startChild('discord', [], { MEMBERS: String(MEMBERS) });
     children.push(discord);
@@ -75,21 +99,45 @@ async function once(side: Side): Promise<Run> {
       MEMBERS: String(MEMBERS),
       LAST_ID: benchUserId(MEMBERS - 1),
     };
-    const client =
-      side === 'service'
-        ? startChild('startup-service', [], env, MEMORY_FLAGS)
-        : startChild('startup-bare', [], env);
+    const isService = side !== 'bare';
+    const dataDir = mkdtempSync(join(tmpdir(), 'presently-bench-startup-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const serviceEnv = {
+      ...env,
+      DATA_DIR: dataDir,
+      GATEWAY_COMPRESSION: side === 'service-zlib' ? 'zlib-stream' : 'off',
+    };
+    const client = isService
+      ? startChild('startup-service', [], serviceEnv, MEMORY_FLAGS)
+      : startChild('startup-bare', [], env);
     children.push(client);
     const served = await client.next<Served>('served', TIMEOUT_MS);
     if (served.size < MEMBERS) throw new Error(`startup: ${side} got ${served.size} of ${MEMBERS} members`);
-    const settled = side === 'service' ? await client.next<Settled>('settled', TIMEOUT_MS) : null;
-    const memory = side === 'service' ? await memoryOf(client) : null;
-    discord.send({ type: 'stats' });
-    const stats = await discord.next<Stats>('stats');
-    return { side, served, settled, stats, memory };
+    const settled = isService ? await client.next<Settled>('settled', TIMEOUT_MS) : null;
+    const memory = isService ? await memoryOf(client) : null;
+    const stats = await statsOf(discord);
+    let restarted: Restart | null = null;
+    if (restart) {
+      // A deploy: SIGTERM (the state saved on the way out), then a new process on the same file.
+      await client.stop();
+      const before = await statsOf(discord);
+      const again = startChild('startup-service', [], serviceEnv, MEMORY_FLAGS);
+      children.push(again);
+      const servedAgain = await again.next<Served>('served', TIMEOUT_MS);
+      if (servedAgain.size < MEMBERS)
+        throw new Error(`startup: the restart got ${servedAgain.size} of ${MEMBERS}`);
+      restarted = { served: servedAgain, before, after: await statsOf(discord) };
+    }
+    return { side, served, settled, stats, memory, restart: restarted };
   } finally {
     for (const child of children.reverse()) await child.stop();
+    for (const cleanup of cleanups) cleanup();
   }
+}
+
+async function statsOf(discord: BenchChild): Promise<Stats> {
+  discord.send({ type: 'stats' });
+  return discord.next<Stats>('stats');
 }
 
 const s = (seconds: number) => `${formatNumber(seconds)} s`;
@@ -119,11 +167,14 @@ function progressNote(logs: readonly LogLine[]): string {
  * A guild of 250,000 members (the population's mix) delivered by the simulated Discord, in its own
  * process, as GUILD_MEMBERS_CHUNKs of 1,000 through the real @discordjs/ws client into the real service
  * (startApp): seconds from startApp until all are served, against the same listing received by a bare
- * @discordjs/ws client that only parses it. Two runs each, interleaved, each with a fresh simulator.
+ * @discordjs/ws client that only parses it. Two runs each, interleaved, each with a fresh simulator. Each
+ * service run is then restarted within Discord's resume window (a deploy), and two more runs load the guild
+ * through the gateway's transport compression.
  */
 export async function startup(): Promise<Row[]> {
   const runs: Run[] = [];
-  for (const side of ['service', 'bare', 'bare', 'service'] as const) runs.push(await once(side));
+  const order = ['service', 'bare', 'service-zlib', 'bare', 'service', 'service-zlib'] as const;
+  for (const side of order) runs.push(await once(side, side === 'service'));
   const service = runs.filter((run) => run.side === 'service');
   const bare = runs.filter((run) => run.side === 'bare');
   const seconds = (list: Run[]) => median(list.map((run) => run.served.seconds));
@@ -139,6 +190,15 @@ export async function startup(): Promise<Row[]> {
   const bareFirst = bare[0] as Run;
   const cpu = (list: Run[]) => median(list.map((run) => run.served.cpuSeconds));
   const settled = service.map((run) => run.settled as Settled);
+  const zlib = runs.filter((run) => run.side === 'service-zlib');
+  const restarts = service.map((run) => run.restart as Restart);
+  const restartSeconds = median(restarts.map((restart) => restart.served.seconds));
+  const afterListening = restarts.map(
+    (restart) => restart.served.seconds - (restart.served.listeningSeconds ?? 0),
+  );
+  const spent = (key: 'identifies' | 'listings' | 'resumes') =>
+    restarts.map((restart) => restart.after[key] - restart.before[key]);
+  const wire = (list: Run[]) => median(list.map((run) => run.stats.gatewayBytes));
 
   return [
     {
@@ -210,6 +270,53 @@ export async function startup(): Promise<Row[]> {
           s,
         )} vs ${spread(
           bare.map((run) => run.served.cpuSeconds),
+          s,
+        )}`,
+    },
+    {
+      scenario: 'startup',
+      figure: `seconds from start until all ${formatNumber(MEMBERS)} are served, restarted within the resume window`,
+      value: restartSeconds,
+      unit: 's',
+      baseline: { label: 'a cold start of the same service, this run', value: seconds(service) },
+      target: {
+        text: 'no IDENTIFY, no listing, all served ≤ 2 s after listening',
+        met:
+          spent('identifies').every((n) => n === 0) &&
+          spent('listings').every((n) => n === 0) &&
+          afterListening.every((after) => after <= 2),
+      },
+      notes:
+        `the service of the row above shut down (SIGTERM: its sessions kept resumable and saved with every ` +
+        `presence in the SQLite file), then a new process on the same file: ${formatNumber(restartSeconds / seconds(service))}× ` +
+        `the cold start's time, runs ${spread(
+          restarts.map((restart) => restart.served.seconds),
+          s,
+        )}; served ${spread(afterListening, s)} after it listened (the snapshot is taken back before); ` +
+        `IDENTIFYs sent ${spent('identifies').join(', ')}, whole-guild listings ${spent('listings').join(', ')}, ` +
+        `RESUMEs ${spent('resumes').join(', ')}; CPU until served ${spread(
+          restarts.map((restart) => restart.served.cpuSeconds),
+          s,
+        )}`,
+    },
+    {
+      scenario: 'startup',
+      figure: `seconds from start until all ${formatNumber(MEMBERS)} are served, GATEWAY_COMPRESSION=zlib-stream`,
+      value: seconds(zlib),
+      unit: 's',
+      baseline: { label: 'uncompressed (the default), this run', value: seconds(service) },
+      target: null,
+      notes:
+        `the same listing through Discord's transport compression, inflated by @discordjs/ws with node:zlib: ` +
+        `client CPU until served ${spread(
+          zlib.map((run) => run.served.cpuSeconds),
+          s,
+        )} vs ${spread(
+          service.map((run) => run.served.cpuSeconds),
+          s,
+        )} uncompressed; bytes the gateway sent on the wire ${formatNumber(wire(zlib) / 1e6)} MB vs ` +
+        `${formatNumber(wire(service) / 1e6)} MB; runs ${spread(
+          zlib.map((run) => run.served.seconds),
           s,
         )}`,
     },
