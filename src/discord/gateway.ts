@@ -61,7 +61,9 @@ export class DiscordGateway {
   private readonly handlers: DispatchHandler[] = [];
   private readonly lostHandlers: Array<(shardId: number) => void> = [];
   private readonly silenceHandlers: Array<(shardId: number, silent: boolean) => void> = [];
-  private readonly goneHandlers: Array<(shardId: number) => void> = [];
+  private readonly goneHandlers: Array<
+    (shardId: number, shardCount: number, runs: (shardId: number) => boolean) => void
+  > = [];
   /** Per shard disconnected: when it goes silent, or that it has (null). */
   private readonly silences = new Map<number, NodeJS.Timeout | null>();
   /** Per instance: the library's default session store is shared by every manager in the process. */
@@ -163,7 +165,7 @@ export class DiscordGateway {
    * Before `start`: the sessions a previous process saved, resumed rather than identified (a session of
    * another shard count is identified anew by the library).
    */
-  resumeFrom(sessions: readonly SavedGatewaySession[]): void {
+  resumeFrom(sessions: readonly SavedGatewaySession[], disconnectedForMs = 0): void {
     for (const saved of sessions) {
       this.sessions.set(saved.shardId, {
         shardId: saved.shardId,
@@ -174,8 +176,9 @@ export class DiscordGateway {
       });
       this.handled.set(saved.shardId, saved.sequence);
       this.shardLinks.set(saved.shardId, { id: saved.shardId, state: 'resuming', lastEventAt: null });
-      // What was taken back goes stale, like any shard's, if Discord cannot be reached to resume it.
-      this.disconnected(saved.shardId);
+      // What was taken back goes stale, like any shard's, if Discord cannot be reached to resume it: the
+      // previous process has been disconnected for a while already.
+      this.disconnected(saved.shardId, disconnectedForMs);
     }
   }
 
@@ -183,8 +186,15 @@ export class DiscordGateway {
    * A shard of a previous process that this one does not run as it did (the shard count changed): its
    * session is not resumed, and its guilds are listed anew by the shards that hold them now.
    */
-  onShardGone(handler: (shardId: number) => void): void {
+  onShardGone(
+    handler: (shardId: number, shardCount: number, runs: (shardId: number) => boolean) => void,
+  ): void {
     this.goneHandlers.push(handler);
+  }
+
+  /** By shard, the sequence number of the last dispatch every handler has taken in. */
+  handledSequences(): ReadonlyMap<number, number> {
+    return new Map(this.handled);
   }
 
   /** Each live session, with the sequence number of what has been taken in: what `resumeFrom` takes. */
@@ -249,11 +259,16 @@ export class DiscordGateway {
       const timer = this.silences.get(shardId);
       if (timer) clearTimeout(timer);
       this.silences.delete(shardId);
-      if (!ids.includes(shardId)) this.shardLinks.delete(shardId);
+      if (ids.includes(shardId)) {
+        this.setState(shardId, 'identifying');
+        this.disconnected(shardId);
+      } else {
+        this.shardLinks.delete(shardId);
+      }
       this.options.logger.info({ shardId, shardCount }, 'not resuming a session of another shard count');
       for (const handler of this.goneHandlers) {
         try {
-          handler(shardId);
+          handler(shardId, shardCount, (id) => ids.includes(id));
         } catch (error) {
           this.options.logger.error({ err: error, shardId }, 'failed to let go of a shard');
         }
@@ -312,13 +327,16 @@ export class DiscordGateway {
     if (shard) shard.state = state;
   }
 
-  private disconnected(shardId: number): void {
+  private disconnected(shardId: number, alreadyMs = 0): void {
     if (this.destroyed || this.silences.has(shardId)) return;
-    const timer = setTimeout(() => {
-      this.silences.set(shardId, null);
-      this.options.logger.warn({ shardId }, 'gateway shard disconnected for too long: its users are stale');
-      this.tellSilence(shardId, true);
-    }, this.options.staleAfterMs ?? STALE_AFTER_DISCONNECT_MS);
+    const timer = setTimeout(
+      () => {
+        this.silences.set(shardId, null);
+        this.options.logger.warn({ shardId }, 'gateway shard disconnected for too long: its users are stale');
+        this.tellSilence(shardId, true);
+      },
+      Math.max(0, (this.options.staleAfterMs ?? STALE_AFTER_DISCONNECT_MS) - alreadyMs),
+    );
     timer.unref();
     this.silences.set(shardId, timer);
   }

@@ -66,6 +66,11 @@ export class GatewayIngest {
   private readonly unavailable = new Set<Snowflake>();
   /** Shards whose guilds a previous process saved (`restore`): synced once resumed, listed anew if not. */
   private readonly restored = new Set<number>();
+  /**
+   * By shard being resumed, by user, the sequence number up to which the user's saved presence holds the
+   * shard's events already: what the resume replays up to it is not applied to them again.
+   */
+  private readonly heldUpTo = new Map<number, ReadonlyMap<Snowflake, number>>();
 
   private readonly now: () => number;
   /** The policy when it may leave anyone out; null when everyone is monitored, so nobody is asked about. */
@@ -108,13 +113,27 @@ export class GatewayIngest {
     return true;
   }
 
-  /** The shard is no longer run (the shard count changed): its guilds are let go until listed anew. */
-  shardGone(shardId: number): void {
+  /**
+   * A previous process's shard not resumed because the shard count changed: each of its guilds is on the
+   * shard that holds it now, lost until that shard's session sends it, or let go where this node does not
+   * run that shard. Its READY then tells which guilds are still there.
+   */
+  shardGone(shardId: number, shardCount: number, runs: (shardId: number) => boolean): void {
     this.restored.delete(shardId);
+    this.heldUpTo.delete(shardId);
+    const lost: Snowflake[] = [];
     for (const guildId of this.guildsOn(shardId)) {
-      this.guildShards.delete(guildId);
-      this.options.registry.guildRemoved(guildId);
+      const now = Number((BigInt(guildId) >> 22n) % BigInt(shardCount));
+      if (runs(now)) {
+        this.guildShards.set(guildId, now);
+        lost.push(guildId);
+      } else {
+        this.guildShards.delete(guildId);
+        this.options.policy?.guildLeft(guildId);
+        this.options.registry.guildRemoved(guildId);
+      }
     }
+    this.options.registry.guildsLost(lost);
   }
 
   /** Which shard each guild taken in lives on: saved across a restart with the presences. */
@@ -126,8 +145,14 @@ export class GatewayIngest {
    * A previous process's guilds, whose members the registry has taken back: their shards are to be
    * resumed, after which nothing of them is listed again.
    */
-  restore(shardIds: readonly number[], guildShards: ReadonlyArray<readonly [Snowflake, number]>): void {
+  restore(
+    shardIds: readonly number[],
+    guildShards: ReadonlyArray<readonly [Snowflake, number]>,
+    heldUpTo: ReadonlyMap<number, ReadonlyMap<Snowflake, number>> = new Map(),
+  ): void {
     for (const shardId of shardIds) this.restored.add(shardId);
+    for (const [shardId, users] of heldUpTo)
+      if (this.restored.has(shardId)) this.heldUpTo.set(shardId, users);
     for (const [guildId, shardId] of guildShards) {
       if (this.restored.has(shardId)) this.guildShards.set(guildId, shardId);
     }
@@ -140,12 +165,16 @@ export class GatewayIngest {
 
   handle(payload: GatewayDispatchPayload, shardId: number): void {
     const { registry } = this.options;
+    if (this.heldUpTo.size > 0 && this.heldAlready(payload, shardId)) return;
     switch (payload.t) {
       case GatewayDispatchEvents.Ready:
+        this.heldUpTo.delete(shardId);
         this.restored.delete(shardId);
         this.ready(payload.d, shardId);
         break;
       case GatewayDispatchEvents.Resumed:
+        // The replay is over: everything from here on is new.
+        this.heldUpTo.delete(shardId);
         // The session a previous process left: every guild of it is known from what it saved, and current
         // with what was replayed, even what that process held as stale.
         if (this.restored.delete(shardId)) {
@@ -228,6 +257,7 @@ export class GatewayIngest {
     for (const [guildId, shard] of this.guildShards) {
       if (shard === shardId && !listed.has(guildId)) {
         this.guildShards.delete(guildId);
+        this.options.policy?.guildLeft(guildId);
         this.options.registry.guildRemoved(guildId);
       }
     }
@@ -249,6 +279,28 @@ export class GatewayIngest {
     const guilds = this.guildsOn(shardId);
     if (silent) this.options.registry.guildsLost(guilds);
     else this.options.registry.guildsResumed(guilds);
+  }
+
+  /** An event of a resume's replay that the user's saved presence holds already (see `heldUpTo`). */
+  private heldAlready(payload: GatewayDispatchPayload, shardId: number): boolean {
+    const users = this.heldUpTo.get(shardId);
+    if (!users) return false;
+    let userId: Snowflake | undefined;
+    switch (payload.t) {
+      case GatewayDispatchEvents.PresenceUpdate:
+      case GatewayDispatchEvents.GuildMemberAdd:
+      case GatewayDispatchEvents.GuildMemberUpdate:
+      case GatewayDispatchEvents.GuildMemberRemove:
+        userId = payload.d.user.id;
+        break;
+      case GatewayDispatchEvents.UserUpdate:
+        userId = payload.d.id;
+        break;
+      default:
+        return false;
+    }
+    const upTo = users.get(userId);
+    return upTo !== undefined && payload.s <= upTo;
   }
 
   private guildsOn(shardId: number): Snowflake[] {
@@ -318,6 +370,10 @@ export class GatewayIngest {
     if (done) {
       this.listings.delete(data.nonce as string);
       this.options.registry.endGuildSync(data.guild_id);
+      // Who the listing did not have left meanwhile: the role they held there counts no more.
+      this.options.policy?.keepRoleHoldersIn(data.guild_id, (userId) =>
+        this.options.registry.isMemberOf(data.guild_id, userId),
+      );
       this.options.logger.info(
         {
           guildId: data.guild_id,

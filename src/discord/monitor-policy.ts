@@ -86,6 +86,13 @@ export class MonitorPolicy {
     if (guilds?.delete(guildId) && guilds.size === 0) this.roleHolders.delete(userId);
   }
 
+  /** After a guild's listing: the role holders there who are no longer members are let go of. */
+  keepRoleHoldersIn(guildId: Snowflake, isMember: (userId: Snowflake) => boolean): void {
+    for (const [userId, guilds] of [...this.roleHolders]) {
+      if (guilds.has(guildId) && !isMember(userId)) this.memberLeft(userId, guildId);
+    }
+  }
+
   /** The bot left the guild: no role held there counts. */
   guildLeft(guildId: Snowflake): void {
     for (const userId of [...this.roleHolders.keys()]) this.memberLeft(userId, guildId);

@@ -24,9 +24,27 @@ const LINES_PER_TURN = 1_000;
 export interface RestartSnapshot {
   /** The settings it was made under (`RestartStateOptions.settings`). */
   settings: string;
+  /**
+   * The sequence number of the last dispatch each shard has taken in, read as each turn's lines are made:
+   * a line holds every event up to these, which a resume from the saved sessions' earlier numbers replays.
+   */
+  sequences(): ReadonlyMap<number, number>;
   guildShards: Array<[Snowflake, number]>;
   roleHolders: Array<[Snowflake, Snowflake[]]>;
+  /** Who had opted in, on an instance that monitors only them; empty elsewhere. */
+  optedIn: Snowflake[];
   presences: Iterable<SavedPresence>;
+}
+
+/** A user as decoded: what `restore` takes, and the sequence numbers of what their line holds already. */
+export interface DecodedPresence extends SavedPresence {
+  /** By shard: replayed events up to these are in the line already. */
+  sequences: ReadonlyMap<number, number>;
+}
+
+/** A snapshot read back. */
+export interface DecodedSnapshot extends Omit<RestartSnapshot, 'sequences' | 'presences'> {
+  presences: DecodedPresence[];
 }
 
 /** A snapshot made, and how long making its lines held the event loop, in all (ms). */
@@ -36,11 +54,12 @@ export interface EncodedSnapshot {
 }
 
 /**
- * The snapshot as gzipped JSON lines: a header naming the version, the guilds' shards and the role
- * holders, then one line per user. The users are gone over LINES_PER_TURN at a time, one turn of the event
- * loop each, so that a large registry never holds the process for long; changes made meanwhile show in
- * some lines and not others, which a resume from the sequence numbers of the start (taken before) mends:
- * every event replayed sets what it reports, so one applied twice changes nothing.
+ * The snapshot as gzipped JSON lines: a header naming the version, the settings, the guilds' shards and
+ * the role holders, then one line per user. The users are gone over LINES_PER_TURN at a time, one turn of
+ * the event loop each, so that a large registry never holds the process for long. Events taken in
+ * meanwhile are in some lines and not others: each turn's lines follow a line of the sequence numbers
+ * they hold (when they moved), so that a resume, which replays from the saved sessions' numbers (read
+ * before the first turn), does not apply to a user again what their line holds already.
  */
 export async function encodeSnapshot(snapshot: RestartSnapshot): Promise<EncodedSnapshot> {
   // The fastest level: the snapshot is written every few seconds and read once.
@@ -51,18 +70,40 @@ export async function encodeSnapshot(snapshot: RestartSnapshot): Promise<Encoded
     gzip.on('end', resolve);
     gzip.on('error', reject);
   });
+  // Heard at the end; a failure meanwhile must not go unhandled.
+  ended.catch(() => undefined);
+  try {
+    return await writeLines(gzip, snapshot, chunks, ended);
+  } finally {
+    gzip.destroy();
+  }
+}
+
+async function writeLines(
+  gzip: ReturnType<typeof createGzip>,
+  snapshot: RestartSnapshot,
+  chunks: Buffer[],
+  ended: Promise<void>,
+): Promise<EncodedSnapshot> {
   const header = {
     v: SNAPSHOT_VERSION,
     settings: snapshot.settings,
     guilds: snapshot.guildShards,
     roles: snapshot.roleHolders,
+    optedIn: snapshot.optedIn,
   };
   gzip.write(`${JSON.stringify(header)}\n`);
   let busyMs = 0;
+  let sequencesWritten = '';
   const users = snapshot.presences[Symbol.iterator]();
   for (let done = false; !done; ) {
     const started = performance.now();
     const lines: string[] = [];
+    const sequences = JSON.stringify({ seq: [...snapshot.sequences()] });
+    if (sequences !== sequencesWritten) {
+      lines.push(sequences);
+      sequencesWritten = sequences;
+    }
     while (lines.length < LINES_PER_TURN) {
       const next = users.next();
       if (next.done) {
@@ -87,9 +128,7 @@ export async function encodeSnapshot(snapshot: RestartSnapshot): Promise<Encoded
  * The snapshot `encodeSnapshot` wrote, or null when it is not one (another version, damaged): the store
  * is outside this process, so each line is checked, and a user whose line is not well formed is skipped.
  */
-export async function decodeSnapshot(
-  bytes: Buffer,
-): Promise<(RestartSnapshot & { presences: SavedPresence[] }) | null> {
+export async function decodeSnapshot(bytes: Buffer): Promise<DecodedSnapshot | null> {
   let text: Buffer;
   try {
     text = await gunzipped(bytes, { maxOutputLength: SNAPSHOT_MAX_BYTES });
@@ -100,7 +139,9 @@ export async function decodeSnapshot(
   if (at < 0) return null;
   const header = parseJson(text.toString('utf8', 0, at));
   if (!isRecord(header) || header.v !== SNAPSHOT_VERSION || typeof header.settings !== 'string') return null;
-  if (!Array.isArray(header.guilds) || !Array.isArray(header.roles)) return null;
+  if (!Array.isArray(header.guilds) || !Array.isArray(header.roles) || !Array.isArray(header.optedIn)) {
+    return null;
+  }
   const guildShards: Array<[Snowflake, number]> = [];
   for (const entry of header.guilds as unknown[]) {
     if (Array.isArray(entry) && isId(entry[0]) && Number.isInteger(entry[1]) && entry[1] >= 0) {
@@ -113,14 +154,21 @@ export async function decodeSnapshot(
       roleHolders.push([entry[0], entry[1]]);
     }
   }
-  const presences: SavedPresence[] = [];
+  const presences: DecodedPresence[] = [];
+  let sequences: ReadonlyMap<number, number> = new Map();
   for (let start = at + 1; start < text.length; start = at + 1) {
     at = text.indexOf(10, start);
     if (at < 0) at = text.length;
-    const saved = savedPresence(parseJson(text.toString('utf8', start, at)));
-    if (saved) presences.push(saved);
+    const line = parseJson(text.toString('utf8', start, at));
+    if (isRecord(line)) {
+      sequences = sequencesFrom(line.seq);
+      continue;
+    }
+    const saved = savedPresence(line);
+    if (saved) presences.push({ ...saved, sequences });
   }
-  return { settings: header.settings, guildShards, roleHolders, presences };
+  const optedIn = (header.optedIn as unknown[]).filter(isId);
+  return { settings: header.settings, guildShards, roleHolders, optedIn, presences };
 }
 
 function savedPresence(line: unknown): SavedPresence | null {
@@ -136,6 +184,17 @@ function savedPresence(line: unknown): SavedPresence | null {
     guildIds: guildIds as Snowflake[],
     stale: stale === 1,
   };
+}
+
+function sequencesFrom(value: unknown): ReadonlyMap<number, number> {
+  const sequences = new Map<number, number>();
+  if (!Array.isArray(value)) return sequences;
+  for (const entry of value) {
+    if (Array.isArray(entry) && Number.isInteger(entry[0]) && Number.isInteger(entry[1])) {
+      sequences.set(entry[0], entry[1]);
+    }
+  }
+  return sequences;
 }
 
 function isId(value: unknown): value is Snowflake {

@@ -45,6 +45,17 @@ export interface RestartStateOptions {
   logger: Logger;
   /** After presences were taken back: they wait to be rendered, as listed members do. */
   onRestored(): void;
+  /**
+   * On an instance that monitors only who opted in: who has. Saved with the state, so the next process
+   * can tell who opted in while no process was there to hear it.
+   */
+  optedIn?: () => Iterable<Snowflake>;
+}
+
+/** What a process took back. */
+export interface Restored {
+  /** Who opted in since the state was saved (see `RestartStateOptions.optedIn`). */
+  optedInSince: Snowflake[];
 }
 
 /**
@@ -55,7 +66,11 @@ export interface RestartStateOptions {
  */
 export class RestartState {
   private timer: NodeJS.Timeout | null = null;
-  private saving: Promise<void> | null = null;
+  private saving: Promise<boolean> | null = null;
+  /** When the state last saved (or taken back) was saved. */
+  private lastSavedAt = 0;
+  /** The final save was given up on: nothing is written after the shutdown moved on. */
+  private abandoned = false;
   /** The sessions as last saved: unchanged, and no presence changed either, nothing is saved again. */
   private lastSaved = '';
   private changed = true;
@@ -76,74 +91,92 @@ export class RestartState {
    * saved, too old, damaged or forged, other settings, the store down): the gateway identifies and lists
    * every guild, as on a first start. Whether anything was taken back.
    */
-  async restore(): Promise<boolean> {
+  async restore(): Promise<Restored | null> {
     const { logger } = this.options;
     try {
       return await this.restoreSaved();
     } catch (error) {
       logger.warn({ err: error }, 'could not take back the saved gateway state; identifying');
       await this.clear();
-      return false;
+      return null;
     }
   }
 
-  /** Whether anything was taken back. */
-  private async restoreSaved(): Promise<boolean> {
+  private async restoreSaved(): Promise<Restored | null> {
     const { store, node, logger, registry, policy, ingest, gateway, key } = this.options;
     let state: Awaited<ReturnType<GatewayStateStore['load']>>;
     try {
       state = await store.load(node);
     } catch (error) {
       logger.warn({ err: error }, 'could not read the saved gateway state; identifying');
-      return false;
+      return null;
     }
-    if (!state) return false;
+    if (!state) return null;
     const now = Date.now();
     const ageMs = now - state.savedAt;
     const saved = Array.isArray(state.sessions) ? state.sessions : [];
     if (!Number.isFinite(ageMs) || ageMs > STATE_MAX_AGE_MS || ageMs < -CLOCK_SKEW_MS) {
       logger.info({ ageMs }, 'the saved gateway state is too old to resume from; identifying');
       await this.clear();
-      return false;
+      return null;
     }
-    const sealed = openState(key, state.savedAt, saved, state.presences);
+    const sealed = openState(key, node, state.savedAt, saved, state.presences);
     const snapshot = sealed && saved.every(isSession) ? await decodeSnapshot(sealed) : null;
     if (!snapshot) {
       logger.warn('the saved gateway state is damaged or was not made by this bot; identifying');
       await this.clear();
-      return false;
+      return null;
     }
     if (snapshot.settings !== this.options.settings) {
       logger.info('the settings changed since the gateway state was saved; identifying');
       await this.clear();
-      return false;
+      return null;
     }
     const sessions = saved.filter((session) => this.runs(session));
     const shardIds = sessions.map((session) => session.shardId);
-    const shards = new Set(shardIds);
+    const startedAt = new Map(sessions.map((session) => [session.shardId, session.sequence]));
     const guilds = new Set<Snowflake>();
     for (const [guildId, shardId] of snapshot.guildShards) {
-      if (shards.has(shardId) && policy.countsGuild(guildId)) guilds.add(guildId);
+      if (startedAt.has(shardId) && policy.countsGuild(guildId)) guilds.add(guildId);
     }
+    // Everything is checked before anything is taken back: what follows only applies it.
     policy.restoreRoleHolders(snapshot.roleHolders, guilds);
-    ingest.restore(
-      shardIds,
-      snapshot.guildShards.filter(([guildId]) => guilds.has(guildId)),
-    );
+    const heldUpTo = new Map<number, Map<Snowflake, number>>();
     let users = 0;
     for (const presence of snapshot.presences) {
       const guildIds = presence.guildIds.filter((guildId) => guilds.has(guildId));
       if (guildIds.length === 0 || !policy.monitors(presence.user.id)) continue;
-      registry.restore({ ...presence, guildIds });
+      try {
+        registry.restore({ ...presence, guildIds });
+      } catch (error) {
+        logger.warn({ err: error, userId: presence.user.id }, 'could not take back a presence');
+        continue;
+      }
       users++;
+      for (const [shardId, sequence] of presence.sequences) {
+        const start = startedAt.get(shardId);
+        if (start === undefined || sequence <= start) continue;
+        let held = heldUpTo.get(shardId);
+        if (!held) heldUpTo.set(shardId, (held = new Map()));
+        held.set(presence.user.id, sequence);
+      }
     }
-    gateway.resumeFrom(sessions);
+    ingest.restore(
+      shardIds,
+      snapshot.guildShards.filter(([guildId]) => guilds.has(guildId)),
+      heldUpTo,
+    );
+    // Disconnected since about when it was saved: gone stale as soon as any disconnected shard would.
+    gateway.resumeFrom(sessions, Math.max(0, ageMs));
+    this.lastSavedAt = state.savedAt;
     this.options.onRestored();
     logger.info(
       { users, guilds: guilds.size, shards: shardIds, ageMs },
       'took back what the previous process held; resuming its gateway sessions',
     );
-    return true;
+    const before = new Set(snapshot.optedIn);
+    const optedInSince = [...(this.options.optedIn?.() ?? [])].filter((userId) => !before.has(userId));
+    return { optedInSince };
   }
 
   /** Saves every few seconds from now on. */
@@ -155,22 +188,26 @@ export class RestartState {
    * Shutdown, once the gateway is disconnected with its sessions kept: the last state is saved, for the
    * next process to resume from.
    */
-  async stop(): Promise<void> {
+  async stop(): Promise<boolean> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     // Saved even when nothing changed, so a quiet bot's state is as recent as the shutdown; within a
     // bound, so a store that does not answer cannot hold the shutdown.
-    const saved = (this.saving ?? Promise.resolve()).then(() => this.saveNow(true));
+    const saved = (this.saving ?? Promise.resolve(false)).then(() => this.saveNow(true));
     const timeout = new Promise<'late'>((resolve) =>
       setTimeout(resolve, FINAL_SAVE_TIMEOUT_MS, 'late').unref(),
     );
-    if ((await Promise.race([saved, timeout])) === 'late') {
-      this.options.logger.warn('the gateway state was not saved in time; the next start identifies');
-    }
+    const outcome = await Promise.race([saved, timeout]);
+    if (outcome !== 'late') return outcome;
+    this.abandoned = true;
+    this.options.logger.warn(
+      'the gateway state was not saved in time: the next start resumes from the one saved before, if any is recent enough',
+    );
+    return false;
   }
 
   /** Saves the sessions and the presences as of now, unless no session changed since the last save. */
-  save(): Promise<void> {
+  save(): Promise<boolean> {
     this.saving ??= this.saveNow(false).finally(() => {
       this.saving = null;
     });
@@ -192,35 +229,46 @@ export class RestartState {
 
   /**
    * The sessions of shards whose guilds are all known in full (none being listed, or waiting to be: a
-   * resume would never list them), and the presences. `always`: even when nothing changed.
+   * resume would never list them), and the presences. `always` (the shutdown): even when nothing changed,
+   * and with no such shard, what was saved before is dropped, its sessions no longer the current ones.
+   * Whether a state was saved.
    */
-  private async saveNow(always: boolean): Promise<void> {
+  private async saveNow(always: boolean): Promise<boolean> {
     const { store, node, gateway, ingest, registry, policy, logger, key } = this.options;
     const sessions = gateway
       .savedSessions()
       .filter((session) => this.runs(session) && ingest.settled(session.shardId));
     const described = JSON.stringify(sessions);
-    if (sessions.length === 0 || (!always && described === this.lastSaved && !this.changed)) return;
+    if (sessions.length === 0) {
+      if (always) await this.clear();
+      return false;
+    }
+    // A quiet bot's state is refreshed before it would be too old to take back after a crash.
+    const due = Date.now() - this.lastSavedAt >= STATE_MAX_AGE_MS / 2;
+    if (!always && !due && described === this.lastSaved && !this.changed) return false;
     this.changed = false;
     const savedAt = Date.now();
     try {
-      // The sequence numbers are taken before the presences: a resume replays whatever came after.
+      // The sessions' sequence numbers are read before the presences: a resume replays what came after.
       const { bytes, busyMs } = await encodeSnapshot({
         settings: this.options.settings,
+        sequences: () => gateway.handledSequences(),
         guildShards: ingest.guildShardEntries(),
         roleHolders: policy.roleHolderEntries(),
+        optedIn: [...(this.options.optedIn?.() ?? [])],
         presences: registry.saved(),
       });
       this.lastCostMs = busyMs;
-      await store.save(
-        node,
-        { savedAt, sessions, presences: sealState(key, savedAt, sessions, bytes) },
-        STATE_MAX_AGE_MS,
-      );
+      if (this.abandoned) return false;
+      const presences = sealState(key, node, savedAt, sessions, bytes);
+      await store.save(node, { savedAt, sessions, presences }, STATE_MAX_AGE_MS);
       this.lastSaved = described;
+      this.lastSavedAt = savedAt;
+      return true;
     } catch (error) {
       this.changed = true;
       logger.warn({ err: error }, 'could not save the gateway state; a restart now would identify');
+      return false;
     }
   }
 

@@ -255,8 +255,8 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     ingest.sessionLost(shardId);
     settler.kick();
   });
-  gateway.onShardGone((shardId) => {
-    ingest.shardGone(shardId);
+  gateway.onShardGone((shardId, shardCount, runs) => {
+    ingest.shardGone(shardId, shardCount, runs);
     settler.kick();
   });
   gateway.onSilence((shardId, silent) => {
@@ -284,6 +284,15 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
         policy,
         logger,
         onRestored: () => settler.kick(),
+        ...(policy.monitorsEveryone
+          ? {}
+          : {
+              optedIn: function* () {
+                for (const [userId, settings] of deps.privacy.directory.entries()) {
+                  if (settings.opted_in) yield userId;
+                }
+              },
+            }),
       })
     : null;
   const messenger = new Messenger(rest, logger);
@@ -344,14 +353,13 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     waiting: () => ingest.listingsWaiting,
     restore: async () => {
       if (!restartState) return;
-      if ((await restartState.restore()) && !policy.monitorsEveryone) {
+      const restored = await restartState.restore();
+      if (restored && restored.optedInSince.length > 0) {
         // Who opted in while no process heard it (through an API node) is asked for once resumed, as a
         // listing would have found them.
         void firstListed.then(() => {
-          for (const [userId, settings] of deps.privacy.directory.entries()) {
-            if (settings.opted_in && policy.monitors(userId) && !registry.isMonitored(userId)) {
-              ingest.requestUser(userId);
-            }
+          for (const userId of restored.optedInSince) {
+            if (policy.monitors(userId) && !registry.isMonitored(userId)) ingest.requestUser(userId);
           }
         });
       }
@@ -359,9 +367,9 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
     },
     stop: async () => {
       ingest.close();
-      if (restartState) publisher?.willRestart();
       await gateway.destroy({ keepSessions: restartState !== null });
-      await restartState?.stop();
+      // Held for a successor only when there is something for it to resume.
+      if (await restartState?.stop()) publisher?.willRestart();
     },
   };
 }

@@ -13,31 +13,34 @@ export function stateKey(token: string): Buffer {
   return createHmac('sha256', token).update('presently gateway state').digest();
 }
 
-/** The snapshot with a MAC over it, the moment and the sessions saved with it, in front. */
+/** The snapshot with a MAC over it, the node, the moment and the sessions saved with it, in front. */
 export function sealState(
   key: Buffer,
+  node: string,
   savedAt: number,
   sessions: readonly SavedGatewaySession[],
   snapshot: Buffer,
 ): Buffer {
-  return Buffer.concat([mac(key, savedAt, sessions, snapshot), snapshot]);
+  return Buffer.concat([mac(key, node, savedAt, sessions, snapshot), snapshot]);
 }
 
 /** The snapshot `sealState` sealed with these, or null when anything of it was made or changed elsewhere. */
 export function openState(
   key: Buffer,
+  node: string,
   savedAt: number,
   sessions: readonly SavedGatewaySession[],
   sealed: Buffer,
 ): Buffer | null {
   if (sealed.length < MAC_BYTES) return null;
   const snapshot = sealed.subarray(MAC_BYTES);
-  const expected = mac(key, savedAt, sessions, snapshot);
+  const expected = mac(key, node, savedAt, sessions, snapshot);
   return timingSafeEqual(expected, sealed.subarray(0, MAC_BYTES)) ? snapshot : null;
 }
 
 function mac(
   key: Buffer,
+  node: string,
   savedAt: number,
   sessions: readonly SavedGatewaySession[],
   snapshot: Buffer,
@@ -51,7 +54,7 @@ function mac(
     session.sequence,
   ]);
   return createHmac('sha256', key)
-    .update(JSON.stringify([savedAt, fields]))
+    .update(JSON.stringify([node, savedAt, fields]))
     .update('\n')
     .update(snapshot)
     .digest();

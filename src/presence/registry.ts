@@ -331,6 +331,12 @@ export class PresenceRegistry implements PresenceSource {
     return slot === NO_SLOT ? 0 : this.held.kvRevision(slot);
   }
 
+  /** Whether the user is monitored as a member of the guild. */
+  isMemberOf(guildId: Snowflake, userId: Snowflake): boolean {
+    const slot = this.held.slotOf(userId);
+    return slot !== NO_SLOT && this.memberships.guildsOf(slot).includes(guildId);
+  }
+
   isMonitored(userId: Snowflake): boolean {
     return this.held.slotOf(userId) !== NO_SLOT;
   }

@@ -74,6 +74,8 @@ async function roundTrip(
 ) {
   const { bytes } = await encodeSnapshot({
     settings: SETTINGS,
+    sequences: () => new Map([[0, 7]]),
+    optedIn: [BOB.id],
     guildShards: [
       [GUILD_A, 0],
       [GUILD_B, 1],
@@ -112,6 +114,10 @@ describe('a snapshot of the presences held', () => {
     ]);
     expect(snapshot.roleHolders).toEqual([[ALICE.id, [GUILD_A]]]);
     expect(snapshot.settings).toBe(SETTINGS);
+    expect(snapshot.optedIn).toEqual([BOB.id]);
+    expect(snapshot.presences.map((presence) => [...presence.sequences])).toEqual(
+      snapshot.presences.map(() => [[0, 7]]),
+    );
     expect(next.size).toBe(4);
     expect(next.memberCount(GUILD_A)).toBe(2);
     expect(next.memberCount(GUILD_B)).toBe(3);
@@ -156,6 +162,8 @@ describe('a snapshot of the presences held', () => {
     reg.memberSeen(GUILD_A, BOB, playing);
     const { bytes } = await encodeSnapshot({
       settings: SETTINGS,
+      sequences: () => new Map(),
+      optedIn: [],
       guildShards: [],
       roleHolders: [],
       presences: reg.saved(),
@@ -170,14 +178,16 @@ describe('a snapshot of the presences held', () => {
 });
 
 describe('a saved snapshot that is not one', () => {
-  const header = JSON.stringify({ v: 1, settings: SETTINGS, guilds: [[GUILD_A, 0]], roles: [] });
+  const header = JSON.stringify({ v: 1, settings: SETTINGS, guilds: [[GUILD_A, 0]], roles: [], optedIn: [] });
 
   it('is not read when not gzip, of another version, or without its header', async () => {
     expect(await decodeSnapshot(Buffer.from('not gzip'))).toBeNull();
     expect(
       await decodeSnapshot(gzipSync(JSON.stringify({ v: 2, settings: '', guilds: [], roles: [] }))),
     ).toBeNull();
-    expect(await decodeSnapshot(gzipSync(`${JSON.stringify({ v: 1, guilds: [], roles: [] })}\n`))).toBeNull();
+    expect(
+      await decodeSnapshot(gzipSync(`${JSON.stringify({ v: 1, guilds: [], roles: [], optedIn: [] })}\n`)),
+    ).toBeNull();
     expect(await decodeSnapshot(gzipSync('[1,2,3]\n'))).toBeNull();
     expect(await decodeSnapshot(gzipSync(''))).toBeNull();
   });
@@ -203,8 +213,9 @@ describe('a saved snapshot that is not one', () => {
         raw: { status: 'offline', activities: [], client_status: {} },
         guildIds: [GUILD_A],
         stale: true,
+        sequences: new Map(),
       },
-      { observedAt: T0, user: BOB, raw: playing, guildIds: [GUILD_A], stale: false },
+      { observedAt: T0, user: BOB, raw: playing, guildIds: [GUILD_A], stale: false, sequences: new Map() },
     ]);
   });
 });

@@ -16,33 +16,36 @@ const SESSION: SavedGatewaySession = {
 };
 const SAVED_AT = 1_780_000_000_000;
 const SNAPSHOT = Buffer.from('gzipped lines');
+const NODE = '0,1';
 
 describe('the seal of the saved gateway state', () => {
   const key = stateKey('the bot token');
-  const sealed = sealState(key, SAVED_AT, [SESSION], SNAPSHOT);
+  const sealed = sealState(key, NODE, SAVED_AT, [SESSION], SNAPSHOT);
 
   it('opens to the snapshot for the same bot, moment and sessions, their keys in any order', () => {
-    expect(openState(key, SAVED_AT, [SESSION], sealed)?.equals(SNAPSHOT)).toBe(true);
+    expect(openState(key, NODE, SAVED_AT, [SESSION], sealed)?.equals(SNAPSHOT)).toBe(true);
     const reordered = JSON.parse(JSON.stringify({ ...SESSION, resumeUrl: undefined, sessionId: undefined }));
     const same = { ...reordered, sessionId: SESSION.sessionId, resumeUrl: SESSION.resumeUrl };
-    expect(openState(key, SAVED_AT, [same], sealed)?.equals(SNAPSHOT)).toBe(true);
+    expect(openState(key, NODE, SAVED_AT, [same], sealed)?.equals(SNAPSHOT)).toBe(true);
   });
 
-  it('refuses another resume URL, session, sequence, moment, snapshot or token', () => {
+  it('refuses another resume URL, session, sequence, node, moment, snapshot or token', () => {
     const refused = [
-      openState(key, SAVED_AT, [{ ...SESSION, resumeUrl: 'ws://attacker.example' }], sealed),
-      openState(key, SAVED_AT, [{ ...SESSION, sessionId: 'other' }], sealed),
-      openState(key, SAVED_AT, [{ ...SESSION, sequence: 43 }], sealed),
-      openState(key, SAVED_AT, [], sealed),
-      openState(key, SAVED_AT + 1, [SESSION], sealed),
-      openState(key, SAVED_AT, [SESSION], Buffer.concat([sealed, Buffer.from('x')])),
-      openState(stateKey('another token'), SAVED_AT, [SESSION], sealed),
-      openState(key, SAVED_AT, [SESSION], sealed.subarray(0, 31)),
+      openState(key, NODE, SAVED_AT, [{ ...SESSION, resumeUrl: 'ws://attacker.example' }], sealed),
+      openState(key, NODE, SAVED_AT, [{ ...SESSION, sessionId: 'other' }], sealed),
+      openState(key, NODE, SAVED_AT, [{ ...SESSION, sequence: 43 }], sealed),
+      openState(key, NODE, SAVED_AT, [], sealed),
+      openState(key, NODE, SAVED_AT + 1, [SESSION], sealed),
+      openState(key, '0', SAVED_AT, [SESSION], sealed),
+      openState(key, NODE, SAVED_AT, [SESSION], Buffer.concat([sealed, Buffer.from('x')])),
+      openState(stateKey('another token'), NODE, SAVED_AT, [SESSION], sealed),
+      openState(key, NODE, SAVED_AT, [SESSION], sealed.subarray(0, 31)),
       openState(
         key,
+        NODE,
         SAVED_AT,
         [SESSION],
-        sealState(stateKey('another token'), SAVED_AT, [SESSION], SNAPSHOT),
+        sealState(stateKey('another token'), NODE, SAVED_AT, [SESSION], SNAPSHOT),
       ),
     ];
     expect(refused).toEqual(refused.map(() => null));

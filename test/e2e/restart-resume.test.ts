@@ -239,9 +239,9 @@ describe('a restart past the window', () => {
     expect(saved?.sessions).toHaveLength(1);
     if (saved) {
       const key = stateKey(discord.token);
-      const snapshot = openState(key, saved.savedAt, saved.sessions, saved.presences) as Buffer;
+      const snapshot = openState(key, 'all', saved.savedAt, saved.sessions, saved.presences) as Buffer;
       const savedAt = saved.savedAt - STATE_MAX_AGE_MS - 1;
-      const presences = sealState(key, savedAt, saved.sessions, snapshot);
+      const presences = sealState(key, 'all', savedAt, saved.sessions, snapshot);
       await store.gatewayState.save('all', { ...saved, savedAt, presences }, 2 * STATE_MAX_AGE_MS);
     }
     await store.close();
@@ -289,9 +289,9 @@ describe('a restart that is not resumed', () => {
     const saved = await store.gatewayState.load('all');
     if (saved) {
       const key = stateKey(discord.token);
-      const snapshot = openState(key, saved.savedAt, saved.sessions, saved.presences) as Buffer;
+      const snapshot = openState(key, 'all', saved.savedAt, saved.sessions, saved.presences) as Buffer;
       const sessions = saved.sessions.map((session) => ({ ...session, resumeUrl: 'ws://127.0.0.1:9' }));
-      const forged = sealState(stateKey('a token of someone else'), saved.savedAt, sessions, snapshot);
+      const forged = sealState(stateKey('a token of someone else'), 'all', saved.savedAt, sessions, snapshot);
       await store.gatewayState.save('all', { ...saved, sessions, presences: forged }, STATE_MAX_AGE_MS);
     }
     await store.close();

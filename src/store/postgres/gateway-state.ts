@@ -13,7 +13,12 @@ const LOAD = {
   text: 'SELECT saved_at, sessions, presences FROM gateway_state WHERE node = $1',
 };
 const CLEAR = { name: 'gateway-state.clear', text: 'DELETE FROM gateway_state WHERE node = $1' };
-const EXPIRE = { name: 'gateway-state.expire', text: 'DELETE FROM gateway_state WHERE saved_at < $1' };
+/** Rows another node is saving are left to it: two nodes expiring each other's rows never wait on each other. */
+const EXPIRE = {
+  name: 'gateway-state.expire',
+  text: `DELETE FROM gateway_state WHERE node IN (
+           SELECT node FROM gateway_state WHERE saved_at < $1 FOR UPDATE SKIP LOCKED)`,
+};
 
 interface GatewayStateRow {
   saved_at: number;
@@ -37,14 +42,10 @@ export class PostgresGatewayStateStore implements GatewayStateStore {
 
   async save(node: string, state: SavedGatewayState, keepForMs: number): Promise<void> {
     const values = [node, state.savedAt, JSON.stringify(state.sessions), state.presences];
-    await transaction(
-      this.pool,
-      async (session) => {
-        await session.query({ ...SAVE, values });
-        await session.query({ ...EXPIRE, values: [Date.now() - keepForMs] });
-      },
-      { timeout: this.bulkTimeout },
-    );
+    await transaction(this.pool, (session) => session.query({ ...SAVE, values }), {
+      timeout: this.bulkTimeout,
+    });
+    await query(this.pool, { ...EXPIRE, values: [Date.now() - keepForMs] });
   }
 
   async load(node: string): Promise<SavedGatewayState | null> {

@@ -15,6 +15,12 @@ export class RedisGatewayStateStore implements GatewayStateStore {
   /** Each node's key expires `keepForMs` after the moment its state was saved. */
   async save(node: string, state: SavedGatewayState, keepForMs: number): Promise<void> {
     const key = this.keys.gatewayState(node);
+    // Relative, on this node's clock as `savedAt` is: Redis's own clock may differ.
+    const leftMs = keepForMs - (Date.now() - state.savedAt);
+    if (leftMs <= 0) {
+      await this.redis.del(key);
+      return;
+    }
     const results = await this.redis
       .multi()
       .hset(
@@ -26,7 +32,7 @@ export class RedisGatewayStateStore implements GatewayStateStore {
         'presences',
         state.presences,
       )
-      .pexpireat(key, state.savedAt + keepForMs)
+      .pexpire(key, leftMs)
       .exec();
     const failed = results?.find(([error]) => error !== null)?.[0];
     if (failed) throw failed;

@@ -18,10 +18,27 @@ for _, member in ipairs(redis.call('SMEMBERS', KEYS[2])) do
 end
 `;
 
-/** KEYS: liveness key, ingest node set. ARGV: node, instance, ttl ms. 0 when another instance holds it. */
 /** A node's liveness while it restarts (see `release`). */
 const HANDED_OVER = 'handed-over';
 
+/**
+ * KEYS: the node's liveness. ARGV: the instance letting go, how long to hold it for a successor (0: not).
+ * Only what that instance holds is let go: one that expired meanwhile may be another's already.
+ */
+const RELEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if tonumber(ARGV[2]) > 0 then
+  redis.call('SET', KEYS[1], '${HANDED_OVER}', 'PX', ARGV[2])
+else
+  redis.call('DEL', KEYS[1])
+end
+return 1
+`;
+
+/**
+ * KEYS: liveness key, ingest node set. ARGV: node, instance, ttl ms. 0 when another instance holds it; a
+ * liveness held for a successor is anyone's.
+ */
 const CLAIM = `
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[2] and holder ~= '${HANDED_OVER}' then return 0 end
@@ -147,6 +164,7 @@ interface PresenceScripts {
   presencePut(...args: (string | Buffer)[]): Promise<number>;
   presenceLeave(...args: string[]): Promise<number>;
   presenceClaim(...args: string[]): Promise<number>;
+  presenceRelease(...args: string[]): Promise<number>;
 }
 
 /**
@@ -170,6 +188,7 @@ export class RedisPresences {
     redis.defineCommand('presencePut', { numberOfKeys: 5, lua: PUT });
     redis.defineCommand('presenceLeave', { numberOfKeys: 5, lua: LEAVE });
     redis.defineCommand('presenceClaim', { numberOfKeys: 2, lua: CLAIM });
+    redis.defineCommand('presenceRelease', { numberOfKeys: 1, lua: RELEASE });
     this.redis = redis as Redis & PresenceScripts;
   }
 
@@ -265,10 +284,7 @@ export class RedisPresences {
    * alive, so its users are not handed over meanwhile.
    */
   async release(node: number, instance: string, holdMs = 0): Promise<void> {
-    const key = `${this.alivePrefix()}${node}`;
-    if ((await this.redis.get(key)) !== instance) return;
-    if (holdMs > 0) await this.redis.set(key, HANDED_OVER, 'PX', holdMs);
-    else await this.redis.del(key);
+    await this.redis.presenceRelease(`${this.alivePrefix()}${node}`, instance, String(holdMs));
   }
 
   /** Nodes that ran once and whose liveness expired: their users are for the live nodes to leave. */
