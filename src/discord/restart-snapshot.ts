@@ -2,8 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setImmediate } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { constants, createGzip, gunzip } from 'node:zlib';
-import type { DiscordUser, Snowflake } from '../presence/model.js';
-import { rawPresenceFrom } from '../presence/raw.js';
+import type { Snowflake } from '../presence/model.js';
 import type { SavedPresence } from '../presence/registry.js';
 import { isSnowflake } from '../presence/snowflake.js';
 import { isRecord } from '../presence/values.js';
@@ -11,9 +10,11 @@ import { isRecord } from '../presence/values.js';
 const gunzipped = promisify(gunzip);
 
 /** Bumped when the lines change shape: a snapshot of another version is not read. */
-const SNAPSHOT_VERSION = 1;
+const SNAPSHOT_VERSION = 2;
 /** A snapshot larger than this, uncompressed, is not read: no registry this process could hold is. */
 const SNAPSHOT_MAX_BYTES = 2 ** 31;
+/** Starts the line of the sequence numbers a turn's lines hold. */
+const SEQUENCES = '#';
 /** Users made into lines in one turn of the event loop. */
 const LINES_PER_TURN = 1_000;
 
@@ -99,7 +100,7 @@ async function writeLines(
   for (let done = false; !done; ) {
     const started = performance.now();
     const lines: string[] = [];
-    const sequences = JSON.stringify({ seq: [...snapshot.sequences()] });
+    const sequences = `${SEQUENCES}${JSON.stringify([...snapshot.sequences()])}`;
     if (sequences !== sequencesWritten) {
       lines.push(sequences);
       sequencesWritten = sequences;
@@ -110,10 +111,8 @@ async function writeLines(
         done = true;
         break;
       }
-      const saved = next.value;
-      lines.push(
-        JSON.stringify([saved.observedAt, saved.user, saved.raw, saved.guildIds, saved.stale ? 1 : 0]),
-      );
+      const { userId, guildIds, stale, text } = next.value;
+      lines.push(`${userId}\t${guildIds.join(',')}\t${stale ? 1 : 0}\t${text}`);
     }
     if (lines.length > 0) gzip.write(`${lines.join('\n')}\n`);
     busyMs += performance.now() - started;
@@ -159,9 +158,9 @@ export async function decodeSnapshot(bytes: Buffer): Promise<DecodedSnapshot | n
   for (let start = at + 1; start < text.length; start = at + 1) {
     at = text.indexOf(10, start);
     if (at < 0) at = text.length;
-    const line = parseJson(text.toString('utf8', start, at));
-    if (isRecord(line)) {
-      sequences = sequencesFrom(line.seq);
+    const line = text.toString('utf8', start, at);
+    if (line.startsWith(SEQUENCES)) {
+      sequences = sequencesFrom(parseJson(line.slice(SEQUENCES.length)));
       continue;
     }
     const saved = savedPresence(line);
@@ -171,19 +170,17 @@ export async function decodeSnapshot(bytes: Buffer): Promise<DecodedSnapshot | n
   return { settings: header.settings, guildShards, roleHolders, optedIn, presences };
 }
 
-function savedPresence(line: unknown): SavedPresence | null {
-  if (!Array.isArray(line) || line.length !== 5) return null;
-  const [observedAt, user, raw, guildIds, stale] = line as unknown[];
-  if (typeof observedAt !== 'number' || !Number.isFinite(observedAt)) return null;
-  if (!isRecord(user) || !isId(user.id)) return null;
-  if (!Array.isArray(guildIds) || guildIds.length === 0 || !guildIds.every(isId)) return null;
-  return {
-    observedAt,
-    user: user as unknown as DiscordUser,
-    raw: rawPresenceFrom(raw),
-    guildIds: guildIds as Snowflake[],
-    stale: stale === 1,
-  };
+/**
+ * A user's line: id, guild ids, stale, and what the presence is rendered from (JSON, which has no tab),
+ * tab-separated. The JSON is read when the user is rendered: the snapshot is sealed, so it is this
+ * bot's own; the rest is checked here.
+ */
+function savedPresence(line: string): SavedPresence | null {
+  const [userId, guilds, stale, json] = line.split('\t', 4);
+  if (userId === undefined || !isId(userId) || guilds === undefined || json === undefined) return null;
+  const guildIds = guilds.split(',');
+  if (!guildIds.every(isId) || !json.startsWith('[') || !json.endsWith(']')) return null;
+  return { userId, guildIds, stale: stale === '1', text: json };
 }
 
 function sequencesFrom(value: unknown): ReadonlyMap<number, number> {

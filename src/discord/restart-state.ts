@@ -145,11 +145,11 @@ export class RestartState {
     let users = 0;
     for (const presence of snapshot.presences) {
       const guildIds = presence.guildIds.filter((guildId) => guilds.has(guildId));
-      if (guildIds.length === 0 || !policy.monitors(presence.user.id)) continue;
+      if (guildIds.length === 0 || !policy.monitors(presence.userId)) continue;
       try {
         registry.restore({ ...presence, guildIds });
       } catch (error) {
-        logger.warn({ err: error, userId: presence.user.id }, 'could not take back a presence');
+        logger.warn({ err: error, userId: presence.userId }, 'could not take back a presence');
         continue;
       }
       users++;
@@ -158,7 +158,7 @@ export class RestartState {
         if (start === undefined || sequence <= start) continue;
         let held = heldUpTo.get(shardId);
         if (!held) heldUpTo.set(shardId, (held = new Map()));
-        held.set(presence.user.id, sequence);
+        held.set(presence.userId, sequence);
       }
     }
     ingest.restore(

@@ -132,24 +132,24 @@ interface Rendered {
   unfiltered?: Unfiltered;
 }
 
-/** What rendering needs besides the presence: how to normalize, and whose settings hide what. */
-/** A listed member held unrendered: when listed, the user and presence, and RESTORED when taken back. */
-type ListedText = [number, DiscordUser, RawPresence, typeof RESTORED?];
-const RESTORED = 1;
+/** A listed member held unrendered: when listed (or last reported), the user and presence. */
+type ListedText = [number, DiscordUser, RawPresence];
 const RESTORED_CHANGE = { restored: true } as const;
 
 /**
- * A monitored user as saved across a restart of the process: what their presence is rendered from, when
- * Discord last reported it, and the guilds they are seen through (see `PresenceRegistry.saved`).
+ * A monitored user as saved across a restart of the process (see `PresenceRegistry.saved`): the guilds
+ * they are seen through, whether they are stale, and what their presence is rendered from as a listed
+ * member's is, so that taking them back parses nothing.
  */
 export interface SavedPresence {
-  user: DiscordUser;
-  raw: RawPresence;
-  observedAt: number;
+  userId: Snowflake;
   guildIds: Snowflake[];
   stale: boolean;
+  /** `[observed_at, user, raw presence]` as JSON. */
+  text: string;
 }
 
+/** What rendering needs besides the presence: how to normalize, and whose settings hide what. */
 export interface RegistryOptions extends NormalizeOptions {
   now?: () => number;
   /** The user's privacy settings; undefined for one who set none. */
@@ -200,6 +200,8 @@ export class PresenceRegistry implements PresenceSource {
    * lost shard may make most users stale at once. `staleWaiting` of them, none below `staleCursor`.
    */
   private staleUnrendered = new Uint8Array(0);
+  /** By slot, 1 for a listed member taken back after a restart (`restore`), not rendered yet. */
+  private restoredUnrendered = new Uint8Array(0);
   private staleUnrenderedCount = 0;
   private staleCursor = 0;
 
@@ -272,28 +274,23 @@ export class PresenceRegistry implements PresenceSource {
   *saved(): Iterable<SavedPresence> {
     for (let slot = 0; slot < this.held.end; slot++) {
       if (!this.held.inUse(slot)) continue;
+      const userId = this.held.idOf(slot);
       const guildIds = this.memberships.guildsOf(slot);
       const stale = this.held.stale(slot);
       if (this.held.isListed(slot)) {
-        const [observedAt, user, raw] = JSON.parse(this.held.listedText(slot)) as [
-          number,
-          DiscordUser,
-          RawPresence,
-        ];
-        yield { user, raw, observedAt, guildIds, stale };
+        yield { userId, guildIds, stale, text: this.held.listedText(slot) };
         continue;
       }
       const snapshot = this.held.snapshot(slot);
       const user =
         this.unfiltered.get(slot)?.user ??
         (JSON.parse(userJsonIn(snapshot.body, this.held.userLength(slot))) as DiscordUser);
-      yield {
-        user: withoutImageUrls(user),
-        raw: this.heldRaw(slot, snapshot),
-        observedAt: this.held.observedAt(slot),
-        guildIds,
-        stale,
-      };
+      const listed: ListedText = [
+        this.held.observedAt(slot),
+        withoutImageUrls(user),
+        this.heldRaw(slot, snapshot),
+      ];
+      yield { userId, guildIds, stale, text: JSON.stringify(listed) };
     }
   }
 
@@ -302,21 +299,27 @@ export class PresenceRegistry implements PresenceSource {
    * reported it; a user monitored already is left as they are.
    */
   restore(saved: SavedPresence): void {
-    const { user, raw, observedAt, guildIds } = saved;
-    if (!hasUserId(user) || guildIds.length === 0 || this.held.slotOf(user.id) !== NO_SLOT) return;
-    const listed = JSON.stringify([observedAt, user, raw, RESTORED]);
+    const { userId, guildIds, text } = saved;
+    if (!isSnowflake(userId) || guildIds.length === 0 || this.held.slotOf(userId) !== NO_SLOT) return;
     let slot: number;
-    if (listed.length >= LARGE_BODY_BYTES) {
+    if (text.length >= LARGE_BODY_BYTES) {
+      const [observedAt, user, raw] = JSON.parse(text) as ListedText;
+      if (user?.id !== userId) return;
       this.firstSeen(guildIds[0] as Snowflake, user, raw, observedAt, true);
-      slot = this.held.slotOf(user.id);
+      slot = this.held.slotOf(userId);
     } else {
-      slot = this.held.addListed(user.id, listed);
+      slot = this.held.addListed(userId, text);
+      if (slot >= this.restoredUnrendered.length) {
+        const length = Math.max(slot + 1, this.restoredUnrendered.length * 2, 1024);
+        this.restoredUnrendered = grown(this.restoredUnrendered, length);
+      }
+      this.restoredUnrendered[slot] = 1;
       this.listedSlots.push(slot);
       this.listedCount++;
     }
     for (const guildId of guildIds) this.memberships.join(slot, guildId);
     if (saved.stale) this.markStale(slot);
-    if (this.held.isListed(slot)) for (const listener of this.listedListeners) listener(user.id);
+    if (this.held.isListed(slot)) for (const listener of this.listedListeners) listener(userId);
   }
 
   /** Whether the user is a listed member not rendered yet: announced as monitored once they are. */
@@ -657,7 +660,9 @@ export class PresenceRegistry implements PresenceSource {
 
   /** Renders a listed member's first version, announced with the moment they were listed. */
   private renderListed(slot: number): void {
-    const [at, user, raw, restored] = JSON.parse(this.held.listedText(slot)) as ListedText;
+    const [at, user, raw] = JSON.parse(this.held.listedText(slot)) as ListedText;
+    const restored = this.restoredUnrendered[slot] === 1;
+    if (restored) this.restoredUnrendered[slot] = 0;
     const freshness = { observed_at: at, stale: this.held.stale(slot) };
     let shown = raw;
     let rendered: Rendered;
@@ -680,7 +685,7 @@ export class PresenceRegistry implements PresenceSource {
       current: snapshot,
       at,
       listed: true,
-      ...(restored === RESTORED ? RESTORED_CHANGE : {}),
+      ...(restored ? RESTORED_CHANGE : {}),
     });
     snapshot.release();
   }
@@ -704,6 +709,7 @@ export class PresenceRegistry implements PresenceSource {
     this.held.remove(userId);
     this.unfiltered.delete(slot);
     this.forgetUnrendered(slot);
+    if (slot < this.restoredUnrendered.length) this.restoredUnrendered[slot] = 0;
     this.emit({ kind: 'unmonitored', userId, previous, at: this.now() });
   }
 

@@ -30,20 +30,14 @@ function restored() {
   });
   const ingest = new GatewayIngest({ registry, requestMembers: () => {}, logger: pino({ level: 'silent' }) });
   // Saved at sequence 10; the user's line was made after event 12 (their presence then: dnd).
-  registry.restore({
-    user: USER,
-    raw: { status: 'dnd', activities: [], client_status: { desktop: 'dnd' } },
-    observedAt: 1,
+  const saved = (user: { id: string }, status: string) => ({
+    userId: user.id,
     guildIds: [GUILD],
     stale: false,
+    text: JSON.stringify([1, user, { status, activities: [], client_status: { desktop: status } }]),
   });
-  registry.restore({
-    user: OTHER,
-    raw: { status: 'online', activities: [], client_status: { desktop: 'online' } },
-    observedAt: 1,
-    guildIds: [GUILD],
-    stale: false,
-  });
+  registry.restore(saved(USER, 'dnd'));
+  registry.restore(saved(OTHER, 'online'));
   ingest.restore([0], [[GUILD, 0]], new Map([[0, new Map([[USER.id, 12]])]]));
   registry.get(USER.id);
   registry.get(OTHER.id);

@@ -178,44 +178,50 @@ describe('a snapshot of the presences held', () => {
 });
 
 describe('a saved snapshot that is not one', () => {
-  const header = JSON.stringify({ v: 1, settings: SETTINGS, guilds: [[GUILD_A, 0]], roles: [], optedIn: [] });
+  const header = JSON.stringify({ v: 2, settings: SETTINGS, guilds: [[GUILD_A, 0]], roles: [], optedIn: [] });
 
   it('is not read when not gzip, of another version, or without its header', async () => {
     expect(await decodeSnapshot(Buffer.from('not gzip'))).toBeNull();
     expect(
-      await decodeSnapshot(gzipSync(JSON.stringify({ v: 2, settings: '', guilds: [], roles: [] }))),
+      await decodeSnapshot(
+        gzipSync(JSON.stringify({ v: 1, settings: '', guilds: [], roles: [], optedIn: [] })),
+      ),
     ).toBeNull();
     expect(
-      await decodeSnapshot(gzipSync(`${JSON.stringify({ v: 1, guilds: [], roles: [], optedIn: [] })}\n`)),
+      await decodeSnapshot(gzipSync(`${JSON.stringify({ v: 2, guilds: [], roles: [], optedIn: [] })}\n`)),
     ).toBeNull();
     expect(await decodeSnapshot(gzipSync('[1,2,3]\n'))).toBeNull();
     expect(await decodeSnapshot(gzipSync(''))).toBeNull();
   });
 
-  it('skips the users whose lines are not well formed and keeps the rest', async () => {
-    const good = JSON.stringify([T0, BOB, playing, [GUILD_A], 0]);
+  it('skips the users whose lines are not well formed and keeps the rest, with the sequences before them', async () => {
+    const text = JSON.stringify([T0, BOB, playing]);
     const lines = [
       header,
-      '{not json',
-      JSON.stringify([T0, { id: 'not a snowflake' }, playing, [GUILD_A], 0]),
-      JSON.stringify([T0, BOB, playing, [], 0]),
-      JSON.stringify([T0, BOB, playing, ['x'], 0]),
-      JSON.stringify(['yesterday', BOB, playing, [GUILD_A], 0]),
-      JSON.stringify([T0, BOB, { status: 'sleeping', activities: 'none' }, [GUILD_A], 1]),
-      good,
+      'not a line',
+      `not-a-snowflake\t${GUILD_A}\t0\t${text}`,
+      `${BOB.id}\t\t0\t${text}`,
+      `${BOB.id}\tx\t0\t${text}`,
+      `${BOB.id}\t${GUILD_A}\t0\t{"not":"a list"}`,
+      `${BOB.id}\t${GUILD_A}\t0`,
+      `${BOB.id}\t${GUILD_A},${GUILD_B}\t1\t${text}`,
+      '#[[0,12],[1,4]]',
+      `${CAROL.id}\t${GUILD_A}\t0\t${text}`,
     ];
     const snapshot = await decodeSnapshot(gzipSync(`${lines.join('\n')}\n`));
     expect(snapshot?.guildShards).toEqual([[GUILD_A, 0]]);
     expect(snapshot?.presences).toEqual([
+      { userId: BOB.id, guildIds: [GUILD_A, GUILD_B], stale: true, text, sequences: new Map() },
       {
-        observedAt: T0,
-        user: BOB,
-        raw: { status: 'offline', activities: [], client_status: {} },
+        userId: CAROL.id,
         guildIds: [GUILD_A],
-        stale: true,
-        sequences: new Map(),
+        stale: false,
+        text,
+        sequences: new Map([
+          [0, 12],
+          [1, 4],
+        ]),
       },
-      { observedAt: T0, user: BOB, raw: playing, guildIds: [GUILD_A], stale: false, sequences: new Map() },
     ]);
   });
 });

@@ -72,11 +72,10 @@ describe('HistoryRecorder', () => {
   it('writes nothing for a presence taken back after a restart, and follows it: its leave writes last_seen', async () => {
     const { store, registry, recorder, advance } = setup();
     registry.restore({
-      user: USER,
-      raw: listening('t1', T0 - 60_000),
-      observedAt: T0 - 60_000,
+      userId: USER.id,
       guildIds: [GUILD_A],
       stale: false,
+      text: JSON.stringify([T0 - 60_000, USER, listening('t1', T0 - 60_000)]),
     });
     registry.get(USER.id);
     await new Promise((resolve) => setImmediate(resolve));

@@ -29,11 +29,14 @@ describe('webhook events of a change', () => {
 
     const restored = changes();
     restored.registry.restore({
-      user: USER,
-      raw: { status: 'online', activities: [], client_status: {} },
-      observedAt: Date.now() - 1_000,
+      userId: USER.id,
       guildIds: [GUILD],
       stale: false,
+      text: JSON.stringify([
+        Date.now() - 1_000,
+        USER,
+        { status: 'online', activities: [], client_status: {} },
+      ]),
     });
     restored.registry.get(USER.id);
     expect(restored.seen).toMatchObject([{ kind: 'monitored', restored: true }]);
