@@ -126,6 +126,7 @@ async function once(side: Side, restart = false): Promise<Run> {
       const servedAgain = await again.next<Served>('served', TIMEOUT_MS);
       if (servedAgain.size < MEMBERS)
         throw new Error(`startup: the restart got ${servedAgain.size} of ${MEMBERS}`);
+      await again.next<Message>('connected', TIMEOUT_MS);
       restarted = { served: servedAgain, before, after: await statsOf(discord) };
     }
     return { side, served, settled, stats, memory, restart: restarted };
