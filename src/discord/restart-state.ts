@@ -156,8 +156,8 @@ export class RestartState {
       for (const [shardId, sequence] of presence.sequences) {
         const start = startedAt.get(shardId);
         if (start === undefined || sequence <= start) continue;
-        let held = heldUpTo.get(shardId);
-        if (!held) heldUpTo.set(shardId, (held = new Map()));
+        const held = heldUpTo.get(shardId) ?? new Map<Snowflake, number>();
+        heldUpTo.set(shardId, held);
         held.set(presence.userId, sequence);
       }
     }
