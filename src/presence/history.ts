@@ -8,6 +8,9 @@ export const HISTORY_LIMIT = 100;
 export const TOP_TRACKS_MIN_PLAYS = 2;
 export const TOP_TRACKS_DEFAULT_LIMIT = 10;
 export const TOP_TRACKS_MAX_LIMIT = 50;
+/** `/recent`'s `limit`: how many of the latest plays, by default and at most. */
+export const RECENT_DEFAULT_LIMIT = 5;
+export const RECENT_MAX_LIMIT = 10;
 /** Distinct tracks whose play counts one user keeps; past it the least played (then oldest) go. */
 export const TRACKED_TRACKS_PER_USER = 1000;
 /**
@@ -208,6 +211,11 @@ export function memoryFromHistory(
 export function topTracksLimit(requested: number | undefined): number {
   if (requested === undefined) return TOP_TRACKS_DEFAULT_LIMIT;
   return Math.min(TOP_TRACKS_MAX_LIMIT, Math.max(1, Math.trunc(requested)));
+}
+
+export function recentLimit(requested: number | undefined): number {
+  if (requested === undefined) return RECENT_DEFAULT_LIMIT;
+  return Math.min(RECENT_MAX_LIMIT, Math.max(1, Math.trunc(requested)));
 }
 
 /** The UTC day of a moment, e.g. "2026-11-22": `tracks_today` counts plays since its 00:00. */

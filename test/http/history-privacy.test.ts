@@ -29,7 +29,7 @@ const NOW = Date.UTC(2026, 10, 22, 12);
 const MINUTE = 60_000;
 /** An Apple Music player's application (DEFAULT_MUSIC_APPS). */
 const APPLE_MUSIC_APP = '1247654840780460125';
-const PATHS = ['history', 'stats', 'top-tracks?limit=5'] as const;
+const PATHS = ['history', 'stats', 'top-tracks?limit=5', 'recent?limit=10'] as const;
 
 function track(source: MusicSource, id: string, ts: number): TrackEntry {
   return {
@@ -195,6 +195,28 @@ async function data<T = Record<string, unknown>>(
 const ids = (tracks: Array<{ track_id: string | null }>) => tracks.map((entry) => entry.track_id);
 
 describe('history routes under privacy settings', () => {
+  it('recent: the latest plays, newest first, as many as asked within 1–10, or as an RSS feed', async () => {
+    const { base } = await setup();
+    const recent = (path: string) => data<{ recent_tracks: TrackEntry[] }>(base, USER.id, path);
+    expect(ids((await recent('recent')).recent_tracks)).toEqual(['s1', 's2', 'a1', 'a1', 's1']);
+    expect(ids((await recent('recent?limit=2')).recent_tracks)).toEqual(['s1', 's2']);
+    expect((await recent('recent?limit=0')).recent_tracks).toHaveLength(1);
+    expect((await recent('recent?limit=99')).recent_tracks).toHaveLength(6);
+    const refused = await fetch(`${base}/v1/users/${USER.id}/recent?format=atom`);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('invalid_query');
+
+    const feed = await fetch(`${base}/v1/users/${USER.id}/recent?format=rss&limit=2`);
+    expect(feed.status).toBe(200);
+    expect(feed.headers.get('content-type')).toBe('application/rss+xml; charset=utf-8');
+    const xml = await feed.text();
+    expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<rss version="2.0"><channel>/);
+    expect(xml.match(/<item>/g)).toHaveLength(2);
+    expect(xml).toContain('<title>s1 — A</title>');
+    expect(xml).toContain(`<pubDate>${new Date(NOW - 60 * MINUTE).toUTCString()}</pubDate>`);
+    expect(xml).toContain('<title>alice: recently played</title>');
+  });
+
   it("answers for a private user exactly what an unknown id gets, whatever key comes but the user's own", async () => {
     const { base, setPrivacy, otherKey } = await setup();
     const unknown = await Promise.all(PATHS.map((path) => read(base, UNKNOWN, path)));
@@ -293,6 +315,8 @@ describe('history routes under privacy settings', () => {
     await setPrivacy({ hide_music_sources: ['spotify'] });
     const history = await data<{ track_history: TrackEntry[] }>(base, USER.id, 'history');
     expect(ids(history.track_history)).toEqual(['a1', 'a1']);
+    const recent = await data<{ recent_tracks: TrackEntry[] }>(base, USER.id, 'recent?limit=1');
+    expect(ids(recent.recent_tracks)).toEqual(['a1']);
     const top = await data<{ top_tracks: TrackEntry[] }>(base, USER.id, 'top-tracks');
     expect(ids(top.top_tracks)).toEqual(['a1']);
     // s1, the most played, is hidden: the one place asked for goes to the next shown.
@@ -325,6 +349,7 @@ describe('history routes under privacy settings', () => {
     await setPrivacy({ hide_activity_types: ['listening'] });
     expect(await data(base, USER.id, 'history')).toEqual(expect.objectContaining({ track_history: [] }));
     expect(await data(base, USER.id, 'top-tracks')).toEqual({ top_tracks: [] });
+    expect(await data(base, USER.id, 'recent')).toEqual({ recent_tracks: [] });
     expect(await data(base, USER.id, 'stats')).toEqual(
       expect.objectContaining({ tracks_today: 0, track_history_count: 0, is_monitored: true }),
     );

@@ -73,6 +73,8 @@ const BEYOND_CONTRACT = [
   ...READ_TOKEN_ROUTES,
   // Discord's HTTP interactions endpoint (INTERACTIONS_PUBLIC_KEY): Discord's, not the API's, so in no table.
   'POST /interactions',
+  // The latest plays: API.md names it in prose ("Embeds and agents"), not in its tables.
+  'GET /v1/users/{id}/recent',
 ];
 /**
  * Routes of the contract this version does not serve yet. Each leaves the list with the change that serves
@@ -410,7 +412,7 @@ describe('real answers fit the document', () => {
     });
   });
 
-  it('history, stats and top tracks, with entries', async () => {
+  it('history, stats, top tracks and the latest plays, with entries', async () => {
     await eventually(async () => {
       const { data } = await expectFits('GET /v1/users/{id}/history', `/v1/users/${NOVA}/history`, 200);
       expect((data.status_history as unknown[]).length).toBeGreaterThan(0);
@@ -425,6 +427,12 @@ describe('real answers fit the document', () => {
       200,
     );
     expect(top.top_tracks).toEqual([expect.objectContaining({ song: TRACK.song, play_count: 2 })]);
+    const { data: recent } = await expectFits(
+      'GET /v1/users/{id}/recent',
+      `/v1/users/${NOVA}/recent?limit=1`,
+      200,
+    );
+    expect(recent.recent_tracks).toEqual([expect.objectContaining({ song: TRACK.song })]);
   });
 
   it('the webhook routes: added, listed, refused', async () => {

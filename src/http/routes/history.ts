@@ -5,6 +5,9 @@ import type { ApiKeyService } from '../../keys/service.js';
 import {
   HISTORY_LIMIT,
   playKeyOf,
+  RECENT_DEFAULT_LIMIT,
+  RECENT_MAX_LIMIT,
+  recentLimit,
   type Stats,
   type StoredStats,
   statsFrom,
@@ -24,8 +27,9 @@ import type { PresenceView } from '../../presence/registry.js';
 import type { HistoryStore } from '../../store/ports.js';
 import { TAGS } from '../openapi.js';
 import { answeredToOwner, grantOf } from '../owner-reads.js';
+import { recentFeed } from '../recent-feed.js';
 import { errorResponses, successResponse } from '../schemas/envelope.js';
-import { historySchema, statsSchema, topTracksSchema } from '../schemas/history.js';
+import { historySchema, recentSchema, statsSchema, topTracksSchema } from '../schemas/history.js';
 import { readTokenQuery, userIdFrom, userIdParams } from './users.js';
 
 const ANY_USER =
@@ -87,8 +91,8 @@ function shownTracks(tracks: TrackEntry[], hidden: Hidden): TrackEntry[] {
 }
 
 /**
- * `/v1/users/:id/history`, `/stats` and `/top-tracks`: answered from the store for any valid id, so they
- * work while the user is offline or no longer monitored.
+ * `/v1/users/:id/history`, `/stats`, `/recent` and `/top-tracks`: answered from the store for any valid
+ * id, so they work while the user is offline or no longer monitored.
  */
 export const historyRoutes =
   (deps: HistoryRouteDeps): FastifyPluginAsync =>
@@ -226,6 +230,55 @@ export const historyRoutes =
         const stored = await deps.history.stats(id);
         const stats = statsFrom(view.get(id)?.status, stored, at, deps.recent?.get(id));
         return send(reply, settings === undefined ? stats : await shownStats(id, stats, settings, at));
+      },
+    );
+
+    app.get(
+      '/v1/users/:id/recent',
+      {
+        schema: {
+          tags: [TAGS.history],
+          summary: 'Recently played',
+          description: `The latest plays, newest first: what a "recently played" card or a script needs, the first being the track playing now, if any. \`format=rss\` answers an RSS 2.0 feed of the same (\`application/rss+xml\`). ${ANY_USER}`,
+          params: userIdParams,
+          querystring: {
+            type: 'object',
+            properties: {
+              limit: {
+                type: 'string',
+                pattern: '^[+-]?[0-9]{1,15}$',
+                description: `how many plays: an integer, default ${RECENT_DEFAULT_LIMIT}, clamped to 1–${RECENT_MAX_LIMIT}`,
+              },
+              format: { type: 'string', enum: ['json', 'rss'], description: 'json (the default) or rss' },
+              ...readTokenQuery,
+            },
+          },
+          response: {
+            200: successResponse('the latest plays', recentSchema),
+            ...errorResponses(['invalid_user_id', 'invalid_query']),
+          },
+        },
+      },
+      async (request, reply) => {
+        const id = userIdFrom(request.params);
+        const { limit: requested, format } = request.query as { limit?: string; format?: 'json' | 'rss' };
+        const limit = recentLimit(requested === undefined ? undefined : Number(requested));
+        const view = await readerView(request, reply, id);
+        let recent: TrackEntry[] = [];
+        if (view === null) {
+          await askedAsForAnyone(deps.history.history(id, HISTORY_LIMIT));
+        } else {
+          const hidden = hiddenOf(deps.privacy?.of(id), now());
+          const { tracks } = await deps.history.history(id, HISTORY_LIMIT);
+          recent = shownTracks(tracks, hidden).slice(0, limit);
+        }
+        if (format !== 'rss') return send(reply, { recent_tracks: recent });
+        const user = view?.get(id)?.summary().discord_user;
+        const name = user ? (user.global_name ?? user.username ?? null) : null;
+        const link = `${request.protocol}://${request.host}/?id=${id}`;
+        return reply
+          .type('application/rss+xml; charset=utf-8')
+          .send(recentFeed(id, typeof name === 'string' ? name : null, recent, link));
       },
     );
 

@@ -1,4 +1,9 @@
-import { HISTORY_LIMIT, TOP_TRACKS_MAX_LIMIT, TOP_TRACKS_MIN_PLAYS } from '../../presence/history.js';
+import {
+  HISTORY_LIMIT,
+  RECENT_MAX_LIMIT,
+  TOP_TRACKS_MAX_LIMIT,
+  TOP_TRACKS_MIN_PLAYS,
+} from '../../presence/history.js';
 import { discordStatusSchema, epochMs, nowPlayingSchema, nullableEpochMs } from './presence.js';
 
 /**
@@ -83,5 +88,19 @@ export const topTracksSchema = {
     },
   },
   required: ['top_tracks'],
+  additionalProperties: false,
+} as const;
+
+export const recentSchema = {
+  type: 'object',
+  properties: {
+    recent_tracks: {
+      type: 'array',
+      description: `the latest plays (\`now_playing\` and when it started), newest first, at most ${RECENT_MAX_LIMIT}`,
+      maxItems: RECENT_MAX_LIMIT,
+      items: nowPlayingWith({ ts: epochMs }),
+    },
+  },
+  required: ['recent_tracks'],
   additionalProperties: false,
 } as const;
