@@ -244,11 +244,7 @@ export const historyRoutes =
           querystring: {
             type: 'object',
             properties: {
-              limit: {
-                type: 'string',
-                pattern: '^[+-]?[0-9]{1,15}$',
-                description: `how many plays: an integer, default ${RECENT_DEFAULT_LIMIT}, clamped to 1–${RECENT_MAX_LIMIT}`,
-              },
+              limit: limitQuery('plays', RECENT_DEFAULT_LIMIT, RECENT_MAX_LIMIT),
               format: { type: 'string', enum: ['json', 'rss'], description: 'json (the default) or rss' },
               ...readTokenQuery,
             },
@@ -293,12 +289,7 @@ export const historyRoutes =
           querystring: {
             type: 'object',
             properties: {
-              limit: {
-                // Digits only: ajv's coercion would take "0x10" or "1e1", which no client means as a count.
-                type: 'string',
-                pattern: '^[+-]?[0-9]{1,15}$',
-                description: `how many tracks: an integer, default ${TOP_TRACKS_DEFAULT_LIMIT}, clamped to 1–${TOP_TRACKS_MAX_LIMIT}`,
-              },
+              limit: limitQuery('tracks', TOP_TRACKS_DEFAULT_LIMIT, TOP_TRACKS_MAX_LIMIT),
               ...readTokenQuery,
             },
           },
@@ -330,6 +321,16 @@ export const historyRoutes =
       },
     );
   };
+
+/** A `limit` of how many `things`, an integer, clamped to 1–`max`. */
+function limitQuery(things: string, byDefault: number, max: number) {
+  return {
+    // Digits only: ajv's coercion would take "0x10" or "1e1", which no client means as a count.
+    type: 'string',
+    pattern: '^[+-]?[0-9]{1,15}$',
+    description: `how many ${things}: an integer, default ${byDefault}, clamped to 1–${max}`,
+  } as const;
+}
 
 /**
  * A read of the store made only to be thrown away: a private user is answered after the same work as an
