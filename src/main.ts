@@ -64,7 +64,7 @@ async function main(): Promise<void> {
       `       curl ${base}/v1/version`,
       `       curl -X PATCH ${base}/v1/users/@me/kv -H 'Authorization: <the demo API key above>' \\`,
       `         -H 'content-type: application/json' -d '{"mood":"sleepy"}'`,
-      'Set DISCORD_TOKEN to use your own bot (see README.md).',
+      'Set DISCORD_TOKEN to use your own bot (see docs/deployment.md).',
     );
   }
   logger.info(lines.join('\n'));

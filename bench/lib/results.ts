@@ -66,7 +66,7 @@ function render(rows: readonly StoredRow[], here: string): string {
   const lines = [
     '# Benchmark results',
     '',
-    'Written by `npm run bench` (see the README, "Performance"). Every ratio compares two figures measured in',
+    'Written by `npm run bench` (see docs/performance.md). Every ratio compares two figures measured in',
     'the same run on the same machine; the absolute figures are this machine’s.',
     '',
     `Machine: ${here}.`,
