@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { DEFAULT_MUSIC_APP_IDS } from '../src/presence/music-apps.js';
@@ -382,5 +383,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ALLOWED_USER_IDS: 'me' })).toThrow(/^ALLOWED_USER_IDS: must be/);
     expect(() => loadConfig({ RETENTION_DAYS: '-1' })).toThrow(/^RETENTION_DAYS: must be a whole number/);
     expect(() => loadConfig({ OPERATOR_CONTACT: 'a\nb' })).toThrow(/^OPERATOR_CONTACT: must be/);
+  });
+});
+
+describe('GATEWAY_COMPRESSION', () => {
+  it('is off unless zlib-stream is asked for, as docs/configuration.md says, and refuses anything else', () => {
+    const docs = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+    expect(docs).toMatch(/^\| `GATEWAY_COMPRESSION` \| `off` \|/m);
+    expect(loadConfig({}).gatewayCompression).toBe(false);
+    expect(loadConfig({ GATEWAY_COMPRESSION: 'zlib-stream' }).gatewayCompression).toBe(true);
+    expect(() => loadConfig({ GATEWAY_COMPRESSION: 'zstd-stream' })).toThrow(ConfigError);
   });
 });
