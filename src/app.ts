@@ -88,8 +88,11 @@ export interface AppOptions {
   retention?: RetentionOverrides;
   /** Tests shorten the wait before a slow command's answer is deferred. */
   bot?: { deferAfterMs?: number };
-  /** Tests shorten how long a disconnected shard's users stay current (STALE_AFTER_DISCONNECT_MS). */
-  gateway?: { staleAfterMs?: number };
+  /**
+   * Tests shorten how long a disconnected shard's users stay current (STALE_AFTER_DISCONNECT_MS), and
+   * identify without pacing (IDENTIFY_INTERVAL_MS).
+   */
+  gateway?: { staleAfterMs?: number; identifyIntervalMs?: number };
   /** Tests answer the refusals of abusive clients at once (ABUSE_REFUSAL_DELAY_MS). */
   abuseRefusalDelayMs?: number;
   /** Tests resolve host names, shorten the delivery timeout and drive the worker's time. */

@@ -47,6 +47,8 @@ export interface GatewayOptions {
   intents: number;
   /** Tests shorten it; default STALE_AFTER_DISCONNECT_MS. */
   staleAfterMs?: number;
+  /** Tests identify without pacing; default IDENTIFY_INTERVAL_MS. */
+  identifyIntervalMs?: number;
   /** `compress=zlib-stream`, inflated with node:zlib (GATEWAY_COMPRESSION). */
   compression?: boolean;
 }
@@ -88,6 +90,7 @@ export class DiscordGateway {
       // Read through the library, so that its own reading (checked as it connects) is this one.
       fetchGatewayBot: () => this.manager.fetchGatewayInformation(true),
       logger: options.logger,
+      ...(options.identifyIntervalMs === undefined ? {} : { intervalMs: options.identifyIntervalMs }),
     });
     this.manager = new WebSocketManager({
       token: options.token,

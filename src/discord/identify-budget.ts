@@ -36,6 +36,8 @@ export interface IdentifyBudgetOptions {
   /** `GET /gateway/bot`, never from a cache: the gateway's REST client. */
   fetchGatewayBot(): Promise<APIGatewayBotInfo>;
   logger: Logger;
+  /** Tests pace IDENTIFYs at 0, as discord.js's own tests do; default IDENTIFY_INTERVAL_MS. */
+  intervalMs?: number;
 }
 
 interface Known {
@@ -108,11 +110,12 @@ export class IdentifyBudget implements IIdentifyThrottler {
     await bucket.turns.take(signal);
     try {
       await this.affordable(signal);
+      const interval = this.options.intervalMs ?? IDENTIFY_INTERVAL_MS;
       const diff = bucket.resetsAt - Date.now();
-      if (diff > 0 && diff <= IDENTIFY_INTERVAL_MS) {
+      if (diff > 0 && diff <= interval) {
         await pause(diff + Math.random() * IDENTIFY_JITTER_MS, signal);
       }
-      bucket.resetsAt = Date.now() + IDENTIFY_INTERVAL_MS;
+      bucket.resetsAt = Date.now() + interval;
       this.spent++;
     } finally {
       bucket.turns.release();

@@ -87,8 +87,8 @@ export interface DiscordSideDeps {
   retention?: RetentionOverrides;
   /** Tests shorten the wait before a slow command's answer is deferred. */
   bot?: Pick<BotOptions, 'deferAfterMs'>;
-  /** Tests shorten how long a disconnected shard's users stay current. */
-  gateway?: Pick<GatewayOptions, 'staleAfterMs'>;
+  /** Tests shorten how long a disconnected shard's users stay current, and identify without pacing. */
+  gateway?: Pick<GatewayOptions, 'staleAfterMs' | 'identifyIntervalMs'>;
   discord: DiscordEndpoints;
   /** Whether sessions are saved to be resumed after a restart: not in demo mode. */
   resumesAcrossRestarts: boolean;
