@@ -1,16 +1,11 @@
-import { DEFAULT_CONNECTIONS_PER_IP } from './http/connection-cap.js';
-import { DEFAULT_HTTP_TIMEOUTS } from './http/timeouts.js';
-import { DEFAULT_KV_MAX_BYTES, KV_MAX_BYTES_MAX, KV_MAX_BYTES_MIN } from './kv/rules.js';
+import { VARIABLES } from './config-variables.js';
+import { KV_MAX_BYTES_MAX, KV_MAX_BYTES_MIN } from './kv/rules.js';
 import { parseTrustProxy, type TrustProxy } from './net/trust-proxy.js';
 import { APP_SOURCES, type AppSource, appIdsVariable, DEFAULT_MUSIC_APP_IDS } from './presence/music-apps.js';
-import {
-  DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
-  DEFAULT_YOUTUBE_MUSIC_NAMES,
-} from './presence/youtube-music.js';
 import { redactUrl } from './redact-url.js';
 import { defaultMaxSockets, defaultMaxSubscriptions, heapSizeLimit } from './socket/heap-share.js';
 import type { SqliteLocation } from './store/sqlite/index.js';
-import { DEFAULT_WEBHOOKS_PER_USER, WEBHOOKS_PER_USER_MAX } from './webhooks/rules.js';
+import { WEBHOOKS_PER_USER_MAX } from './webhooks/rules.js';
 
 /** Where the durable store lives: the embedded store, or a PostgreSQL server. */
 export type DatabaseLocation = SqliteLocation | { kind: 'postgres'; url: string };
@@ -20,8 +15,6 @@ export type Role = 'all' | 'ingest' | 'api';
 /** `all`: everyone the bot can see is monitored; `opt-in`: only those who asked to be. */
 export type MonitorMode = 'all' | 'opt-in';
 
-/** How long what is kept of a user who left every monitored guild stays, unless they come back. */
-export const DEFAULT_RETENTION_DAYS = 30;
 export const RETENTION_DAYS_MAX = 36_500;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -199,7 +192,7 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
       .filter((item) => item !== '');
   };
 
-  const host = read('HOST') ?? '0.0.0.0';
+  const host = read('HOST') ?? VARIABLES.HOST.default;
   const token = read('DISCORD_TOKEN') ?? null;
   if (token !== null && /\s/.test(token)) {
     throw new ConfigError('DISCORD_TOKEN', 'must not contain white space', '<redacted>');
@@ -217,12 +210,12 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
       throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL', redisUrl);
     }
   }
-  const role = oneOf<Role>('ROLE', ['all', 'ingest', 'api'], 'all');
+  const role = oneOf<Role>('ROLE', ['all', 'ingest', 'api'], VARIABLES.ROLE.default);
   if (role !== 'all' && redisUrl === null) {
     throw new ConfigError('ROLE', `${role} runs beside other nodes and needs REDIS_URL`, role);
   }
 
-  const redisPrefix = read('REDIS_PREFIX') ?? 'presently:';
+  const redisPrefix = read('REDIS_PREFIX') ?? VARIABLES.REDIS_PREFIX.default;
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(redisPrefix)) {
     throw new ConfigError('REDIS_PREFIX', 'must be 1 to 64 of A-Z a-z 0-9 _ . : -', redisPrefix);
   }
@@ -287,7 +280,7 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
     );
   }
 
-  const prefix = read('COMMAND_PREFIX') ?? '?';
+  const prefix = read('COMMAND_PREFIX') ?? VARIABLES.COMMAND_PREFIX.default;
   if (prefix.length > 8 || /\s/.test(prefix)) {
     throw new ConfigError('COMMAND_PREFIX', 'must be 1 to 8 characters without white space', prefix);
   }
@@ -302,7 +295,7 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
   };
   const youtubeMusicApplicationIds = snowflakes(
     'YOUTUBE_MUSIC_APP_IDS',
-    DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
+    VARIABLES.YOUTUBE_MUSIC_APP_IDS.default,
   );
   const musicAppIds = Object.fromEntries(
     APP_SOURCES.map((source) => [source, snowflakes(appIdsVariable(source), DEFAULT_MUSIC_APP_IDS[source])]),
@@ -330,13 +323,13 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
   // Node refuses a headers timeout longer than the request timeout: the headers are part of the request.
   const httpHeadersTimeoutMs = integer(
     'HTTP_HEADERS_TIMEOUT_MS',
-    DEFAULT_HTTP_TIMEOUTS.headersMs,
+    VARIABLES.HTTP_HEADERS_TIMEOUT_MS.default,
     100,
     3_600_000,
   );
   const httpRequestTimeoutMs = integer(
     'HTTP_REQUEST_TIMEOUT_MS',
-    DEFAULT_HTTP_TIMEOUTS.requestMs,
+    VARIABLES.HTTP_REQUEST_TIMEOUT_MS.default,
     100,
     3_600_000,
   );
@@ -349,16 +342,15 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
   }
 
   return {
-    port: integer('PORT', 4001, 0, 65535),
+    port: integer('PORT', VARIABLES.PORT.default, 0, 65535),
     host,
     discordToken: token,
-    discordApiUrl: httpUrl('DISCORD_API_URL', 'https://discord.com/api'),
-    discordCdnUrl: httpUrl('DISCORD_CDN_URL', 'https://cdn.discordapp.com'),
+    discordApiUrl: httpUrl('DISCORD_API_URL', VARIABLES.DISCORD_API_URL.default),
+    discordCdnUrl: httpUrl('DISCORD_CDN_URL', VARIABLES.DISCORD_CDN_URL.default),
     discordInviteUrl: httpsUrl('DISCORD_INVITE_URL'),
-    // Demo mode keeps its own file by default: a start without the token must never hand a demo API key
-    // to a real user of the instance's store.
     database: parseDatabaseUrl(
-      read('DATABASE_URL') ?? (token === null ? 'sqlite:./data/demo.db' : 'sqlite:./data/presently.db'),
+      read('DATABASE_URL') ??
+        (token === null ? VARIABLES.DATABASE_URL.demoDefault : VARIABLES.DATABASE_URL.default),
     ),
     redisUrl,
     redisPrefix,
@@ -366,43 +358,65 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
     shardCount,
     shardIds,
     commandPrefix: prefix,
-    logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
-    rateLimitRead: integer('RATE_LIMIT_READ', 1200, 0, 1_000_000),
-    rateLimitWrite: integer('RATE_LIMIT_WRITE', 120, 0, 1_000_000),
-    socketsPerIp: integer('SOCKETS_PER_IP', 100, 0, 1_000_000),
+    logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, VARIABLES.LOG_LEVEL.default),
+    rateLimitRead: integer('RATE_LIMIT_READ', VARIABLES.RATE_LIMIT_READ.default, 0, 1_000_000),
+    rateLimitWrite: integer('RATE_LIMIT_WRITE', VARIABLES.RATE_LIMIT_WRITE.default, 0, 1_000_000),
+    socketsPerIp: integer('SOCKETS_PER_IP', VARIABLES.SOCKETS_PER_IP.default, 0, 1_000_000),
     maxSockets: integer('MAX_SOCKETS', defaultMaxSockets(heapBytes), 0, 10_000_000),
     maxSubscriptions: integer('MAX_SUBSCRIPTIONS', defaultMaxSubscriptions(heapBytes), 0, 1_000_000_000),
     trustProxy,
-    connectionsPerIp: integer('CONNECTIONS_PER_IP', DEFAULT_CONNECTIONS_PER_IP, 0, 1_000_000),
-    subscriptionsPerSocket: integer('SUBSCRIPTIONS_PER_SOCKET', 1000, 1, 1_000_000),
-    socketCommandsPerMinute: integer('SOCKET_COMMANDS_PER_MINUTE', 60, 0, 1_000_000),
-    subscribeToAll: flag('SUBSCRIBE_TO_ALL', true),
-    kvMaxBytes: integer('KV_MAX_BYTES', DEFAULT_KV_MAX_BYTES, KV_MAX_BYTES_MIN, KV_MAX_BYTES_MAX),
+    connectionsPerIp: integer('CONNECTIONS_PER_IP', VARIABLES.CONNECTIONS_PER_IP.default, 0, 1_000_000),
+    subscriptionsPerSocket: integer(
+      'SUBSCRIPTIONS_PER_SOCKET',
+      VARIABLES.SUBSCRIPTIONS_PER_SOCKET.default,
+      1,
+      1_000_000,
+    ),
+    socketCommandsPerMinute: integer(
+      'SOCKET_COMMANDS_PER_MINUTE',
+      VARIABLES.SOCKET_COMMANDS_PER_MINUTE.default,
+      0,
+      1_000_000,
+    ),
+    subscribeToAll: flag('SUBSCRIBE_TO_ALL', VARIABLES.SUBSCRIBE_TO_ALL.default),
+    kvMaxBytes: integer('KV_MAX_BYTES', VARIABLES.KV_MAX_BYTES.default, KV_MAX_BYTES_MIN, KV_MAX_BYTES_MAX),
     httpHeadersTimeoutMs,
     httpRequestTimeoutMs,
     httpKeepAliveTimeoutMs: integer(
       'HTTP_KEEP_ALIVE_TIMEOUT_MS',
-      DEFAULT_HTTP_TIMEOUTS.keepAliveMs,
+      VARIABLES.HTTP_KEEP_ALIVE_TIMEOUT_MS.default,
       100,
       3_600_000,
     ),
-    botCommandBurst: integer('BOT_COMMAND_BURST', 10, 1, 1_000),
-    botCommandsPerMinute: integer('BOT_COMMANDS_PER_MINUTE', 20, 0, 60_000),
+    botCommandBurst: integer('BOT_COMMAND_BURST', VARIABLES.BOT_COMMAND_BURST.default, 1, 1_000),
+    botCommandsPerMinute: integer(
+      'BOT_COMMANDS_PER_MINUTE',
+      VARIABLES.BOT_COMMANDS_PER_MINUTE.default,
+      0,
+      60_000,
+    ),
     youtubeMusicApplicationIds,
-    youtubeMusicNames: list('YOUTUBE_MUSIC_NAMES', DEFAULT_YOUTUBE_MUSIC_NAMES),
+    youtubeMusicNames: list('YOUTUBE_MUSIC_NAMES', VARIABLES.YOUTUBE_MUSIC_NAMES.default),
     musicAppIds,
     metricsToken,
-    webhooksPerUser: integer('WEBHOOKS_PER_USER', DEFAULT_WEBHOOKS_PER_USER, 1, WEBHOOKS_PER_USER_MAX),
-    webhooksAllowPrivate: flag('WEBHOOKS_ALLOW_PRIVATE', false),
-    monitor: oneOf<MonitorMode>('MONITOR', ['all', 'opt-in'], 'all'),
+    webhooksPerUser: integer(
+      'WEBHOOKS_PER_USER',
+      VARIABLES.WEBHOOKS_PER_USER.default,
+      1,
+      WEBHOOKS_PER_USER_MAX,
+    ),
+    webhooksAllowPrivate: flag('WEBHOOKS_ALLOW_PRIVATE', VARIABLES.WEBHOOKS_ALLOW_PRIVATE.default),
+    monitor: oneOf<MonitorMode>('MONITOR', ['all', 'opt-in'], VARIABLES.MONITOR.default),
     monitorRoleId,
     guildIds: optionalSnowflakes('GUILD_IDS'),
     allowedUserIds: optionalSnowflakes('ALLOWED_USER_IDS'),
-    retentionDays: integer('RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 0, RETENTION_DAYS_MAX),
+    retentionDays: integer('RETENTION_DAYS', VARIABLES.RETENTION_DAYS.default, 0, RETENTION_DAYS_MAX),
     operatorContact,
-    messageContent: oneOf('MESSAGE_CONTENT', ['on', 'off'], 'off') === 'on',
+    messageContent: oneOf('MESSAGE_CONTENT', ['on', 'off'], VARIABLES.MESSAGE_CONTENT.default) === 'on',
     commandGuildIds: optionalSnowflakes('COMMAND_GUILD_IDS'),
-    gatewayCompression: oneOf('GATEWAY_COMPRESSION', ['zlib-stream', 'off'], 'off') === 'zlib-stream',
+    gatewayCompression:
+      oneOf('GATEWAY_COMPRESSION', ['zlib-stream', 'off'], VARIABLES.GATEWAY_COMPRESSION.default) ===
+      'zlib-stream',
     interactionsPublicKey,
     publicUrl: read('PUBLIC_URL') === undefined ? null : httpUrl('PUBLIC_URL', ''),
   };

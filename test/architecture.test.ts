@@ -37,7 +37,7 @@ const folderOf = (path: string): string => (path.includes('/') ? (path.split('/'
  * The composition root: these files of src/ wire every folder together (config.ts reads each part's
  * configuration by that part's own rules), so they may import any folder and be imported by any.
  */
-const COMPOSITION_ROOT = ['app', 'main', 'config'];
+const COMPOSITION_ROOT = ['app', 'main', 'config', 'config-variables'];
 const inCompositionRoot = (path: string): boolean =>
   !path.includes('/') && COMPOSITION_ROOT.includes(path.replace(/\.[jt]s$/, ''));
 

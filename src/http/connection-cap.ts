@@ -4,8 +4,6 @@ import { clientKey } from '../net/client-address.js';
 import { whenUpgraded } from '../net/upgraded.js';
 import { ERROR_STATUS, rawErrorAnswer } from './errors.js';
 
-/** `CONNECTIONS_PER_IP` unless told. */
-export const DEFAULT_CONNECTIONS_PER_IP = 256;
 /**
  * How long a refused connection is read (and dropped) after its answer, waiting for the client to close:
  * closing on a request still arriving would reset the connection, and the client could lose the answer.

@@ -1,4 +1,5 @@
 import type { ServerOptions } from 'node:http';
+import { VARIABLES } from '../config-variables.js';
 
 /**
  * What the HTTP server allows a client before it cuts the connection. A client that sends its headers a
@@ -16,10 +17,9 @@ export interface HttpTimeouts {
 }
 
 export const DEFAULT_HTTP_TIMEOUTS: Readonly<HttpTimeouts> = {
-  headersMs: 10_000,
-  requestMs: 30_000,
-  // What Fastify sets on a server it makes itself: longer than common proxies' idle timeouts (60 s).
-  keepAliveMs: 72_000,
+  headersMs: VARIABLES.HTTP_HEADERS_TIMEOUT_MS.default,
+  requestMs: VARIABLES.HTTP_REQUEST_TIMEOUT_MS.default,
+  keepAliveMs: VARIABLES.HTTP_KEEP_ALIVE_TIMEOUT_MS.default,
 };
 
 /**
