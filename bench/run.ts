@@ -19,8 +19,8 @@ import { webhookShare } from './scenarios/webhook-share.js';
 /**
  * `npm run bench` runs every scenario; `npm run bench -- fanout rest-read` runs those. Each scenario
  * starts what it measures and its baseline in processes of their own, warms them up, measures both in
- * the same run and returns its rows; they go to bench/RESULTS.md, where the rows of scenarios not run
- * this time are kept.
+ * the same run and returns its rows; they go to bench/RESULTS.md, with how each was measured in
+ * bench/notes/results-notes.md, where the rows of scenarios not run this time are kept.
  *
  * A new scenario is a file in scenarios/ exporting `async (): Promise<Row[]>`, and a line here.
  */

@@ -16,7 +16,7 @@
  * - bot commands in DMs, every couple of seconds.
  *
  * Every `--sample` seconds it asks the service for its memory, as it is and after a full collection; the
- * verdict reads the samples after `--warmup` (start-up, caches filling). At the end it prints, and writes to `--out` (bench/SOAK.md), the errors (any 5xx, any
+ * verdict reads the samples after `--warmup` (start-up, caches filling). At the end it prints, and writes to `--out` (bench/notes/SOAK.md), the errors (any 5xx, any
  * status the contract does not give for the request, network errors, sockets closed by the server, bot
  * commands left unanswered, service log lines at error or fatal), latency percentiles per kind of
  * traffic, memory over time, and the verdict: memory is flat when the least-squares slope of RSS after a
@@ -55,7 +55,7 @@ const { values: args } = parseArgs({
     changes: { type: 'string', default: '40' },
     sockets: { type: 'string', default: '40' },
     'sqlite-cache-kib': { type: 'string', default: '2000' },
-    out: { type: 'string', default: 'bench/SOAK.md' },
+    out: { type: 'string', default: 'bench/notes/SOAK.md' },
   },
 });
 const SECONDS = Number(args.seconds);

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { machine } from './machine.js';
 import { formatNumber } from './stats.js';
 
@@ -23,18 +23,31 @@ interface StoredRow extends Row {
   machine: string;
 }
 
-/** The rows live in JSON next to the table, so running one scenario can replace its rows and keep the rest. */
-const RESULTS_JSON = new URL('../RESULTS.json', import.meta.url);
-const RESULTS_MD = new URL('../RESULTS.md', import.meta.url);
+/**
+ * The bench's folder. The rows live in JSON next to the table, so running one scenario can replace its
+ * rows and keep the rest; the notes on how each row was measured go under notes/, out of a reader's way.
+ */
+const BENCH_DIR = new URL('..', import.meta.url);
 
 /**
  * Replaces the rows of the scenarios that ran (all of theirs, even a row a scenario no longer makes),
- * keeps the others, and rewrites RESULTS.md in registry order. Returns the table.
+ * keeps the others, and rewrites RESULTS.md and notes/results-notes.md of `dir` in registry order.
+ * Returns the table.
  */
-export function saveResults(ran: readonly string[], rows: readonly Row[], order: readonly string[]): string {
+export function saveResults(
+  ran: readonly string[],
+  rows: readonly Row[],
+  order: readonly string[],
+  dir: URL = BENCH_DIR,
+): string {
+  const files = {
+    json: new URL('RESULTS.json', dir),
+    table: new URL('RESULTS.md', dir),
+    notes: new URL('notes/results-notes.md', dir),
+  };
   const now = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const here = machine();
-  const kept = readStored().filter((row) => !ran.includes(row.scenario));
+  const kept = readStored(files.json).filter((row) => !ran.includes(row.scenario));
   const fresh = rows.map((row): StoredRow => ({ ...row, measured: now, machine: here }));
   const rank = (row: StoredRow) => {
     const index = order.indexOf(row.scenario);
@@ -42,15 +55,17 @@ export function saveResults(ran: readonly string[], rows: readonly Row[], order:
   };
   // A stable sort: within a scenario the rows keep the order the scenario gave them.
   const all = [...kept, ...fresh].sort((a, b) => rank(a) - rank(b));
-  writeFileSync(RESULTS_JSON, `${JSON.stringify({ rows: all }, null, 2)}\n`);
-  const markdown = render(all, here);
-  writeFileSync(RESULTS_MD, markdown);
-  return markdown;
+  writeFileSync(files.json, `${JSON.stringify({ rows: all }, null, 2)}\n`);
+  const table = renderTable(all, here);
+  writeFileSync(files.table, table);
+  mkdirSync(new URL('notes/', dir), { recursive: true });
+  writeFileSync(files.notes, renderNotes(all));
+  return table;
 }
 
-function readStored(): StoredRow[] {
+function readStored(json: URL): StoredRow[] {
   try {
-    const parsed = JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as { rows?: (Row & Partial<StoredRow>)[] };
+    const parsed = JSON.parse(readFileSync(json, 'utf8')) as { rows?: (Row & Partial<StoredRow>)[] };
     // Rows written before rows carried their date and machine are kept, marked as such.
     return (parsed.rows ?? []).map((row) => ({
       ...row,
@@ -62,7 +77,7 @@ function readStored(): StoredRow[] {
   }
 }
 
-function render(rows: readonly StoredRow[], here: string): string {
+function renderTable(rows: readonly StoredRow[], here: string): string {
   const lines = [
     '# Benchmark results',
     '',
@@ -75,18 +90,27 @@ function render(rows: readonly StoredRow[], here: string): string {
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const row of rows) lines.push(tableLine(row));
+  lines.push('', 'How each row was measured: [notes/results-notes.md](notes/results-notes.md).');
   if (rows.some((row) => row.target && !row.target.met)) {
     lines.push(
       '',
-      'Where the time goes in a scenario whose target is not met, from its CPU profiles: bench/PROFILES.md.',
+      'Where the time goes in a scenario whose target is not met, from its CPU profiles: [notes/PROFILES.md](notes/PROFILES.md).',
     );
   }
   const elsewhere = [...new Set(rows.filter((row) => row.machine !== here).map((row) => row.machine))];
   for (const other of elsewhere) lines.push('', `Some rows were measured on another machine: ${other}.`);
-  const notes = rows.filter((row) => row.notes);
-  if (notes.length > 0) {
-    lines.push('', '## Notes', '');
-    for (const row of notes) lines.push(`- **${row.scenario}**, ${row.figure}: ${row.notes}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function renderNotes(rows: readonly StoredRow[]): string {
+  const lines = [
+    '# Benchmark notes',
+    '',
+    'Written by `npm run bench` with [RESULTS.md](../RESULTS.md): how each row of its table was measured.',
+    '',
+  ];
+  for (const row of rows.filter((row) => row.notes)) {
+    lines.push(`- **${row.scenario}**, ${row.figure}: ${row.notes}`);
   }
   return `${lines.join('\n')}\n`;
 }
