@@ -94,6 +94,7 @@ const keeping: HistoryStore = {
   latest: (...args) => store.history.latest(...args),
   stats: (...args) => store.history.stats(...args),
   topTracks: (...args) => store.history.topTracks(...args),
+  playDays: (...args) => store.history.playDays(...args),
   forget: (...args) => store.history.forget(...args),
 };
 serveBenchProcess(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,4 +1,4 @@
-import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER } from '../presence/history.js';
+import { HISTORY_LIMIT, playKeyOf, TRACKED_TRACKS_PER_USER } from '../presence/history.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceView } from '../presence/registry.js';
 import type { PrivacyService } from '../privacy/service.js';
@@ -107,10 +107,13 @@ export class AccountExport {
       kept.tracks.map((entry) => JSON.stringify(entry)),
       ']',
     );
-    const plays = await history.topTracks(userId, 1, TRACKED_TRACKS_PER_USER);
+    const [plays, days] = await Promise.all([
+      history.topTracks(userId, 1, TRACKED_TRACKS_PER_USER),
+      history.playDays(userId),
+    ]);
     yield* joined(
       ',"play_counts":[',
-      plays.map((play) => JSON.stringify(play)),
+      plays.map((play) => JSON.stringify({ ...play, plays_by_day: days.get(playKeyOf(play) ?? '') ?? {} })),
       ']',
     );
     const stats = await history.stats(userId);

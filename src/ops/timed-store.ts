@@ -34,6 +34,7 @@ const OPERATIONS: {
     latest: true,
     stats: true,
     topTracks: true,
+    playDays: true,
     forget: true,
   } satisfies Record<keyof HistoryStore, true>,
   webhooks: {

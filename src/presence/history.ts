@@ -11,6 +11,15 @@ export const TOP_TRACKS_MAX_LIMIT = 50;
 /** `/recent`'s `limit`: how many of the latest plays, by default and at most. */
 export const RECENT_DEFAULT_LIMIT = 5;
 export const RECENT_MAX_LIMIT = 10;
+/**
+ * Top tracks' `period`: the plays of today and the UTC days before it, this many days in all; `all`:
+ * every play counted.
+ */
+export const TOP_TRACKS_PERIODS = { '7d': 7, '30d': 30, all: null } as const;
+export type TopTracksPeriod = keyof typeof TOP_TRACKS_PERIODS;
+export const TOP_TRACKS_DEFAULT_PERIOD: TopTracksPeriod = 'all';
+/** UTC days whose plays a store counts per track, for the longest period. */
+export const PLAY_DAYS_KEPT = TOP_TRACKS_PERIODS['30d'];
 /** Distinct tracks whose play counts one user keeps; past it the least played (then oldest) go. */
 export const TRACKED_TRACKS_PER_USER = 1000;
 /**
@@ -221,6 +230,17 @@ export function recentLimit(requested: number | undefined): number {
 /** The UTC day of a moment, e.g. "2026-11-22": `tracks_today` counts plays since its 00:00. */
 export function utcDay(ts: number): string {
   return new Date(Math.floor(ts / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** The first UTC day whose plays `period` counts at `now`; null: every play counts. */
+export function periodStart(period: TopTracksPeriod, now: number): string | null {
+  const days = TOP_TRACKS_PERIODS[period];
+  return days === null ? null : utcDay(now - (days - 1) * DAY_MS);
+}
+
+/** The oldest UTC day whose plays a store still counts after a play at `ts`. */
+export function oldestDayKept(ts: number): string {
+  return utcDay(ts - (PLAY_DAYS_KEPT - 1) * DAY_MS);
 }
 
 export interface StoredStats {

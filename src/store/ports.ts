@@ -129,8 +129,17 @@ export interface HistoryStore {
    */
   latest(userIds: readonly Snowflake[]): Promise<Map<Snowflake, LatestHistory>>;
   stats(userId: Snowflake): Promise<StoredStats>;
-  /** Tracks with at least `minPlays` plays: play_count desc, then last_played desc. */
-  topTracks(userId: Snowflake, minPlays: number, limit: number): Promise<TopTrack[]>;
+  /**
+   * Tracks with at least `minPlays` plays: play_count desc, then last_played desc. With `since` (a UTC day
+   * as `utcDay` writes it, at most PLAY_DAYS_KEPT days back), only the plays of that day and after count,
+   * `play_count` among them.
+   */
+  topTracks(userId: Snowflake, minPlays: number, limit: number, since?: string): Promise<TopTrack[]>;
+  /**
+   * Each counted track's plays of its recent UTC days as kept (day → plays), by play key; tracks with
+   * none are left out. What an export of the user's data carries beside their top tracks.
+   */
+  playDays(userId: Snowflake): Promise<Map<string, Record<string, number>>>;
   /**
    * Erases both lists, play counts and the stats counters; KV and keys stay. Remembers `at`, the moment of
    * the erasure, for good: a batch written later (by any node) drops the user's entries stamped at or

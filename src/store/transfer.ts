@@ -53,12 +53,16 @@ export function emptyUser(userId: Snowflake): UserData {
   };
 }
 
-/** A counted track: its play key, plays, when last played, and its metadata as JSON (without `ts`). */
+/**
+ * A counted track: its play key, plays, when last played, its metadata as JSON (without `ts`), and its
+ * plays of each recent UTC day (see PLAY_DAYS_KEPT).
+ */
 export interface StoredPlay {
   key: string;
   count: number;
   lastPlayed: number;
   track: string;
+  days: Record<string, number>;
 }
 
 /**

@@ -687,6 +687,138 @@ export function storeContract(name: string, openStore: OpenStore, skip = false):
         ]);
       });
 
+      describe('top tracks of a period', () => {
+        const DAY = 86_400_000;
+        /** Plays each in a batch of its own, in time order, as the recorder writes them. */
+        const playAll = async (store: Store, plays: [string, number][], limits = LIMITS) => {
+          for (const [id, ts] of plays) await store.history.appendHistory([play('1', id, ts)], limits);
+        };
+        const ranked = async (store: Store, since?: string, minPlays = 2, limit = 10) =>
+          (await store.history.topTracks('1', minPlays, limit, since)).map((t) => [
+            t.track_id,
+            t.play_count,
+            t.last_played,
+          ]);
+
+        it('counts only the plays of the UTC days from `since` on, ranked as all-time top tracks are', async () => {
+          const store = await open();
+          await playAll(store, [
+            ['a', T0 - 40 * DAY],
+            ['a', T0 - 40 * DAY + 1],
+            ['a', T0 - 40 * DAY + 2],
+            ['c', T0 - 20 * DAY],
+            ['c', T0 - 20 * DAY + 1],
+            ['a', T0 - 10 * DAY],
+            ['b', T0 - 3 * DAY],
+            ['b', T0 - 3 * DAY + 1],
+            ['c', T0 - 1],
+            ['c', T0],
+            ['a', T0 + 1],
+          ]);
+          expect(await ranked(store)).toEqual([
+            ['a', 5, T0 + 1],
+            ['c', 4, T0],
+            ['b', 2, T0 - 3 * DAY + 1],
+          ]);
+          // 30 days: today and the 29 before it.
+          expect(await ranked(store, '2026-10-24')).toEqual([
+            ['c', 4, T0],
+            ['a', 2, T0 + 1],
+            ['b', 2, T0 - 3 * DAY + 1],
+          ]);
+          // 7 days: a played once in them, under the minimum.
+          expect(await ranked(store, '2026-11-16')).toEqual([
+            ['c', 2, T0],
+            ['b', 2, T0 - 3 * DAY + 1],
+          ]);
+          expect(await ranked(store, '2026-11-16', 1)).toEqual([
+            ['c', 2, T0],
+            ['b', 2, T0 - 3 * DAY + 1],
+            ['a', 1, T0 + 1],
+          ]);
+          expect(await ranked(store, '2026-11-16', 1, 1)).toEqual([['c', 2, T0]]);
+          // A day is whole: from its 00:00 UTC.
+          expect(await ranked(store, '2026-11-22', 1)).toEqual([
+            ['c', 2, T0],
+            ['a', 1, T0 + 1],
+          ]);
+          expect(await ranked(store, '2026-11-23', 1)).toEqual([]);
+          expect(await store.history.topTracks('2', 1, 10, '2026-11-16')).toEqual([]);
+        });
+
+        it('keeps the latest metadata, without ts, as all-time top tracks do', async () => {
+          const store = await open();
+          const { ts, ...nowPlaying } = { ...entry('a', T0 + 1), song: 'Song a (Remastered)' };
+          await store.history.appendHistory(
+            [play('1', 'a', T0), { ...play('1', 'a', ts), track: { ...nowPlaying, ts } }],
+            LIMITS,
+          );
+          expect(await store.history.topTracks('1', 1, 10, '2026-11-22')).toEqual([
+            { ...nowPlaying, last_played: T0 + 1, play_count: 2 },
+          ]);
+        });
+
+        it('counts every play of concurrent batches, on its day', async () => {
+          const store = await open();
+          await Promise.all(
+            Array.from({ length: 20 }, (_, i) =>
+              store.history.appendHistory([play('1', 'a', T0 - (i % 2) * DAY)], LIMITS),
+            ),
+          );
+          expect((await store.history.topTracks('1', 1, 10, '2026-11-22'))[0]?.play_count).toBe(10);
+          expect((await store.history.topTracks('1', 1, 10, '2026-11-21'))[0]?.play_count).toBe(20);
+        });
+
+        it('gives each track its plays of each recent day, by play key, older days dropped as it is played', async () => {
+          const store = await open();
+          await playAll(store, [
+            ['b', T0 - 40 * DAY],
+            ['a', T0 - DAY],
+            ['a', T0],
+            ['b', T0 + 1],
+            ['a', T0 + 2],
+            ['once', T0 + 3],
+          ]);
+          await store.history.appendHistory([play('2', 'a', T0)], LIMITS);
+          expect(await store.history.playDays('1')).toEqual(
+            new Map([
+              ['spotify:a', { '2026-11-21': 1, '2026-11-22': 2 }],
+              ['spotify:b', { '2026-11-22': 1 }],
+              ['spotify:once', { '2026-11-22': 1 }],
+            ]),
+          );
+          expect(await store.history.playDays('3')).toEqual(new Map());
+        });
+
+        it('forgets the days of a track evicted past the cap, and of an erased history', async () => {
+          const store = await open();
+          const two = { history: 100, trackedTracks: 2 };
+          await playAll(
+            store,
+            [
+              ['keep', T0],
+              ['keep', T0 + 1],
+              ['gone', T0 + 2],
+              ['new', T0 + 3],
+              ['gone', T0 + 4],
+            ],
+            two,
+          );
+          expect(await ranked(store, '2026-11-22', 1)).toEqual([
+            ['keep', 2, T0 + 1],
+            ['gone', 1, T0 + 4],
+          ]);
+          expect([...(await store.history.playDays('1')).keys()].sort()).toEqual([
+            'spotify:gone',
+            'spotify:keep',
+          ]);
+          await store.history.forget('1', T0 + 5);
+          expect(await store.history.playDays('1')).toEqual(new Map());
+          await playAll(store, [['keep', T0 + 6]]);
+          expect(await ranked(store, '2026-11-22', 1)).toEqual([['keep', 1, T0 + 6]]);
+        });
+      });
+
       it('counts plays per UTC day and keeps the latest last_seen', async () => {
         const store = await open();
         const late = Date.UTC(2026, 10, 21, 23, 59);

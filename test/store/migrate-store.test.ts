@@ -5,7 +5,12 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
 import { generateReadToken, hashReadToken } from '../../src/keys/read-token.js';
-import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER, type TrackEntry } from '../../src/presence/history.js';
+import {
+  HISTORY_LIMIT,
+  TRACKED_TRACKS_PER_USER,
+  type TrackEntry,
+  utcDay,
+} from '../../src/presence/history.js';
 import type { DiscordStatus, Snowflake } from '../../src/presence/model.js';
 import { PAUSED_UNTIL_UNDONE, type PrivacyPatch } from '../../src/presence/privacy.js';
 import type { DeliveryRecord } from '../../src/presence/webhook.js';
@@ -227,6 +232,10 @@ async function readAll(store: Store, { hashes, webhooks, tokens }: Issued) {
     latest: [...(await store.history.latest(USERS)).entries()].sort(([a], [b]) => a.localeCompare(b)),
     stats: await perUser((userId) => store.history.stats(userId)),
     top: await perUser((userId) => store.history.topTracks(userId, 1, TRACKED_TRACKS_PER_USER)),
+    // The histories run past midnight: the second day's plays are a count of their own.
+    topOfSecondDay: await perUser((userId) =>
+      store.history.topTracks(userId, 1, TRACKED_TRACKS_PER_USER, utcDay(T0 + 86_400_000)),
+    ),
     privacy: await perUser((userId) => store.privacy.getPrivacy(userId)),
     allPrivacy: [...(await store.privacy.allPrivacy()).entries()].sort(([a], [b]) => a.localeCompare(b)),
     readTokens: await perUser((userId) => store.readTokens.readTokensOf(userId)),
@@ -363,6 +372,7 @@ describe.skipIf(!hasPostgres)('migrate-store into PostgreSQL', () => {
     const waiting = await queueEvents(source);
     const expected = await readAll(source, issued);
     expect(expected.history.some((history) => history.status.length === HISTORY_LIMIT)).toBe(true);
+    expect(expected.topOfSecondDay.some((top) => top.length > 0)).toBe(true);
     expect(expected.allPrivacy.map(([userId]) => userId)).toContain(ONLY_PRIVACY);
     const { url, store } = await target();
 

@@ -47,7 +47,16 @@ export const accountExportSchema = {
       type: 'array',
       description: 'every track counted, most played first, then most recently played',
       maxItems: TRACKED_TRACKS_PER_USER,
-      items: nowPlayingWith({ last_played: epochMs, play_count: { type: 'integer', minimum: 1 } }),
+      items: nowPlayingWith({
+        last_played: epochMs,
+        play_count: { type: 'integer', minimum: 1 },
+        plays_by_day: {
+          type: 'object',
+          description: 'its plays of each recent UTC day (`YYYY-MM-DD`), as kept for top tracks by period',
+          propertyNames: { pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' },
+          additionalProperties: { type: 'integer', minimum: 1 },
+        },
+      }),
     },
     stats: {
       type: 'object',

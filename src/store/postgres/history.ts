@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import {
   HISTORY_LIMIT,
+  oldestDayKept,
   playKeyOf,
   type StatusEntry,
   type StoredStats,
@@ -51,9 +52,10 @@ const PRUNE_BATCHES = {
 };
 /**
  * A whole batch in one statement: the entries in the batch's order (the newest has the highest id), the
- * play counts (one row per track, `xmax = 0` telling a track counted for the first time), and one stats
- * row per user, which also counts the user's tracks. Answers the users now counting more tracks than the
- * cap ($16). $15 lists the users whose plays of the day start over within the batch (it spans midnight).
+ * play counts (one row per track, `xmax = 0` telling a track counted for the first time, its plays of each
+ * day ($17) added to those kept since day $18), and one stats row per user, which also counts the user's
+ * tracks. Answers the users now counting more tracks than the cap ($16). $15 lists the users whose plays
+ * of the day start over within the batch (it spans midnight).
  */
 const APPEND = {
   name: 'history.append',
@@ -66,10 +68,14 @@ const APPEND = {
            SELECT user_id, entry FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t (user_id, entry, n)
            ORDER BY n
          ), played AS (
-           INSERT INTO play_counts AS p (user_id, track_key, play_count, last_played, track)
-           SELECT * FROM unnest($6::text[], $7::bytea[], $8::integer[], $9::bigint[], $10::text[])
+           INSERT INTO play_counts AS p (user_id, track_key, play_count, last_played, track, days)
+           SELECT * FROM unnest($6::text[], $7::bytea[], $8::integer[], $9::bigint[], $10::text[], $17::jsonb[])
            ON CONFLICT (user_id, track_key) DO UPDATE SET play_count = p.play_count + excluded.play_count,
-             last_played = excluded.last_played, track = excluded.track
+             last_played = excluded.last_played, track = excluded.track,
+             days = (SELECT coalesce(jsonb_object_agg(d.day, d.plays), '{}') FROM (
+               SELECT day, sum(plays::integer) AS plays FROM (
+                 SELECT * FROM jsonb_each_text(p.days) UNION ALL SELECT * FROM jsonb_each_text(excluded.days)
+               ) AS e (day, plays) WHERE day >= $18 GROUP BY day) AS d)
            RETURNING user_id, xmax = 0 AS added
          ), grown AS (
            SELECT user_id, count(*) FILTER (WHERE added)::integer AS tracks FROM played GROUP BY user_id
@@ -164,6 +170,19 @@ const TOP_TRACKS = {
   text: `SELECT track, play_count, last_played FROM play_counts WHERE user_id = $1 AND play_count >= $2
          ORDER BY play_count DESC, last_played DESC LIMIT $3`,
 };
+const PLAY_DAYS = {
+  name: 'history.play-days',
+  text: `SELECT track_key, days FROM play_counts WHERE user_id = $1 AND days <> '{}'::jsonb`,
+};
+/** Counting the plays of day $4 and after. */
+const TOP_TRACKS_SINCE = {
+  name: 'history.top-since',
+  text: `SELECT track, play_count, last_played FROM (
+           SELECT track, last_played, (SELECT coalesce(sum(value::integer), 0) FROM jsonb_each_text(days)
+                                       WHERE key >= $4)::integer AS play_count
+           FROM play_counts WHERE user_id = $1) AS t
+         WHERE play_count >= $2 ORDER BY play_count DESC, last_played DESC LIMIT $3`,
+};
 
 export class PostgresHistoryStore implements HistoryStore {
   private readonly waiting: WaitingLists;
@@ -220,7 +239,7 @@ export class PostgresHistoryStore implements HistoryStore {
         }
         const { rows: pastCap } = await client.query<{ user_id: string }>({
           ...APPEND,
-          values: [...rows.values(), limits.trackedTracks],
+          values: rows.values(limits.trackedTracks),
         });
         if (pastCap.length > 0) {
           await client.query({
@@ -294,16 +313,26 @@ export class PostgresHistoryStore implements HistoryStore {
     };
   }
 
-  async topTracks(userId: Snowflake, minPlays: number, limit: number): Promise<TopTrack[]> {
-    const { rows } = await query<{ track: string; play_count: number; last_played: number }>(this.pool, {
-      ...TOP_TRACKS,
-      values: [userId, minPlays, limit],
-    });
+  async topTracks(userId: Snowflake, minPlays: number, limit: number, since?: string): Promise<TopTrack[]> {
+    const { rows } = await query<{ track: string; play_count: number; last_played: number }>(
+      this.pool,
+      since === undefined
+        ? { ...TOP_TRACKS, values: [userId, minPlays, limit] }
+        : { ...TOP_TRACKS_SINCE, values: [userId, minPlays, limit, since] },
+    );
     return rows.map((row) => ({
       ...(JSON.parse(row.track) as NowPlaying),
       last_played: row.last_played,
       play_count: row.play_count,
     }));
+  }
+
+  async playDays(userId: Snowflake): Promise<Map<string, Record<string, number>>> {
+    const { rows } = await query<{ track_key: Buffer; days: Record<string, number> }>(this.pool, {
+      ...PLAY_DAYS,
+      values: [userId],
+    });
+    return new Map(rows.map((row) => [row.track_key.toString('utf8'), row.days]));
   }
 
   async forget(userId: Snowflake, at: number): Promise<ForgetResult> {
@@ -337,13 +366,14 @@ async function trim(client: Session, lists: ListsOf, limits: Limits): Promise<vo
   await client.query({ ...TRIM, values: [lists.status, lists.tracks, limits.history] });
 }
 
-/** A play counted in a batch: how often, and the latest play's time and metadata. */
+/** A play counted in a batch: how often (in all, and each UTC day), and the latest play's time and metadata. */
 interface Played {
   userId: Snowflake;
   key: string;
   count: number;
   lastPlayed: number;
   track: string;
+  days: Record<string, number>;
 }
 
 /** One user's stats as a batch leaves them: the day's plays it counted, and the latest last_seen. */
@@ -391,8 +421,8 @@ class BatchRows {
     }
   }
 
-  /** APPEND's parameters $1 to $15. */
-  values(): unknown[] {
+  /** APPEND's parameters, with the cap on tracks counted per user. */
+  values(trackedTracks: number): unknown[] {
     // In key order, so that concurrent batches lock the rows they share in the same order.
     const plays = [...this.plays.values()].sort(
       (a, b) => compare(a.userId, b.userId) || compare(a.key, b.key),
@@ -414,17 +444,22 @@ class BatchRows {
       stats.map(([, row]) => row.day),
       stats.map(([, row]) => row.plays),
       stats.filter(([, row]) => row.restarted).map(([userId]) => userId),
+      trackedTracks,
+      plays.map((played) => JSON.stringify(played.days)),
+      oldestDayKept(Math.max(0, ...plays.map((played) => played.lastPlayed))),
     ];
   }
 
   private countPlay(userId: Snowflake, key: string, ts: number, track: string): void {
     const id = `${userId}:${key}`;
+    const day = utcDay(ts);
     const played = this.plays.get(id);
     if (played) {
       played.count++;
       played.lastPlayed = ts;
       played.track = track;
-    } else this.plays.set(id, { userId, key, count: 1, lastPlayed: ts, track });
+      played.days[day] = (played.days[day] ?? 0) + 1;
+    } else this.plays.set(id, { userId, key, count: 1, lastPlayed: ts, track, days: { [day]: 1 } });
   }
 
   private statsOf(userId: Snowflake): StatsRow {

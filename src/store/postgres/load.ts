@@ -65,8 +65,8 @@ const WRITE = {
            SELECT user_id, entry FROM unnest($18::text[], $19::text[]) WITH ORDINALITY AS t (user_id, entry, n)
            ORDER BY n
          ), plays_in AS (
-           INSERT INTO play_counts (user_id, track_key, play_count, last_played, track)
-           SELECT * FROM unnest($20::text[], $21::bytea[], $22::integer[], $23::bigint[], $24::text[])
+           INSERT INTO play_counts (user_id, track_key, play_count, last_played, track, days)
+           SELECT * FROM unnest($20::text[], $21::bytea[], $22::integer[], $23::bigint[], $24::text[], $55::jsonb[])
          ), stats_in AS (
            INSERT INTO user_stats (user_id, last_seen, plays_day, plays, tracks)
            SELECT * FROM unnest($25::text[], $26::bigint[], $27::text[], $28::integer[], $29::integer[])
@@ -184,6 +184,7 @@ class CopyRows {
     counts: [] as number[],
     lastPlayed: [] as number[],
     tracks: [] as string[],
+    days: [] as string[],
   };
   private readonly stats = {
     users: [] as Snowflake[],
@@ -323,6 +324,7 @@ class CopyRows {
       this.plays.counts.push(play.count);
       this.plays.lastPlayed.push(play.lastPlayed);
       this.plays.tracks.push(play.track);
+      this.plays.days.push(JSON.stringify(play.days));
     }
     this.counts.statusEntries += user.status.length;
     this.counts.trackEntries += user.tracks.length;
@@ -359,6 +361,7 @@ class CopyRows {
       ...[waiting.webhooks, waiting.ids, waiting.types, waiting.bodies, this.now],
       ...[privacy.users, privacy.settings],
       ...[readTokens.ids, readTokens.users, readTokens.hashes, readTokens.labels, readTokens.createdAt],
+      plays.days,
     ];
   }
 }

@@ -149,6 +149,10 @@ export const MIGRATIONS: readonly string[] = [
      presences BYTEA NOT NULL
    );
    ALTER TABLE gateway_state ALTER COLUMN presences SET STORAGE EXTERNAL`,
+  // Each track's plays of its recent UTC days (day → plays), for top tracks by period: jsonb, merged in the
+  // statement that counts a play; days and numbers only. Plays counted before have no day: they count in
+  // `all` alone.
+  `ALTER TABLE play_counts ADD COLUMN days JSONB NOT NULL DEFAULT '{}'`,
 ];
 
 /**

@@ -7,14 +7,14 @@ import type { RedisKeys } from './keys.js';
  * One script, so the erasure lands whole. KEYS: status list, track list, play ranking, played tracks,
  * stats, moment of the last erasure (history.ts's FORGET), KV hash, its revision, its byte total, the
  * user's key, their pending key, profile, their webhooks, users with webhooks, privacy settings, users
- * with settings, their read tokens. ARGV: the moment, the user id, the key prefixes of a key hash's
+ * with settings, their read tokens, their play days. ARGV: the moment, the user id, the key prefixes of a key hash's
  * owner, of a webhook and of its deliveries (each followed by the id and `}`), and of a read token
  * hash's owner. Returns {{status, tracks, plays, revision, keys, privacy, profile, read tokens}, KV key
  * names, webhook ids}.
  */
 const ERASE = `
 local erased = {redis.call('LLEN', KEYS[1]), redis.call('LLEN', KEYS[2]), redis.call('ZCARD', KEYS[3])}
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[18])
 local before = tonumber(redis.call('GET', KEYS[6]) or '')
 if not before or tonumber(ARGV[1]) > before then redis.call('SET', KEYS[6], ARGV[1]) end
 local names = redis.call('HKEYS', KEYS[7])
@@ -72,7 +72,7 @@ export class RedisAccountStore implements AccountStore {
     /** Settles when the data under the prefix has this build's layout (history, plays). */
     private readonly migrated: Promise<void>,
   ) {
-    redis.defineCommand('accountErase', { numberOfKeys: 17, lua: ERASE });
+    redis.defineCommand('accountErase', { numberOfKeys: 18, lua: ERASE });
     this.redis = redis as Redis & AccountScripts;
   }
 
@@ -93,6 +93,7 @@ export class RedisAccountStore implements AccountStore {
       keys.privacy(userId),
       keys.privacyUsers(),
       keys.readTokens(userId),
+      keys.playDays(userId),
       String(at),
       userId,
       keys.keyOwner(''),

@@ -19,7 +19,7 @@ const DUMP_BATCH = 200;
 /**
  * One user's keys, read in one script so that they agree with each other. KEYS: kv hash, revision, the
  * user's key, profile, last erasure, status list, track list, play ranking, played tracks, stats, the
- * user's webhooks, privacy settings, read tokens. ARGV: the key owners' prefix, the user id, the list limit, then a
+ * user's webhooks, privacy settings, read tokens, play days. ARGV: the key owners' prefix, the user id, the list limit, then a
  * webhook's key and its deliveries' key, each as what comes before and after the webhook's id. The key's
  * hash only if its owner entry names the user, as a lookup would find it.
  */
@@ -38,7 +38,7 @@ return {
   redis.call('GET', KEYS[5]), redis.call('LRANGE', KEYS[6], 0, limit - 1),
   redis.call('LRANGE', KEYS[7], 0, limit - 1), redis.call('ZRANGE', KEYS[8], 0, -1, 'WITHSCORES'),
   redis.call('HGETALL', KEYS[9]), redis.call('HGETALL', KEYS[10]), webhooks, redis.call('HGETALL', KEYS[12]),
-  redis.call('HGETALL', KEYS[13])
+  redis.call('HGETALL', KEYS[13]), redis.call('HGETALL', KEYS[14])
 }
 `;
 
@@ -54,6 +54,7 @@ type UserReply = [
   string[],
   string[],
   [string[], string[]][],
+  string[],
   string[],
   string[],
 ];
@@ -91,7 +92,7 @@ export async function* dumpRedis(redis: Redis, prefix: string): StoreDump {
     for (const userId of batch) {
       pipeline.eval(
         READ_USER,
-        13,
+        14,
         keys.kv(userId),
         keys.kvRevision(userId),
         keys.userKey(userId),
@@ -101,6 +102,7 @@ export async function* dumpRedis(redis: Redis, prefix: string): StoreDump {
         keys.userWebhooks(userId),
         keys.privacy(userId),
         keys.readTokens(userId),
+        keys.playDays(userId),
         keys.keyOwner(''),
         userId,
         HISTORY_LIMIT,
@@ -133,6 +135,7 @@ function userOfKey(keys: RedisKeys): (key: string) => Snowflake | null {
     keys.userWebhooks(MARK),
     keys.privacy(MARK),
     keys.readTokens(MARK),
+    keys.playDays(MARK),
   ].map(around);
   return (key) => {
     for (const [before, after] of shapes) {
@@ -148,6 +151,7 @@ function userData(userId: Snowflake, reply: UserReply): UserData {
   const [kv, revision, hex, profile, forgotten, status, tracks, ranking, played, stats, webhooks, privacy] =
     reply;
   const tokens = reply[12];
+  const days = new Map(pairs(reply[13]));
   const user = emptyUser(userId);
   if (kv.length > 0 || revision !== null) {
     user.kv = { entries: pairs(kv).sort(([a], [b]) => byCodePoint(a, b)), revision: Number(revision ?? 0) };
@@ -160,7 +164,7 @@ function userData(userId: Snowflake, reply: UserReply): UserData {
     return { status: value, ts };
   });
   user.tracks = tracks.reverse();
-  user.plays = plays(pairs(ranking), new Map(pairs(played)));
+  user.plays = plays(pairs(ranking), new Map(pairs(played)), days);
   for (const [fields, deliveries] of webhooks) {
     const webhook = webhookOf(Object.fromEntries(pairs(fields)));
     // Events waiting stay in Redis's queue, where nodes on Redis and PostgreSQL deliver them from.
@@ -180,8 +184,15 @@ function userData(userId: Snowflake, reply: UserReply): UserData {
   return user;
 }
 
-/** The ranking's members (last played `:` play key) with their counts, and each play's latest metadata. */
-function plays(ranking: [string, string][], played: Map<string, string>): StoredPlay[] {
+/**
+ * The ranking's members (last played `:` play key) with their counts, each play's latest metadata and its
+ * plays of each recent day.
+ */
+function plays(
+  ranking: [string, string][],
+  played: Map<string, string>,
+  days: Map<string, string>,
+): StoredPlay[] {
   const found: StoredPlay[] = [];
   for (const [member, score] of ranking) {
     const key = member.slice(PLAYED_AT_DIGITS + 1);
@@ -192,6 +203,7 @@ function plays(ranking: [string, string][], played: Map<string, string>): Stored
       count: Number(score),
       lastPlayed: Number(value.slice(0, PLAYED_AT_DIGITS)),
       track: value.slice(PLAYED_AT_DIGITS),
+      days: JSON.parse(days.get(key) ?? '{}') as Record<string, number>,
     });
   }
   return found;

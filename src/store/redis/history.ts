@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
+  oldestDayKept,
   playKeyOf,
   type StatusEntry,
   type StoredStats,
@@ -18,7 +19,7 @@ import {
 } from '../ports.js';
 import { execAll } from './exec.js';
 import type { RedisKeys } from './keys.js';
-import { PLAY_FUNCTIONS, playedValue, TOP_TRACKS, topTracksFrom } from './plays.js';
+import { PLAY_FUNCTIONS, playedValue, TOP_TRACKS, TOP_TRACKS_SINCE, topTracksFrom } from './plays.js';
 
 /**
  * First in a batch's MULTI: marks the batch (KEYS[1]) for ARGV[1] ms, and sets KEYS[2], which the MULTI's
@@ -35,19 +36,19 @@ end
 
 /**
  * One user's share of a batch. KEYS: status list, track list, play ranking, played tracks, stats hash,
- * moment of the last erasure, the batch's go-ahead (MARK_BATCH's KEYS[2]). ARGV: list limit, tracked-tracks
- * cap, then per write 8 fields: status JSON, its ts, track JSON, its ts, track day, play key, played value,
- * last seen (each '' when absent). What is stamped at or before the last erasure is dropped (see
- * forgotten.ts).
+ * moment of the last erasure, the batch's go-ahead (MARK_BATCH's KEYS[2]), play days. ARGV: list limit,
+ * tracked-tracks cap, then per write 9 fields: status JSON, its ts, track JSON, its ts, track day, play
+ * key, played value, last seen, the oldest day of plays kept (each '' when absent). What is stamped at or
+ * before the last erasure is dropped (see forgotten.ts).
  */
 const APPEND = `${PLAY_FUNCTIONS}
 if redis.call('EXISTS', KEYS[7]) == 0 then return end
 local limit, cap = tonumber(ARGV[1]), tonumber(ARGV[2])
 local erased = tonumber(redis.call('GET', KEYS[6]) or '')
 local function kept(ts) return ts ~= '' and (not erased or tonumber(ts) > erased) end
-for i = 3, #ARGV, 8 do
+for i = 3, #ARGV, 9 do
   local status, statusTs, track, trackTs = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local day, play, played, seen = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
+  local day, play, played, seen, oldest = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7], ARGV[i + 8]
   if kept(statusTs) then redis.call('LPUSH', KEYS[1], status) end
   if kept(trackTs) then
     redis.call('LPUSH', KEYS[2], track)
@@ -56,7 +57,10 @@ for i = 3, #ARGV, 8 do
     else
       redis.call('HSET', KEYS[5], 'plays_day', day, 'plays', 1)
     end
-    if play ~= '' then addPlays(KEYS[3], KEYS[4], play, 1, played) end
+    if play ~= '' then
+      addPlays(KEYS[3], KEYS[4], play, 1, played)
+      countDay(KEYS[8], play, day, oldest)
+    end
   end
   if kept(seen) then
     local known = tonumber(redis.call('HGET', KEYS[5], 'last_seen') or '0')
@@ -65,16 +69,16 @@ for i = 3, #ARGV, 8 do
 end
 redis.call('LTRIM', KEYS[1], 0, limit - 1)
 redis.call('LTRIM', KEYS[2], 0, limit - 1)
-capPlays(KEYS[3], KEYS[4], cap)
+capPlays(KEYS[3], KEYS[4], KEYS[8], cap)
 `;
 
 /**
- * KEYS: the first six of APPEND's. ARGV: the moment of this erasure, kept unless a later one is. Returns the entries
- * erased: status, tracks, play counts.
+ * KEYS: the first six of APPEND's, and its play days. ARGV: the moment of this erasure, kept unless a later
+ * one is. Returns the entries erased: status, tracks, play counts.
  */
 const FORGET = `
 local erased = {redis.call('LLEN', KEYS[1]), redis.call('LLEN', KEYS[2]), redis.call('ZCARD', KEYS[3])}
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[7])
 local before = tonumber(redis.call('GET', KEYS[6]) or '')
 if not before or tonumber(ARGV[1]) > before then redis.call('SET', KEYS[6], ARGV[1]) end
 return erased
@@ -85,6 +89,7 @@ interface HistoryScripts {
   historyAppend(...args: (string | number)[]): Promise<unknown>;
   historyForget(...args: string[]): Promise<[number, number, number]>;
   historyTopTracks(...args: (string | number)[]): Promise<string[]>;
+  historyTopTracksSince(...args: (string | number)[]): Promise<(string | number)[]>;
 }
 
 /**
@@ -102,9 +107,10 @@ export class RedisHistoryStore implements HistoryStore {
     private readonly migrated: Promise<void>,
   ) {
     redis.defineCommand('historyMarkBatch', { numberOfKeys: 2, lua: MARK_BATCH });
-    redis.defineCommand('historyAppend', { numberOfKeys: 7, lua: APPEND });
-    redis.defineCommand('historyForget', { numberOfKeys: 6, lua: FORGET });
+    redis.defineCommand('historyAppend', { numberOfKeys: 8, lua: APPEND });
+    redis.defineCommand('historyForget', { numberOfKeys: 7, lua: FORGET });
     redis.defineCommand('historyTopTracks', { numberOfKeys: 2, lua: TOP_TRACKS });
+    redis.defineCommand('historyTopTracksSince', { numberOfKeys: 2, lua: TOP_TRACKS_SINCE });
     this.redis = redis as Redis & HistoryScripts;
   }
 
@@ -134,6 +140,7 @@ export class RedisHistoryStore implements HistoryStore {
         ...this.keys.history(userId),
         this.keys.historyForgotten(userId),
         writing,
+        this.keys.playDays(userId),
         limits.history,
         limits.trackedTracks,
         ...args,
@@ -192,10 +199,27 @@ export class RedisHistoryStore implements HistoryStore {
     };
   }
 
-  async topTracks(userId: Snowflake, minPlays: number, limit: number): Promise<TopTrack[]> {
+  async topTracks(userId: Snowflake, minPlays: number, limit: number, since?: string): Promise<TopTrack[]> {
     await this.migrated;
     const [, , rankKey, playedKey] = this.keys.history(userId);
-    return topTracksFrom(await this.redis.historyTopTracks(rankKey, playedKey, minPlays, limit));
+    return topTracksFrom(
+      since === undefined
+        ? await this.redis.historyTopTracks(rankKey, playedKey, minPlays, limit)
+        : await this.redis.historyTopTracksSince(
+            playedKey,
+            this.keys.playDays(userId),
+            minPlays,
+            limit,
+            since,
+          ),
+    );
+  }
+
+  async playDays(userId: Snowflake): Promise<Map<string, Record<string, number>>> {
+    const kept = await this.redis.hgetall(this.keys.playDays(userId));
+    return new Map(
+      Object.entries(kept).map(([key, days]) => [key, JSON.parse(days) as Record<string, number>]),
+    );
   }
 
   async forget(userId: Snowflake, at: number): Promise<ForgetResult> {
@@ -203,13 +227,14 @@ export class RedisHistoryStore implements HistoryStore {
     const [statusEntries, trackEntries, playCounts] = await this.redis.historyForget(
       ...this.keys.history(userId),
       this.keys.historyForgotten(userId),
+      this.keys.playDays(userId),
       String(at),
     );
     return { statusEntries, trackEntries, playCounts };
   }
 }
 
-/** One write as APPEND's eight fields. */
+/** One write as APPEND's nine fields. */
 function appendFields(write: HistoryWrite): string[] {
   const { status, track } = write;
   const key = track !== null && write.countsPlay ? playKeyOf(track) : null;
@@ -222,5 +247,6 @@ function appendFields(write: HistoryWrite): string[] {
     key ?? '',
     key !== null && track !== null ? playedValue(track) : '',
     write.lastSeen === null ? '' : String(write.lastSeen),
+    key !== null && track !== null ? oldestDayKept(track.ts) : '',
   ];
 }

@@ -110,6 +110,11 @@ export class RedisKeys {
     return `${this.prefix}gateway-state:{${node}}`;
   }
 
+  /** Each counted track's plays of its recent UTC days (hash): play key → JSON object, day → plays. */
+  playDays(userId: Snowflake): string {
+    return `${this.prefix}play-days:{${userId}}`;
+  }
+
   /** Status history, track history, play ranking (sorted set), played tracks (hash) and stats of one user. */
   history(userId: Snowflake): [string, string, string, string, string] {
     const tag = `{${userId}}`;

@@ -19,9 +19,10 @@ export function playedValue(track: TrackEntry): string {
 }
 
 /**
- * Lua functions over a ranking and its played-tracks hash. `addPlays` adds plays to a track, moving its
- * member to the time of `played` and taking its metadata; `capPlays` drops the least played, then least
- * recently played, tracks past `cap`, as the embedded store does.
+ * Lua functions over a ranking, its played-tracks hash and its play-days hash. `addPlays` adds plays to a
+ * track, moving its member to the time of `played` and taking its metadata; `countDay` counts a play on
+ * its UTC day, dropping the track's days before `oldest`; `capPlays` drops the least played, then least
+ * recently played, tracks past `cap` (and their days), as the embedded store does.
  */
 export const PLAY_FUNCTIONS = `
 local function memberOf(play, played)
@@ -37,11 +38,24 @@ local function addPlays(rank, tracks, play, plays, played)
   redis.call('ZADD', rank, plays, memberOf(play, played))
   redis.call('HSET', tracks, play, played)
 end
-local function capPlays(rank, tracks, cap)
+local function countDay(days, play, day, oldest)
+  local kept = {}
+  local stored = redis.call('HGET', days, play)
+  if stored then
+    for counted, plays in pairs(cjson.decode(stored)) do
+      if counted >= oldest then kept[counted] = plays end
+    end
+  end
+  kept[day] = (kept[day] or 0) + 1
+  redis.call('HSET', days, play, cjson.encode(kept))
+end
+local function capPlays(rank, tracks, days, cap)
   local excess = redis.call('ZCARD', rank) - cap
   if excess <= 0 then return end
   for _, member in ipairs(redis.call('ZRANGE', rank, 0, excess - 1)) do
-    redis.call('HDEL', tracks, string.sub(member, ${PLAYED_AT_DIGITS + 2}))
+    local play = string.sub(member, ${PLAYED_AT_DIGITS + 2})
+    redis.call('HDEL', tracks, play)
+    redis.call('HDEL', days, play)
   end
   redis.call('ZREMRANGEBYRANK', rank, 0, excess - 1)
 end
@@ -61,7 +75,37 @@ end
 return reply
 `;
 
-export function topTracksFrom(reply: string[]): TopTrack[] {
+/**
+ * Top tracks of the plays of day ARGV[3] and after, from each track's days: one script, as TOP_TRACKS.
+ * KEYS: played tracks, play days. ARGV: min plays, limit, first day. Returns {played, count, …}, ordered
+ * as TOP_TRACKS (a played value begins with its time).
+ */
+export const TOP_TRACKS_SINCE = `
+local found = {}
+local days = redis.call('HGETALL', KEYS[2])
+for i = 1, #days, 2 do
+  local plays = 0
+  for day, count in pairs(cjson.decode(days[i + 1])) do
+    if day >= ARGV[3] then plays = plays + count end
+  end
+  if plays >= tonumber(ARGV[1]) then
+    local played = redis.call('HGET', KEYS[1], days[i])
+    if played then table.insert(found, {played, plays}) end
+  end
+end
+table.sort(found, function(a, b)
+  if a[2] ~= b[2] then return a[2] > b[2] end
+  return a[1] > b[1]
+end)
+local reply = {}
+for i = 1, math.min(#found, tonumber(ARGV[2])) do
+  table.insert(reply, found[i][1])
+  table.insert(reply, found[i][2])
+end
+return reply
+`;
+
+export function topTracksFrom(reply: (string | number)[]): TopTrack[] {
   const tracks: TopTrack[] = [];
   for (let i = 0; i < reply.length; i += 2) {
     const played = reply[i] as string;

@@ -58,6 +58,7 @@ export class RedisRetentionStore implements RetentionStore {
       keys.userWebhooks(MARK),
       keys.privacy(MARK),
       ...keys.history(MARK),
+      keys.playDays(MARK),
     ].map((shape) => shape.split(MARK) as [string, string]);
     this.holderOf = (key) => {
       for (const [before, after] of shapes) {

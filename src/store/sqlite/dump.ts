@@ -77,9 +77,13 @@ function batchReader(db: Database): (userIds: Snowflake[]) => UserData[] {
   );
   const status = statement<{ status: DiscordStatus; ts: number }>(newest('status, ts', 'status_history'));
   const tracks = statement<{ entry: string }>(newest('entry', 'track_history'));
-  const plays = statement<{ track_key: string; play_count: number; last_played: number; track: string }>(
-    `SELECT user_id, track_key, play_count, last_played, track FROM play_counts WHERE ${IN_BATCH}`,
-  );
+  const plays = statement<{
+    track_key: string;
+    play_count: number;
+    last_played: number;
+    track: string;
+    days: string;
+  }>(`SELECT user_id, track_key, play_count, last_played, track, days FROM play_counts WHERE ${IN_BATCH}`);
   const stats = statement<{ last_seen: number | null; plays_day: string | null; plays: number }>(
     `SELECT user_id, last_seen, plays_day, plays FROM user_stats WHERE ${IN_BATCH}`,
   );
@@ -135,6 +139,7 @@ function batchReader(db: Database): (userIds: Snowflake[]) => UserData[] {
         count: row.play_count,
         lastPlayed: row.last_played,
         track: row.track,
+        days: JSON.parse(row.days) as Record<string, number>,
       });
     }
     for (const row of stats(ids)) {

@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import {
   HISTORY_LIMIT,
+  oldestDayKept,
   playKeyOf,
   type StatusEntry,
   type StoredStats,
@@ -32,6 +33,8 @@ export class SqliteHistoryStore implements HistoryStore {
     | 'trackCount'
     | 'stats'
     | 'topTracks'
+    | 'topTracksSince'
+    | 'playDays'
     | 'latestStatus'
     | 'latestTracks',
     Statement
@@ -61,6 +64,14 @@ export class SqliteHistoryStore implements HistoryStore {
         `SELECT track, play_count, last_played FROM play_counts WHERE user_id = ? AND play_count >= ?
          ORDER BY play_count DESC, last_played DESC LIMIT ?`,
       ),
+      playDays: db.prepare("SELECT track_key, days FROM play_counts WHERE user_id = ? AND days <> '{}'"),
+      topTracksSince: db.prepare(
+        `SELECT track, play_count, last_played FROM (
+           SELECT track, last_played,
+             (SELECT coalesce(sum(value), 0) FROM json_each(days) WHERE key >= @since) AS play_count
+           FROM play_counts WHERE user_id = @userId)
+         WHERE play_count >= @minPlays ORDER BY play_count DESC, last_played DESC LIMIT @limit`,
+      ),
     };
     const insertStatus = db.prepare('INSERT INTO status_history (user_id, status, ts) VALUES (?, ?, ?)');
     const trimStatus = db.prepare(
@@ -72,10 +83,15 @@ export class SqliteHistoryStore implements HistoryStore {
       `DELETE FROM track_history WHERE user_id = ? AND id <= (
          SELECT id FROM track_history WHERE user_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
     );
+    // The play's day counts one more; days past PLAY_DAYS_KEPT go.
     const countPlay = db.prepare(
-      `INSERT INTO play_counts (user_id, track_key, play_count, last_played, track) VALUES (?, ?, 1, ?, ?)
+      `INSERT INTO play_counts (user_id, track_key, play_count, last_played, track, days)
+       VALUES (@userId, @key, 1, @ts, @track, json_object(@day, 1))
        ON CONFLICT (user_id, track_key) DO UPDATE SET play_count = play_count + 1,
-         last_played = excluded.last_played, track = excluded.track`,
+         last_played = excluded.last_played, track = excluded.track,
+         days = json_set(
+           (SELECT json_group_object(key, value) FROM json_each(play_counts.days) WHERE key >= @oldest),
+           '$."' || @day || '"', coalesce(json_extract(play_counts.days, '$."' || @day || '"'), 0) + 1)`,
     );
     // Few users come near the cap, and looking for a row past it costs far less than the delete.
     const pastCap = db.prepare('SELECT 1 FROM play_counts WHERE user_id = ? LIMIT 1 OFFSET ?').pluck();
@@ -134,7 +150,14 @@ export class SqliteHistoryStore implements HistoryStore {
           bumpDay.run(userId, utcDay(track.ts));
           const key = write.countsPlay ? playKeyOf(track) : null;
           if (key !== null) {
-            countPlay.run(userId, key, track.ts, withoutTs(entry, track));
+            countPlay.run({
+              userId,
+              key,
+              ts: track.ts,
+              track: withoutTs(entry, track),
+              day: utcDay(track.ts),
+              oldest: oldestDayKept(track.ts),
+            });
             played.add(userId);
           }
         }
@@ -229,8 +252,12 @@ export class SqliteHistoryStore implements HistoryStore {
     };
   }
 
-  async topTracks(userId: Snowflake, minPlays: number, limit: number): Promise<TopTrack[]> {
-    const rows = this.reads.topTracks.all(userId, minPlays, limit) as {
+  async topTracks(userId: Snowflake, minPlays: number, limit: number, since?: string): Promise<TopTrack[]> {
+    const rows = (
+      since === undefined
+        ? this.reads.topTracks.all(userId, minPlays, limit)
+        : this.reads.topTracksSince.all({ userId, minPlays, limit, since })
+    ) as {
       track: string;
       play_count: number;
       last_played: number;
@@ -240,6 +267,11 @@ export class SqliteHistoryStore implements HistoryStore {
       last_played: row.last_played,
       play_count: row.play_count,
     }));
+  }
+
+  async playDays(userId: Snowflake): Promise<Map<string, Record<string, number>>> {
+    const rows = this.reads.playDays.all(userId) as { track_key: string; days: string }[];
+    return new Map(rows.map((row) => [row.track_key, JSON.parse(row.days) as Record<string, number>]));
   }
 
   async forget(userId: Snowflake, at: number): Promise<ForgetResult> {

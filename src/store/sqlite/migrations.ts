@@ -155,6 +155,9 @@ export const MIGRATIONS: readonly string[] = [
      sessions  TEXT NOT NULL,
      presences BLOB NOT NULL
    ) STRICT`,
+  // Each track's plays of its recent UTC days (a JSON object, day → plays), for top tracks by period.
+  // Plays counted before have no day: they count in `all` alone.
+  `ALTER TABLE play_counts ADD COLUMN days TEXT NOT NULL DEFAULT '{}'`,
 ];
 
 /** Brings the database to the newest schema, each step in its own transaction. */

@@ -92,8 +92,17 @@ export class SqliteWriteThread implements HistoryStore {
     return this.reads.stats(userId);
   }
 
-  topTracks(userId: Snowflake, minPlays: number, limit: number): ReturnType<HistoryStore['topTracks']> {
-    return this.reads.topTracks(userId, minPlays, limit);
+  playDays(userId: Snowflake): ReturnType<HistoryStore['playDays']> {
+    return this.reads.playDays(userId);
+  }
+
+  topTracks(
+    userId: Snowflake,
+    minPlays: number,
+    limit: number,
+    since?: string,
+  ): ReturnType<HistoryStore['topTracks']> {
+    return this.reads.topTracks(userId, minPlays, limit, since);
   }
 
   forget(userId: Snowflake, at: number): ReturnType<HistoryStore['forget']> {
