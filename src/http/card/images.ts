@@ -122,6 +122,16 @@ export class ImageCache {
     return this.load(url);
   }
 
+  /**
+   * The first of `urls` that can be had (the user's avatar, then Discord's default one), or null. They are
+   * asked for together: a fallback is one of a few images cached for an hour, and waiting for the first to
+   * fail before asking would double the wait.
+   */
+  async first(urls: readonly string[]): Promise<string | null> {
+    const found = await Promise.all(urls.map((url) => this.get(url)));
+    return found.find((uri) => uri !== null) ?? null;
+  }
+
   private load(url: string): Promise<string | null> {
     const running = this.inflight.get(url);
     if (running) return running;

@@ -1,20 +1,27 @@
 import { clockSvg, formatAgo, formatClock } from './clock.js';
 import type { CardActivity, CardContent, CardIdle, CardMusic } from './content.js';
-import { DEFAULT_AVATAR_COLOURS } from './default-avatar.js';
-import { escapeXml, isolate, userText } from './escape.js';
-import { FONT_FAMILY, fontFaceFor } from './font.js';
+import {
+  artTile,
+  avatar,
+  cardBackground,
+  colour,
+  EMOJI_STACK,
+  EQUALIZER_CSS,
+  equalizer,
+  FONT_STACK,
+  initial,
+  musicNote,
+  openSvg,
+  prefixed,
+  safeImage,
+  statusColour,
+} from './draw.js';
+import { escapeXml, userText } from './escape.js';
+import { fontFaceFor } from './font.js';
 import type { CardOptions } from './options.js';
 import { num } from './svg.js';
-import {
-  ACCENT,
-  SOURCE_COLOURS,
-  SOURCE_LABELS,
-  STATUS_COLOURS,
-  STATUS_LABELS,
-  THEMES,
-  type Theme,
-} from './theme.js';
-import { type FontSpec, graphemes, textWidth, truncate } from './truncate.js';
+import { ACCENT, SOURCE_COLOURS, SOURCE_LABELS, STATUS_LABELS, THEMES, type Theme } from './theme.js';
+import { type FontSpec, textWidth, truncate } from './truncate.js';
 
 /**
  * The card as SVG, built as a string from what `cardContent` decided and the images already fetched: no
@@ -57,7 +64,6 @@ const PANEL_TEXT_RIGHT = PANEL_X + PANEL_WIDTH - 16;
 const BAR_HEIGHT = 4;
 /** Between a time and the progress bar. */
 const TIME_GAP = 10;
-const DECORATION_SCALE = 1.2;
 
 export const COMPACT_WIDTH = 400;
 const COMPACT_HEIGHT = 80;
@@ -87,17 +93,7 @@ const FONTS = {
 /** Labels are spaced out; the estimate has to know. */
 const LABEL_SPACING = 0.08;
 
-/**
- * The card's own font first (font.ts), then fonts with the same metrics (Liberation Sans and Arimo are
- * Arial's), so the layout holds where the embedded font is not read (librsvg). No emoji font: those
- * draw spaces and digits too; emoji get EMOJI_STACK where they occur (see `userText`).
- */
-const FONT_STACK = `'${FONT_FAMILY}','Liberation Sans',Arimo,Arial,Helvetica,sans-serif`;
-const EMOJI_STACK = "'Noto Color Emoji','Apple Color Emoji','Segoe UI Emoji','Twemoji Mozilla',sans-serif";
-
-/** Material Design icons (Apache 2.0), 24×24: a music note and a clock face. */
-const MUSIC_NOTE_PATH =
-  'M12 3v10.55c-.59-.34-1.27-.55-2-.55-2.21 0-4 1.79-4 4s1.79 4 4 4 4-1.79 4-4V7h4V3h-6z';
+/** Material Design's clock face (Apache 2.0), 24×24. */
 const CLOCK_PATH =
   'M11.99 2C6.47 2 2 6.48 2 12s4.47 10 9.99 10C17.52 22 22 17.52 22 12S17.52 2 11.99 2zM12 20c-4.42 0-8-3.58-8-8s3.58-8 8-8 8 3.58 8 8-3.58 8-8 8zm.5-13H11v6l5.25 3.15.75-1.23-4.5-2.67z';
 
@@ -119,13 +115,6 @@ export function cardHeight(content: CardContent, options: CardOptions): number {
   if (content.main === null) return HEADER_HEIGHT;
   const panel = content.main.kind === 'idle' ? IDLE_PANEL_HEIGHT : PANEL_HEIGHT;
   return panelTop(options) + panel + content.more.length * (PANEL_HEIGHT + PANEL_GAP) + BOTTOM;
-}
-
-const DATA_URI = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$/;
-
-/** An image goes into an attribute as it is, so anything but a base64 raster data: URI is dropped. */
-function safe(uri: string | null): string | null {
-  return uri !== null && DATA_URI.test(uri) ? uri : null;
 }
 
 export function renderCard(
@@ -151,15 +140,15 @@ export function renderCardParts(
   now: number,
 ): { before: string; after: string } {
   const images: CardImages = {
-    avatar: safe(given.avatar),
-    emoji: safe(given.emoji),
-    art: safe(given.art),
-    badge: safe(given.badge),
-    decoration: safe(given.decoration),
+    avatar: safeImage(given.avatar),
+    emoji: safeImage(given.emoji),
+    art: safeImage(given.art),
+    badge: safeImage(given.badge),
+    decoration: safeImage(given.decoration),
   };
   const theme = THEMES[options.theme];
   if (options.layout === 'compact') return compactParts(content, options, images, theme, now);
-  const moreArt = content.more.map((_, i) => safe(given.more?.[i] ?? null));
+  const moreArt = content.more.map((_, i) => safeImage(given.more?.[i]));
   const height = cardHeight(content, options);
   const top = panelTop(options);
   const radius = options.borderRadius;
@@ -189,7 +178,7 @@ export function renderCardParts(
     ),
   );
 
-  const before = openSvg(CARD_WIDTH, height, content, now);
+  const before = openSvg(CARD_WIDTH, height, titleOf(content, now));
   const after = [
     `${css(theme, options.animated)}</style>`,
     '<defs>',
@@ -204,30 +193,11 @@ export function renderCardParts(
   return { before, after };
 }
 
-/** The card's root element, title and the start of its stylesheet, up to where the @font-face rules go. */
-function openSvg(width: number, height: number, content: CardContent, now: number): string {
-  return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="card-title" xml:space="preserve">` +
-    `<title id="card-title">${escapeXml(isolate(titleOf(content, now)))}</title><style>`
-  );
-}
-
 /** The status in words: never a confident one while the presence is stale. */
 function statusLabel(content: CardContent, now: number): string {
   return content.unknownSince === null
     ? STATUS_LABELS[content.status]
     : `Status unknown since ${formatAgo(now - content.unknownSince)}`;
-}
-
-/** The status dot's and the avatar ring's colour: muted while the presence is stale. */
-function statusColour(content: CardContent): string {
-  return STATUS_COLOURS[content.unknownSince === null ? content.status : 'offline'];
-}
-
-/** The background: rounded, in the option's colour or the theme's, with the theme's outline. */
-function cardBackground(width: number, height: number, options: CardOptions, theme: Theme): string {
-  const fill = colour(options.background ?? theme.background);
-  return `<rect class="card" x="0.5" y="0.5" width="${width - 1}" height="${height - 1}" rx="${num(options.borderRadius)}" fill="${fill.hex}"${fill.opacity} stroke="${theme.border}" stroke-opacity="${theme.borderOpacity}"/>`;
 }
 
 /**
@@ -298,7 +268,7 @@ function compactParts(
     '.initial{font-weight:700;fill:#fff}',
   ].join('');
   return {
-    before: openSvg(COMPACT_WIDTH, COMPACT_HEIGHT, content, now),
+    before: openSvg(COMPACT_WIDTH, COMPACT_HEIGHT, titleOf(content, now)),
     after: `${style}</style>${parts.join('')}`,
   };
 }
@@ -321,16 +291,7 @@ function css(theme: Theme, animated: boolean): string {
     `.idle{font-size:${FONTS.idle.size}px;font-style:italic;fill:${theme.muted}}`,
     '.initial{font-weight:700;fill:#fff}',
   ];
-  if (animated) {
-    rules.push(
-      '.eq rect{transform-box:fill-box;transform-origin:50% 100%;animation:eq .8s ease-in-out infinite alternate}',
-      '.eq rect:nth-child(2){animation-duration:.62s;animation-delay:-.3s}',
-      '.eq rect:nth-child(3){animation-duration:.95s;animation-delay:-.5s}',
-      '.eq rect:nth-child(4){animation-duration:.7s;animation-delay:-.15s}',
-      '@keyframes eq{from{transform:scaleY(.25)}to{transform:scaleY(1)}}',
-      '@media (prefers-reduced-motion:reduce){.eq rect{animation:none}}',
-    );
-  }
+  if (animated) rules.push(EQUALIZER_CSS);
   return rules.join('');
 }
 
@@ -398,44 +359,6 @@ function header(
 }
 
 /**
- * The avatar, `size` across with its top left at (`at`, `at`): ringed in the status colour (`ring` px wide,
- * as far from it), the image or the default avatar's colour and initial, and the decoration over it, 1.2
- * times its size and centred, as Discord draws one.
- */
-function avatar(
-  content: CardContent,
-  images: CardImages,
-  at: number,
-  size: number,
-  ring: number,
-  initialSize: number,
-): string {
-  const centre = at + size / 2;
-  const parts = [
-    `<circle cx="${centre}" cy="${centre}" r="${num(size / 2 + ring * 1.5)}" fill="none" stroke="${statusColour(content)}" stroke-width="${ring}"/>`,
-  ];
-  if (images.avatar !== null) {
-    parts.push(
-      `<clipPath id="avatar-clip"><circle cx="${centre}" cy="${centre}" r="${size / 2}"/></clipPath>`,
-      `<image href="${images.avatar}" x="${at}" y="${at}" width="${size}" height="${size}" preserveAspectRatio="xMidYMid slice" clip-path="url(#avatar-clip)"/>`,
-    );
-  } else {
-    const fill = DEFAULT_AVATAR_COLOURS[content.defaultAvatar] ?? DEFAULT_AVATAR_COLOURS[0];
-    parts.push(
-      `<circle cx="${centre}" cy="${centre}" r="${size / 2}" fill="${fill}"/>`,
-      initial(content.monitored ? content.displayName : '?', centre, centre, initialSize),
-    );
-  }
-  if (content.decorationUrl !== null && images.decoration !== null) {
-    const decorated = size * DECORATION_SCALE;
-    parts.push(
-      `<image href="${images.decoration}" x="${num(centre - decorated / 2)}" y="${num(centre - decorated / 2)}" width="${num(decorated)}" height="${num(decorated)}"/>`,
-    );
-  }
-  return parts.join('');
-}
-
-/**
  * The server tag's pill: the badge and the tag, on the theme's tag colour (or `clanBackgroundColor`).
  * Placed after the name, whose width the pill's is taken from first.
  */
@@ -468,25 +391,10 @@ function serverTag(
   };
 }
 
-/**
- * Our words before user text (`by `, `@`): only the user's part is isolated, so an RTL artist or handle
- * does not carry our prefix over to its side.
- */
-function prefixed(prefix: string, text: string, room: number, font: FontSpec): string {
-  return escapeXml(prefix) + userText(truncate(text, room - textWidth(prefix, font), font));
-}
-
-/** The first character of a name, large and white: the placeholder of a missing image. */
-function initial(name: string, cx: number, cy: number, size: number): string {
-  const first = graphemes(name)[0]?.toUpperCase() ?? '?';
-  return `<text x="${num(cx)}" y="${num(cy + size * 0.36)}" class="initial" font-size="${size}" text-anchor="middle">${userText(first)}</text>`;
-}
-
 function panelBackground(theme: Theme, top: number, height: number, radius: number): string {
   return `<rect x="${PANEL_X}" y="${top}" width="${PANEL_WIDTH}" height="${height}" rx="${num(radius)}" fill="${theme.panel}" fill-opacity="${theme.panelOpacity}"/>`;
 }
 
-/** The album art or activity image, or a placeholder tile in `colour` with `glyph` on it. */
 /** A panel's text, clipped to the panel; its id names the panel by its top, unique in the card. */
 function panelText(top: number, radius: number, texts: readonly string[]): string {
   return (
@@ -495,20 +403,16 @@ function panelText(top: number, radius: number, texts: readonly string[]): strin
   );
 }
 
-function artwork(image: string | null, top: number, radius: number, colour: string, glyph: string): string {
-  const y = top + (PANEL_HEIGHT - ART) / 2;
-  const r = Math.min(8, radius);
-  if (image !== null) {
-    return (
-      `<clipPath id="art-clip-${top}"><rect x="${ART_X}" y="${y}" width="${ART}" height="${ART}" rx="${num(r)}"/></clipPath>` +
-      `<image href="${image}" x="${ART_X}" y="${y}" width="${ART}" height="${ART}" preserveAspectRatio="xMidYMid slice" clip-path="url(#art-clip-${top})"/>`
-    );
-  }
-  return (
-    `<linearGradient id="art-fill-${top}" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${colour}"/><stop offset="1" stop-color="${colour}" stop-opacity=".55"/></linearGradient>` +
-    `<rect x="${ART_X}" y="${y}" width="${ART}" height="${ART}" rx="${num(r)}" fill="url(#art-fill-${top})"/>` +
-    glyph
-  );
+/** The panel's album art or activity image, or a placeholder tile in `fill` with `glyph` on it. */
+function artwork(image: string | null, top: number, radius: number, fill: string, glyph: string): string {
+  const tile = {
+    id: String(top),
+    x: ART_X,
+    y: top + (PANEL_HEIGHT - ART) / 2,
+    size: ART,
+    radius: Math.min(8, radius),
+  };
+  return artTile(image, tile, fill, glyph);
 }
 
 function labelText(text: string, x: number, y: number): string {
@@ -527,7 +431,7 @@ function musicPanel(
 ): string {
   const colour = SOURCE_COLOURS[music.source];
   const artY = top + (PANEL_HEIGHT - ART) / 2;
-  const note = `<path d="${MUSIC_NOTE_PATH}" fill="#fff" transform="translate(${ART_X + 18} ${artY + 18}) scale(1.5)"/>`;
+  const note = musicNote(ART_X + 18, artY + 18, 36);
   const right = PANEL_TEXT_RIGHT;
   const width = right - PANEL_TEXT_X;
 
@@ -619,20 +523,6 @@ function progress(
   return parts.join('');
 }
 
-/** Four bars in the source's colour, bottoms on `baseline`, right edge at `right`; moving while music plays. */
-function equalizer(right: number, baseline: number, colour: string, moving: boolean): string {
-  const bar = 3;
-  const gap = 2;
-  const heights = [7, 12, 5, 10];
-  const left = right - heights.length * bar - (heights.length - 1) * gap;
-  const rects = heights.map((h, i) => {
-    const height = moving ? 12 : h;
-    return `<rect x="${left + i * (bar + gap)}" y="${baseline - height}" width="${bar}" height="${height}" rx="1"/>`;
-  });
-  // Only `.eq` bars are animated by the stylesheet; resting ones get another class.
-  return `<g class="${moving ? 'eq' : 'bars'}" fill="${colour}">${rects.join('')}</g>`;
-}
-
 function activityPanel(
   activity: CardActivity,
   options: CardOptions,
@@ -717,11 +607,4 @@ function titleOf(content: CardContent, now: number): string {
     parts.push(`${(ACTIVITY_LABELS[main.type] ?? 'Playing').toLowerCase()} ${main.name}`);
   }
   return parts.join(' · ');
-}
-
-/** `#rrggbb` plus a fill-opacity for `#rrggbbaa`: older renderers do not read eight-digit hex. */
-function colour(hex: string): { hex: string; opacity: string } {
-  if (hex.length !== 9) return { hex, opacity: '' };
-  const alpha = Number.parseInt(hex.slice(7), 16) / 255;
-  return { hex: hex.slice(0, 7), opacity: ` fill-opacity="${num(alpha, 3)}"` };
 }

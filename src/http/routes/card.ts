@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Metrics } from '../../ops/metrics.js';
 import type { PresenceSummary } from '../../presence/model.js';
@@ -7,31 +6,22 @@ import type { PresenceSnapshot } from '../../presence/snapshot.js';
 import { isSnowflake } from '../../presence/snowflake.js';
 import { prefersJsonTo } from '../accept.js';
 import { type CardContent, cardContent, invalidIdContent, unmonitoredContent } from '../card/content.js';
-import { FONT_DIGEST, fontFaceFor } from '../card/font.js';
 import { cardImageSources, ImageCache } from '../card/images.js';
 import { cardQuerySchema, parseCardOptions } from '../card/options.js';
-import { PNG_RENDERER, rasterize } from '../card/png.js';
 import { type CardImages, renderCardParts } from '../card/render.js';
-import { CardRenderCache, type RenderedCard } from '../card/render-cache.js';
+import {
+  CARD_FORMATS,
+  CARD_TIME_GRANULARITY_MS,
+  CardAnswers,
+  type CardFormat,
+  cardIdParams,
+  cardResponses,
+} from '../card/serving.js';
 import { ApiError } from '../errors.js';
-import { noneMatch } from '../etag.js';
 import { TAGS } from '../openapi.js';
-import { answeredToOwner, type OwnerReads, ownerViewOf } from '../owner-reads.js';
-import { emptyResponse, errorResponses } from '../schemas/envelope.js';
+import { type OwnerReads, ownerViewOf } from '../owner-reads.js';
+import { errorResponses } from '../schemas/envelope.js';
 import { OWNER_READS, readTokenQuery, userIdFrom } from './users.js';
-
-/**
- * Cards are rendered for whole seconds: the progress bar and clocks need no finer time, and requests in
- * the same second get the same bytes, so the same ETag.
- */
-export const CARD_TIME_GRANULARITY_MS = 1_000;
-
-/**
- * Only `data:` images and fonts and the card's own inline styles; no scripts, no fetches. The card is an image, but
- * opened directly it is a document, and this keeps it inert there too.
- */
-export const CARD_CONTENT_SECURITY_POLICY =
-  "default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'";
 
 export interface CardRouteDeps {
   view: PresenceView;
@@ -46,31 +36,6 @@ export interface CardRouteDeps {
   now?: () => number;
 }
 
-/**
- * `"<sha1>"` over what was rendered (the card's content changes with time): the format (for a PNG, what
- * draws it) and the markup, whose bytes or pixels follow from it with the font files (by their digest).
- */
-function etagOf(format: Format, { before, after }: CardParts): string {
-  const hash = createHash('sha1')
-    .update(format === 'png' ? PNG_RENDERER : format)
-    .update(FONT_DIGEST)
-    .update(before)
-    .update('\u0000')
-    .update(after);
-  return `"${hash.digest('base64url')}"`;
-}
-
-/** A card's id: any text, checked in the handler, where one that is not a snowflake still gets a card. */
-const cardIdParams = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', description: 'a Discord user id (snowflake)', examples: ['94490510688792576'] },
-  },
-  required: ['id'],
-} as const;
-
-type CardParts = ReturnType<typeof renderCardParts>;
-
 /** The card's options, and `?token=` as any other of its parameters: one or several values. */
 const cardQuery = {
   ...cardQuerySchema,
@@ -83,65 +48,24 @@ const cardQuery = {
   },
 } as const;
 
-/** Begins the key of a card drawn for its private owner: no other request is answered one of those. */
-const OWNERS_CARD = '\u0001';
-
 /** Presences whose reading the card routes keep (see `summaryOf`). */
 const RECENT_SUMMARIES = 256;
 
-/** Bytes of PNG cards kept after their second, to answer with when the renderer is too busy to draw. */
-const LAST_DRAWN_BYTES = 32 * 1024 * 1024;
-
-/** The last PNG drawn for each of the most recently drawn keys, within a byte budget, oldest dropped first. */
-class LastDrawn {
-  private readonly cards = new Map<string, RenderedCard>();
-  private bytes = 0;
-
-  get(key: string): RenderedCard | undefined {
-    return this.cards.get(key);
-  }
-
-  set(key: string, card: RenderedCard): void {
-    const previous = this.cards.get(key);
-    if (previous) {
-      this.bytes -= previous.body.length;
-      this.cards.delete(key);
-    }
-    this.cards.set(key, card);
-    this.bytes += card.body.length;
-    for (const [oldest, dropped] of this.cards) {
-      if (this.bytes <= LAST_DRAWN_BYTES) break;
-      this.cards.delete(oldest);
-      this.bytes -= dropped.body.length;
-    }
-  }
-}
-
-/** The card's two formats: what each route answers and how its bytes are made from the SVG. */
-const FORMATS = {
+/** What each format's route is, as the OpenAPI document tells it. */
+const ROUTES = {
   svg: {
     path: '/v1/users/:id/card.svg',
-    type: 'image/svg+xml',
-    contentType: 'image/svg+xml; charset=utf-8',
     summary: 'The presence as an animated SVG card',
     description:
       'Made for README images: the avatar ringed in the status colour (with its decoration), the name and server tag, the custom status, and what the user listens to (with a progress bar) or plays. The card carries its own font; images are inlined, the animation needs no script.',
-    encode: async ({ before, after }: CardParts): Promise<Buffer> =>
-      Buffer.concat([Buffer.from(before), fontFaceFor(after), Buffer.from(after)]),
   },
   png: {
     path: '/v1/users/:id/card.png',
-    type: 'image/png',
-    contentType: 'image/png',
     summary: 'The presence as a PNG card',
     description:
       "The SVG card drawn at its own size, as it is at the moment of the request (no animation, no emoji), for places that show no SVG: Discord's and social sites' embeds, some Markdown renderers.",
-    // resvg reads no @font-face: it draws with the font files themselves.
-    encode: async ({ before, after }: CardParts): Promise<Buffer> => rasterize(before + after),
   },
-} as const;
-
-type Format = keyof typeof FORMATS;
+} as const satisfies Record<CardFormat, object>;
 
 /**
  * \`GET /v1/users/:id/card.svg\` and \`card.png\`: the user's presence as a card, for README images. Answered
@@ -175,24 +99,20 @@ export const cardRoutes =
       const artUrl = main?.kind === 'music' ? main.artUrl : main?.kind === 'activity' ? main.imageUrl : null;
       const emojiUrl = content.customStatus?.emoji?.url ?? null;
       const fetched = (url: string | null | undefined) => (url ? images.get(url) : null);
-      // The user's avatar and the default one are asked for together: the default is one of six images
-      // cached for an hour, and waiting for the first to fail before asking would double the wait.
-      const [avatars, emoji, art, badge, decoration, more] = await Promise.all([
-        Promise.all(content.avatarUrls.map((url) => images.get(url))),
+      const [avatar, emoji, art, badge, decoration, more] = await Promise.all([
+        images.first(content.avatarUrls),
         fetched(emojiUrl),
         fetched(artUrl),
         fetched(content.tag?.badgeUrl),
         fetched(content.decorationUrl),
         Promise.all(content.more.map((activity) => fetched(activity.imageUrl))),
       ]);
-      return { avatar: avatars.find((uri) => uri !== null) ?? null, emoji, art, badge, decoration, more };
+      return { avatar, emoji, art, badge, decoration, more };
     };
 
-    const route = (format: Format): void => {
-      const { path, type, contentType, summary, description, encode } = FORMATS[format];
-      const rendered = new CardRenderCache();
-      const drawing = new Map<string, { from: object | undefined; drawn: Promise<RenderedCard> }>();
-      const lastDrawn = new LastDrawn();
+    const route = (format: CardFormat): void => {
+      const { path, summary, description } = ROUTES[format];
+      const answers = new CardAnswers(format, deps.metrics);
       app.get(
         path,
         {
@@ -203,19 +123,7 @@ export const cardRoutes =
             params: cardIdParams,
             querystring: cardQuery,
             response: {
-              200: {
-                description:
-                  'the card, with an `ETag`; `Cache-Control: no-cache` (`private, no-store` for a private user read with their key or token)',
-                content: {
-                  [type]: {
-                    schema: {
-                      type: 'string',
-                      ...(format === 'png' ? { contentMediaType: 'image/png' } : {}),
-                    },
-                  },
-                },
-              },
-              304: emptyResponse('the card has not changed since the `If-None-Match` ETag'),
+              ...cardResponses(format),
               ...errorResponses(
                 format === 'png'
                   ? ['invalid_user_id', 'invalid_query', 'rate_limited']
@@ -225,7 +133,7 @@ export const cardRoutes =
           },
         },
         async (request, reply) => {
-          const wantsJson = prefersJsonTo(request.headers.accept, type);
+          const wantsJson = prefersJsonTo(request.headers.accept, CARD_FORMATS[format].type);
           const given = (request.params as { id: string }).id;
           const id = isSnowflake(given) ? given : null;
           if (id === null && wantsJson) userIdFrom(request.params);
@@ -236,67 +144,23 @@ export const cardRoutes =
           const owner = id === null || snapshot ? null : await ownerViewOf(deps.owner, request, id);
           if (owner && id !== null) snapshot = owner.view.get(id);
           const at = Math.floor(now() / CARD_TIME_GRANULARITY_MS) * CARD_TIME_GRANULARITY_MS;
-          // The card as drawn: the id (or what stood in its place) and the options as parsed, so spellings,
-          // unknown parameters (`?v=2`) and what a path can smuggle in (`%3F`) make no card of their own.
-          // An owner's card is kept apart, so that it is never the one drawn last for anyone else.
-          const key = `${owner ? OWNERS_CARD : ''}${id ?? `\u0000${given}`}\u0000${JSON.stringify(options)}`;
-          let card = rendered.get(at, key, snapshot);
-          if (!card) {
-            // Requests for one card that come while it is drawn, from the same presence, wait for that
-            // drawing: a popular README's PNG is drawn once a second, not once per request of the second.
-            const flightKey = `${at}\u0000${key}`;
-            let flight = drawing.get(flightKey);
-            if (flight?.from !== snapshot) flight = undefined;
-            if (!flight) {
-              const drawn = (async () => {
-                const content =
-                  id === null
-                    ? invalidIdContent(given)
-                    : snapshot
-                      ? cardContent(summaryOf(snapshot), options, deps.cdnUrl)
-                      : unmonitoredContent(id, deps.cdnUrl);
-                const resolved = await imagesFor(content);
-                const parts = renderCardParts(content, options, resolved, at);
-                const made = { body: await encode(parts), etag: etagOf(format, parts), from: snapshot };
-                deps.metrics?.cardDrawn(format);
-                rendered.set(at, key, made);
-                if (format === 'png') lastDrawn.set(key, made);
-                return made;
-              })();
-              const started = { from: snapshot, drawn };
-              flight = started;
-              drawing.set(flightKey, started);
-              // A drawing from a newer presence may have taken the place meanwhile: only this one leaves.
-              const forget = () => {
-                if (drawing.get(flightKey) === started) drawing.delete(flightKey);
-              };
-              drawn.then(forget, forget);
-            }
-            try {
-              card = await flight.drawn;
-            } catch (error) {
-              // Too busy to draw it: the last one drawn is better than a broken image, if it was drawn from
-              // the presence shown now: an older one may show what its user has hidden since, or a user
-              // gone private.
-              if (!(error instanceof ApiError) || error.code !== 'rate_limited') throw error;
-              const last = lastDrawn.get(key);
-              if (!last || last.from !== snapshot) {
-                reply.header('retry-after', '1');
-                throw error;
-              }
-              card = last;
-            }
-          }
-          const { body, etag } = card;
-
-          reply
-            .header('cache-control', 'no-cache')
-            .header('etag', etag)
-            .header('x-content-type-options', 'nosniff')
-            .header('content-security-policy', CARD_CONTENT_SECURITY_POLICY);
-          if (owner) answeredToOwner(reply);
-          if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
-          return reply.type(contentType).send(body);
+          return answers.answer(request, reply, {
+            at,
+            // The id (or what stood in its place) and the options as parsed: what a path can smuggle in
+            // (`%3F`) makes no card of its own either.
+            key: `${id ?? `\u0000${given}`}\u0000${JSON.stringify(options)}`,
+            from: snapshot,
+            owner: owner !== null,
+            draw: async () => {
+              const content =
+                id === null
+                  ? invalidIdContent(given)
+                  : snapshot
+                    ? cardContent(summaryOf(snapshot), options, deps.cdnUrl)
+                    : unmonitoredContent(id, deps.cdnUrl);
+              return renderCardParts(content, options, await imagesFor(content), at);
+            },
+          });
         },
       );
     };

@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_FETCH_TIMEOUT_MS } from '../../../src/http/card/images.js';
+import { CARD_CONTENT_SECURITY_POLICY } from '../../../src/http/card/serving.js';
 import { THEMES } from '../../../src/http/card/theme.js';
-import { CARD_CONTENT_SECURITY_POLICY } from '../../../src/http/routes/card.js';
 import { defaultAvatarIndex } from '../../../src/presence/avatar.js';
 import {
   customStatusActivity,
