@@ -104,9 +104,17 @@ export const DEMO_GUILDS = [
   },
 ] as const;
 
-/** Privacy settings a demo user starts with, so the demo shows a presence that hides something. */
+/**
+ * Privacy settings the demo users start with: Juno's presence hides something; most let AI agents read
+ * them, so the agent endpoint can be tried, and Rio and Sol do not, so its answer to that can be too.
+ */
 export const DEMO_PRIVACY: ReadonlyMap<Snowflake, PrivacyPatch> = new Map([
-  [DEMO_USERS.juno.id, { hide_platforms: true, show_last_seen: false }],
+  [DEMO_USERS.nova.id, { allow_agents: true }],
+  [DEMO_USERS.kai.id, { allow_agents: true }],
+  [DEMO_USERS.mira.id, { allow_agents: true }],
+  [DEMO_USERS.juno.id, { hide_platforms: true, show_last_seen: false, allow_agents: true }],
+  [DEMO_USERS.ada.id, { allow_agents: true }],
+  [DEMO_USERS.theo.id, { allow_agents: true }],
 ]);
 
 /** The banners and accent colours Discord's `GET /users/:id` answers with. */
