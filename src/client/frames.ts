@@ -18,7 +18,8 @@ export async function frameText(data: unknown): Promise<string> {
   const bytes =
     data instanceof ArrayBuffer
       ? new Uint8Array(data)
-      : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      : // A message is never in shared memory, the one kind of buffer the DOM's Response refuses.
+        new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength);
   const inflated = new Response(bytes).body?.pipeThrough(new DecompressionStream('deflate'));
   return new Response(inflated).text();
 }

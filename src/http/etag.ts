@@ -37,6 +37,11 @@ export function bulkEtag(found: readonly (readonly [Snowflake, PresenceSnapshot]
   return tagOf(parts);
 }
 
+/** The tag of a body served as it is (a script, a page): a hash of its bytes, as a bulk read's. */
+export function bodyEtag(body: string | Buffer): string {
+  return `"${hash('sha256', body, 'buffer').toString('base64url', 0, DIGEST_BYTES)}"`;
+}
+
 /**
  * Whether `If-None-Match` names `etag`, or is `*`: then a GET or HEAD answers 304. It compares weakly, as
  * RFC 9110 says it must: `W/"x"` matches `"x"`. Tags made here hold no comma, so a split finds them whole.

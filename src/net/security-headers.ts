@@ -8,14 +8,17 @@ export const CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 'non
 /**
  * The policy of an HTML page this service serves (the landing page, the docs): scripts, styles, images and
  * connections from this service only, nothing inline, and no framing. `formAction`: where its forms may
- * submit ('none' for a page without forms of its own).
+ * submit ('none' for a page without forms of its own). `images`: where else its images may come from.
  */
-export function pageContentSecurityPolicy(formAction: "'self'" | "'none'"): string {
+export function pageContentSecurityPolicy(
+  formAction: "'self'" | "'none'",
+  images: readonly string[] = [],
+): string {
   return [
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
-    "img-src 'self' data:",
+    `img-src ${[...new Set(["'self'", 'data:', ...images])].join(' ')}`,
     "connect-src 'self'",
     "base-uri 'none'",
     `form-action ${formAction}`,

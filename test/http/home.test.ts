@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { DEMO_USERS } from '../../src/demo/cast.js';
-import { PAGE_CONTENT_SECURITY_POLICY } from '../../src/http/routes/home.js';
+import { homeContentSecurityPolicy } from '../../src/http/routes/home.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/net/security-headers.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -79,7 +79,9 @@ describe('content negotiation', () => {
     expect(answer.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(answer.headers.vary).toBe('Accept');
     expect(answer.headers['cache-control']).toBe('no-cache');
-    expect(answer.headers['content-security-policy']).toBe(PAGE_CONTENT_SECURITY_POLICY);
+    expect(answer.headers['content-security-policy']).toBe(
+      homeContentSecurityPolicy(harness.simulator.cdnUrl),
+    );
     expect(answer.body).toMatch(/^<!doctype html>/);
   });
 

@@ -1,4 +1,5 @@
 import type { InstallLinks } from '../../discord/install-links.js';
+import { ELEMENT_NAME, SCRIPT_NAME } from '../../embed/options.js';
 import type { PageAssets } from './assets.js';
 import { fillTemplate, type Html, html } from './html.js';
 
@@ -72,6 +73,12 @@ function tryBotOf(shown: boolean): Html {
   </section>`;
 }
 
+/** The live `<presently-presence>` of the viewed user, as the "Put it on your site" snippet makes it. */
+function embedPreviewOf(id: string | null): Html {
+  if (id === null) return html``;
+  return html`<${ELEMENT_NAME} id="embed-preview" user="${id}"></${ELEMENT_NAME}>`;
+}
+
 function cardOf(id: string | null): Html {
   if (id === null) return html``;
   return html`<img id="card" src="/v1/users/${id}/card.svg" alt="Status card of user ${id}">`;
@@ -88,6 +95,8 @@ export function renderPage(assets: PageAssets, model: PageModel): string {
     idError: rejectionOf(model.rejected),
     demo: examplesOf(model.examples),
     card: cardOf(model.id),
+    embedScript: `/${SCRIPT_NAME}`,
+    embedPreview: embedPreviewOf(model.id),
     install: installOf(model.install),
     tryBot: tryBotOf(model.tryBot),
     origin: model.origin,

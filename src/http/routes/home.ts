@@ -4,6 +4,7 @@ import { pageContentSecurityPolicy } from '../../net/security-headers.js';
 import type { PresenceView } from '../../presence/registry.js';
 import { isSnowflake } from '../../presence/snowflake.js';
 import { prefersHtml } from '../accept.js';
+import { embedImageSources } from '../embed/page.js';
 import { TAGS } from '../openapi.js';
 import { loadPageAssets, PAGE_ASSET_PREFIX } from '../page/assets.js';
 import { type PageExample, renderPage } from '../page/render.js';
@@ -11,11 +12,20 @@ import { errorResponses, successEnvelope } from '../schemas/envelope.js';
 import { userIdParams } from './users.js';
 
 /**
- * The landing page's own policy, in place of the API's `default-src 'none'`: its stylesheet and script
- * from here and nothing inline, the socket and the card from here (`connect-src 'self'` takes the
- * same-origin `ws:`/`wss:` URL too), `data:` for the favicon. Nothing from anywhere else.
+ * The policy of the pages in the landing page's style (this one, `/privacy`, `/terms`), in place of the
+ * API's `default-src 'none'`: its stylesheet and script from here and nothing inline, the socket and the
+ * card from here (`connect-src 'self'` takes the same-origin `ws:`/`wss:` URL too), `data:` for the
+ * favicon. Nothing from anywhere else.
  */
 export const PAGE_CONTENT_SECURITY_POLICY = pageContentSecurityPolicy("'self'");
+
+/**
+ * The landing page's: PAGE_CONTENT_SECURITY_POLICY, and the images of its live `<presently-presence>`
+ * preview (an avatar on Discord's CDN, album art), as the iframe page allows them.
+ */
+export function homeContentSecurityPolicy(cdnUrl: string): string {
+  return pageContentSecurityPolicy("'self'", embedImageSources(cdnUrl));
+}
 
 /** Lanyard's `info` sentence, about this service. */
 export const INFO =
@@ -36,6 +46,8 @@ export interface HomeRouteDeps {
   installLinks(): InstallLinks | null;
   /** Demo mode: the page offers "try the bot". */
   tryBot: boolean;
+  /** `DISCORD_CDN_URL`, where the preview's avatars come from. */
+  cdnUrl: string;
 }
 
 /** Lanyard's info, in the envelope: what a program gets from `GET /`. */
@@ -105,6 +117,7 @@ export const homeRoutes =
     const assets = loadPageAssets();
     const files = new Map([assets.stylesheet, assets.script].map((asset) => [asset.path, asset]));
     const featured = deps.examples.find((example) => example.featured);
+    const policy = homeContentSecurityPolicy(deps.cdnUrl);
 
     app.get('/', { schema: homeSchema }, async (request, reply) => {
       // Both answers change with what is monitored; one URL, two representations.
@@ -129,7 +142,7 @@ export const homeRoutes =
         tryBot: deps.tryBot,
       });
       return reply
-        .header('content-security-policy', PAGE_CONTENT_SECURITY_POLICY)
+        .header('content-security-policy', policy)
         .header('referrer-policy', 'no-referrer')
         .type('text/html; charset=utf-8')
         .send(page);

@@ -87,9 +87,12 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
       }
     });
     page.on('pageerror', (error) => problems.push(`script error: ${error.message}`));
-    page.on('requestfailed', (request) =>
-      problems.push(`failed: ${request.url()} ${request.failure()?.errorText}`),
-    );
+    page.on('requestfailed', (request) => {
+      // The preview's event stream, closed as it should be when the id shown changes or the page goes.
+      const closed =
+        request.url().includes('/v1/events?') && request.failure()?.errorText === 'net::ERR_ABORTED';
+      if (!closed) problems.push(`failed: ${request.url()} ${request.failure()?.errorText}`);
+    });
     page.on('response', (response) => {
       if (response.status() >= 400) problems.push(`${response.status()}: ${response.url()}`);
     });
@@ -199,7 +202,7 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
     // The name is text, not markup.
     expect(await page.locator('#presence h3').textContent()).toBe('<b>Bob</b>');
     const snippets = page.locator('pre[id^="snippet-"]');
-    expect(await snippets.count()).toBe(7);
+    expect(await snippets.count()).toBe(9);
     for (const text of await snippets.allTextContents()) {
       expect(text).toContain(BOB.id);
       expect(text).not.toContain('USER_ID');
@@ -214,6 +217,15 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
         `  <img alt="Discord presence" src="${harness.base}/v1/users/${BOB.id}/card.svg?theme=light">`,
         '</picture>',
       ].join('\n'),
+    );
+    expect(await page.locator('#snippet-embed').textContent()).toBe(
+      [
+        `<script src="${harness.base}/embed.js" defer></script>`,
+        `<presently-presence user="${BOB.id}"></presently-presence>`,
+      ].join('\n'),
+    );
+    expect(await page.locator('#snippet-iframe').textContent()).toBe(
+      `<iframe src="${harness.base}/v1/users/${BOB.id}/embed?layout=compact" title="Discord presence" width="440" height="82" frameborder="0"></iframe>`,
     );
     expect(await page.locator('#snippet-socket').textContent()).toContain(
       `new WebSocket('${harness.base.replace('http', 'ws')}/socket')`,
@@ -238,6 +250,8 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
       ['privacy', 'Privacy, with your key'],
       ['card', 'Status card, in a README'],
       ['picture', "Light and dark cards, following GitHub's theme"],
+      ['embed', 'The element, with its script'],
+      ['iframe', 'A frame, where a site runs no scripts'],
     ]) {
       const button = page.getByRole('button', { name: `Copy ${title}` });
       await button.focus();
@@ -248,10 +262,45 @@ describe.skipIf(!available)('the landing page in headless Chromium', () => {
       expect(copied).toBe(await page.locator(`#snippet-${snippet}`).textContent());
     }
     expect(await page.locator('#copy-status').textContent()).toBe(
-      "Copied: Light and dark cards, following GitHub's theme",
+      'Copied: A frame, where a site runs no scripts',
     );
     expect(problems).toEqual([]);
     await page.close();
+  });
+
+  it('puts it on your site: the live element of the id shown, and the other ways to show it, to copy', async () => {
+    const { page, problems } = await openPage();
+    await page.goto(`${harness.base}/?id=${BOB.id}`);
+    const preview = page.locator('#embed-preview .card');
+    await preview.getByText('Idle').waitFor({ timeout: 5_000 });
+    expect(await preview.getAttribute('aria-label')).toBe('<b>Bob</b> on Discord');
+    // The real element, live: a change shows in it as in the viewer.
+    harness.simulator.setPresence(BOB.id, { status: 'dnd', activities: [] });
+    await preview.getByText('Do not disturb').waitFor({ timeout: 5_000 });
+    await showsStatus(page, 'Do not disturb');
+
+    // It follows the id the viewer shows, and so do the links.
+    await page.locator('#user-id').fill(ALICE.id);
+    await page.keyboard.press('Enter');
+    await preview.getByText('Alice', { exact: true }).waitFor({ timeout: 5_000 });
+    const anchors = await page.locator('ul.elsewhere a.copy-link').all();
+    const links = await Promise.all(
+      anchors.map(async (anchor) => [await anchor.textContent(), await anchor.getAttribute('href')]),
+    );
+    const base = `${harness.base}/v1/users/${ALICE.id}`;
+    expect(links).toEqual(
+      [`${base}/card.svg`, `${base}/recent.svg`, `${base}/top.svg`, `${harness.base}/mcp`].map((url) => [
+        url,
+        url,
+      ]),
+    );
+    await page.getByRole('button', { name: 'Copy Top tracks, an image' }).click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(`${base}/top.svg`);
+    expect(await page.locator('#copy-status').textContent()).toBe('Copied: Top tracks, an image');
+    expect(problems).toEqual([]);
+    await page.close();
+    harness.simulator.setPresence(BOB.id, { status: 'idle', activities: [] });
+    await eventually(() => expect(harness.app.registry.get(BOB.id)?.presence.discord_status).toBe('idle'));
   });
 
   it('says when a user is not monitored, and the URL and the back button follow the id', async () => {

@@ -5,6 +5,7 @@ import { DEMO_USERS } from '../../../src/demo/cast.js';
 import { createLogger } from '../../../src/log.js';
 import { type Chromium, chromiumAvailable, launchChromium } from '../../support/chromium.js';
 import { eventually } from '../../support/eventually.js';
+import { answerImagesOffline } from '../../support/offline-images.js';
 
 /**
  * The landing page of a service in demo mode, in headless Chromium: it opens on the featured demo user,
@@ -26,6 +27,8 @@ describe.skipIf(!available)('the landing page in demo mode, in headless Chromium
     );
     await eventually(() => expect(app.view.size).toBe(Object.keys(DEMO_USERS).length));
     browser = await launchChromium();
+    // The preview of the element shows Nova's album art, from Spotify's host.
+    await answerImagesOffline(browser.context);
   }, 60_000);
 
   afterAll(async () => {

@@ -228,6 +228,19 @@ function fillSnippets(id) {
     const fill = node.dataset.fill;
     node.textContent = fill === 'id' ? id : fill === 'socket' ? socketOrigin : location.origin;
   }
+  // A link's text is its address.
+  for (const link of document.querySelectorAll('a.copy-link')) link.href = link.textContent;
+}
+
+/** The live `<presently-presence>` preview (embed.js), following the id shown. */
+function showEmbedPreview(id) {
+  let preview = document.getElementById('embed-preview');
+  if (!preview) {
+    preview = document.createElement('presently-presence');
+    preview.id = 'embed-preview';
+    document.getElementById('embed-preview-box').append(preview);
+  }
+  preview.setAttribute('user', id);
 }
 
 /** The Clipboard API needs a secure context; on plain HTTP the selection is copied the old way. */
@@ -314,6 +327,7 @@ function start() {
     live.hidden = false;
     box.replaceChildren(element('p', {}, 'Loading…'));
     fillSnippets(id);
+    showEmbedPreview(id);
     showCard(figure, id, revision);
     socket.watch(id);
   };
