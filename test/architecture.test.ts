@@ -37,7 +37,7 @@ const folderOf = (path: string): string => (path.includes('/') ? (path.split('/'
  * The composition root: these files of src/ wire every folder together (config.ts reads each part's
  * configuration by that part's own rules), so they may import any folder and be imported by any.
  */
-const COMPOSITION_ROOT = ['app', 'main', 'config', 'config-variables'];
+const COMPOSITION_ROOT = ['app', 'main', 'config', 'config-variables', 'cli'];
 const inCompositionRoot = (path: string): boolean =>
   !path.includes('/') && COMPOSITION_ROOT.includes(path.replace(/\.[jt]s$/, ''));
 
@@ -94,6 +94,8 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   socket: ['http', 'sse', 'discord', 'store'],
   sse: ['http', 'discord', 'store'],
   kv: ['http', 'socket', 'sse', 'discord'],
+  // The agent endpoint: served over HTTP by http/, it reads what REST reads (the view, history/), never the store.
+  mcp: ['http', 'socket', 'sse', 'store'],
 };
 
 describe('layering', () => {

@@ -16,10 +16,12 @@ export const TAGS = {
   presence: 'Presence',
   history: 'History',
   card: 'Card',
+  embed: 'Embed',
   links: 'Quick links',
   kv: 'KV',
   webhooks: 'Webhooks',
   privacy: 'Privacy',
+  agents: 'Agents',
   socket: 'Socket',
   service: 'Service',
   operations: 'Operations',
@@ -29,12 +31,16 @@ const TAG_DESCRIPTIONS: Record<(typeof TAGS)[keyof typeof TAGS], string> = {
   Presence: 'A user’s live presence, in Lanyard’s shape plus Presently’s additions',
   History: 'What Presently remembers: status and listening history, stats, top tracks',
   Card: 'The presence as an animated SVG card, for README images',
+  Embed:
+    'The presence, live, on any web page: a custom element’s script, and the same as a page for an iframe',
   'Quick links': 'Lanyard’s short links: the avatar as an image, the community invite; redirects',
   KV: 'The user’s own key/value store, shown in their presence under `kv`; needs their API key',
   Webhooks:
     'Signed HTTP callbacks to the user’s own server when their presence, music or KV changes; needs their API key',
   Privacy:
     'What the user lets the world see of them: each field hidden everywhere at once, history, visibility, pause; needs their API key',
+  Agents:
+    'The Model Context Protocol endpoint for AI agents: presences, history, stats and tracks of the users who allowed agents',
   Socket: 'Lanyard’s real-time WebSocket protocol',
   Service: 'About the service itself',
   Operations: 'For probes, load balancers and Prometheus, on every role: limited per client apart from reads',

@@ -22,6 +22,8 @@ import type { PrivacyService } from '../privacy/service.js';
 import type { HistoryStore } from '../store/ports.js';
 import type { VersionInfo } from '../version.js';
 import type { WebhookService } from '../webhooks/service.js';
+import { MAX_BULK_IDS } from './bulk-read.js';
+import { cardImageSources, ImageCache } from './card/images.js';
 import { capConnections } from './connection-cap.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
@@ -46,6 +48,7 @@ import { type CardRouteDeps, cardRoutes } from './routes/card.js';
 import { type DemoBotPort, demoBotRoutes } from './routes/demo-bot.js';
 import { discordInviteRoutes } from './routes/discord-invite.js';
 import { docsRoutes } from './routes/docs.js';
+import { embedRoutes } from './routes/embed.js';
 import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { type HistoryPrivacy, historyRoutes } from './routes/history.js';
@@ -53,9 +56,11 @@ import { homeRoutes } from './routes/home.js';
 import { type InteractionRouteOptions, interactionRoutes } from './routes/interactions.js';
 import { kvRoutes } from './routes/kv.js';
 import { legalRoutes } from './routes/legal.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { privacyReadRoutes, privacyWriteRoutes } from './routes/privacy.js';
 import { readTokenReadRoutes, readTokenWriteRoutes } from './routes/read-tokens.js';
+import { trackCardRoutes } from './routes/track-cards.js';
 import { userRoutes } from './routes/users.js';
 import { versionRoutes } from './routes/version.js';
 import { webhookReadRoutes, webhookWriteRoutes } from './routes/webhooks.js';
@@ -326,6 +331,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
           inviteUrl: options.inviteUrl ?? null,
           installLinks: options.installLinks ?? (() => null),
           tryBot: options.demoBot !== undefined,
+          cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL,
         }),
       );
       if (options.instance) {
@@ -335,12 +341,46 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         historyRoutes({ ...options, privacy: historyPrivacy, ...(readTokens ? { tokens: readTokens } : {}) }),
       );
       await reads.register(
+        mcpRoutes({
+          view: options.view,
+          history: options.history,
+          ...(options.recent ? { recent: options.recent } : {}),
+          ...(historyPrivacy ? { privacy: historyPrivacy } : {}),
+          ...(options.musicApps ? { musicApps: options.musicApps } : {}),
+          notMonitored: unmonitored,
+          chargeReads: readChargeOf(readBudget, limits),
+          maxIds: MAX_BULK_IDS,
+          version: options.version.version,
+        }),
+      );
+      // One image cache for every card: a track's art on a track card is often the status card's.
+      const cardImages =
+        options.card?.images ??
+        new ImageCache({
+          allowedPrefixes: cardImageSources(options.cdnUrl ?? DISCORD_CDN_URL),
+          logger: options.logger,
+        });
+      await reads.register(
         cardRoutes({
           view: options.view,
           ...(owner ? { owner } : {}),
           cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL,
           ...(options.ops ? { metrics: options.ops.metrics } : {}),
           ...options.card,
+          images: cardImages,
+        }),
+      );
+      await reads.register(
+        trackCardRoutes({
+          view: options.view,
+          ...(owner ? { owner } : {}),
+          history: options.history,
+          ...(historyPrivacy ? { privacy: historyPrivacy } : {}),
+          ...(options.musicApps ? { musicApps: options.musicApps } : {}),
+          cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL,
+          ...(options.ops ? { metrics: options.ops.metrics } : {}),
+          ...options.card,
+          images: cardImages,
         }),
       );
       await reads.register(
@@ -351,6 +391,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         }),
       );
       await reads.register(discordInviteRoutes(options.inviteUrl ?? null));
+      await reads.register(embedRoutes({ cdnUrl: options.cdnUrl ?? DISCORD_CDN_URL }));
       if (options.webhooks) {
         await reads.register(webhookReadRoutes({ keys: options.keys, webhooks: options.webhooks }));
       }

@@ -75,6 +75,19 @@ const BEYOND_CONTRACT = [
   'POST /interactions',
   // The latest plays: API.md names it in prose ("Embeds and agents"), not in its tables.
   'GET /v1/users/{id}/recent',
+  // The live embed's script and its iframe page: API.md names them in prose ("Embeds and agents").
+  'GET /embed.js',
+  'GET /v1/users/{id}/embed',
+  // The agent endpoint (MCP): API.md names it in prose ("MCP at `/mcp`"), not in its tables. GET and DELETE
+  // are documented for their 405, which the transport's specification asks of a server without streams.
+  'POST /mcp',
+  'GET /mcp',
+  'DELETE /mcp',
+  // The track cards: API.md names them in prose ("Embeds and agents"), not in its tables.
+  'GET /v1/users/{id}/recent.svg',
+  'GET /v1/users/{id}/recent.png',
+  'GET /v1/users/{id}/top.svg',
+  'GET /v1/users/{id}/top.png',
 ];
 /**
  * Routes of the contract this version does not serve yet. Each leaves the list with the change that serves

@@ -1,28 +1,21 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { HistoryReads } from '../../history/reads.js';
 import type { RecentStatuses } from '../../history/recent-status.js';
 import type { ReadTokenService } from '../../keys/read-tokens.js';
 import type { ApiKeyService } from '../../keys/service.js';
 import {
   HISTORY_LIMIT,
-  playKeyOf,
   RECENT_DEFAULT_LIMIT,
   RECENT_MAX_LIMIT,
   recentLimit,
-  type Stats,
-  type StoredStats,
-  statsFrom,
-  statusHistoryWith,
   TOP_TRACKS_DEFAULT_LIMIT,
   TOP_TRACKS_MAX_LIMIT,
   TOP_TRACKS_MIN_PLAYS,
-  TRACKED_TRACKS_PER_USER,
-  type TrackEntry,
   topTracksLimit,
-  utcDay,
 } from '../../presence/history.js';
-import type { MusicSource, Snowflake } from '../../presence/model.js';
-import { DEFAULT_MUSIC_APPS, type MusicApps } from '../../presence/music-apps.js';
-import { hiddenMusicSources, isPaused, type PrivacySettings } from '../../presence/privacy.js';
+import type { Snowflake } from '../../presence/model.js';
+import type { MusicApps } from '../../presence/music-apps.js';
+import type { PrivacySettings } from '../../presence/privacy.js';
 import type { PresenceView } from '../../presence/registry.js';
 import type { HistoryStore } from '../../store/ports.js';
 import { TAGS } from '../openapi.js';
@@ -68,28 +61,6 @@ export interface HistoryRouteDeps {
 const send = (reply: FastifyReply, data: unknown): FastifyReply =>
   reply.type('application/json; charset=utf-8').send({ success: true, data });
 
-/** What the store answers for a user it knows nothing of. */
-const NOTHING_STORED: StoredStats = Object.freeze({
-  lastStatus: null,
-  lastSeen: null,
-  trackHistoryCount: 0,
-  playsDay: null,
-  plays: 0,
-});
-
-const NO_SOURCES: ReadonlySet<MusicSource> = new Set();
-
-type Hidden = 'all' | ReadonlySet<MusicSource>;
-
-const shows = (hidden: Hidden, track: { source: MusicSource }): boolean =>
-  hidden !== 'all' && !hidden.has(track.source);
-
-/** The user's track history without what their settings hide. */
-function shownTracks(tracks: TrackEntry[], hidden: Hidden): TrackEntry[] {
-  if (hidden === 'all') return [];
-  return hidden.size === 0 ? tracks : tracks.filter((track) => shows(hidden, track));
-}
-
 /**
  * `/v1/users/:id/history`, `/stats`, `/recent` and `/top-tracks`: answered from the store for any valid
  * id, so they work while the user is offline or no longer monitored.
@@ -97,8 +68,14 @@ function shownTracks(tracks: TrackEntry[], hidden: Hidden): TrackEntry[] {
 export const historyRoutes =
   (deps: HistoryRouteDeps): FastifyPluginAsync =>
   async (app) => {
-    const now = deps.now ?? Date.now;
-    const musicApps = deps.musicApps ?? DEFAULT_MUSIC_APPS;
+    const privacy = deps.privacy;
+    const reads = new HistoryReads({
+      history: deps.history,
+      ...(deps.recent ? { recent: deps.recent } : {}),
+      ...(privacy ? { settingsOf: (userId: Snowflake) => privacy.of(userId) } : {}),
+      ...(deps.musicApps ? { musicApps: deps.musicApps } : {}),
+      ...(deps.now ? { now: deps.now } : {}),
+    });
 
     /**
      * The view a request reads the user from, or null when it must be answered as for an unknown id: the
@@ -115,7 +92,7 @@ export const historyRoutes =
       const { privacy } = deps;
       if (privacy === undefined) return deps.view;
       const ownView = deps.ownView ?? deps.view;
-      const reads = {
+      const owner = {
         ownView,
         isPrivate: (userId: Snowflake) => privacy.isPrivate(userId),
         keys: deps.keys,
@@ -124,49 +101,12 @@ export const historyRoutes =
       if (!privacy.isPrivate(id)) {
         // An id nobody monitors is checked as a private one is: the time an answer takes must not tell
         // the two apart where the answer does not.
-        if (deps.view.get(id) === undefined) await grantOf(reads, request, id);
+        if (deps.view.get(id) === undefined) await grantOf(owner, request, id);
         return deps.view;
       }
-      if ((await grantOf(reads, request, id)) === null) return null;
+      if ((await grantOf(owner, request, id)) === null) return null;
       answeredToOwner(reply);
       return ownView;
-    };
-
-    const hiddenOf = (settings: PrivacySettings | undefined, at: number): Hidden =>
-      settings === undefined ? NO_SOURCES : hiddenMusicSources(settings, at, musicApps);
-
-    /**
-     * Stats under the user's settings. Hidden music: neither count includes a hidden play; with every
-     * source hidden both are 0, with some, both are counted in the stored track history (which holds every
-     * entry `track_history_count` counts), `tracks_today` as the plays of today shown there, at most what
-     * the store counted today. A pause shows the user offline, and when they were last seen is not told
-     * while it lasts: the moment it began would be, and the presence itself says no more than offline.
-     */
-    const shownStats = async (
-      id: Snowflake,
-      stats: Stats,
-      settings: PrivacySettings,
-      at: number,
-    ): Promise<Stats> => {
-      const shown = { ...stats };
-      const hidden = hiddenOf(settings, at);
-      if (hidden === 'all') {
-        shown.tracks_today = 0;
-        shown.track_history_count = 0;
-      } else if (hidden.size > 0) {
-        const { tracks } = await deps.history.history(id, HISTORY_LIMIT);
-        const visible = shownTracks(tracks, hidden);
-        const today = utcDay(at);
-        const playsToday = visible.filter((track) => utcDay(track.ts) === today && playKeyOf(track) !== null);
-        shown.track_history_count = visible.length;
-        shown.tracks_today = Math.min(stats.tracks_today, playsToday.length);
-      }
-      if (isPaused(settings, at)) {
-        shown.current_status = 'offline';
-        shown.last_seen = null;
-      }
-      if (!settings.show_last_seen) shown.last_seen = null;
-      return shown;
     };
 
     app.get(
@@ -186,20 +126,7 @@ export const historyRoutes =
       },
       async (request, reply) => {
         const id = userIdFrom(request.params);
-        const view = await readerView(request, reply, id);
-        if (view === null) {
-          await askedAsForAnyone(deps.history.history(id, HISTORY_LIMIT));
-          return send(reply, { status_history: [], track_history: [] });
-        }
-        // A member held as listed is rendered by this, and its first status recorded as recent.
-        view.get(id);
-        const at = now();
-        const settings = deps.privacy?.of(id);
-        const { status, tracks } = await deps.history.history(id, HISTORY_LIMIT);
-        return send(reply, {
-          status_history: statusHistoryWith(status, deps.recent?.get(id)),
-          track_history: shownTracks(tracks, hiddenOf(settings, at)),
-        });
+        return send(reply, await reads.history(id, await readerView(request, reply, id)));
       },
     );
 
@@ -220,16 +147,7 @@ export const historyRoutes =
       },
       async (request, reply) => {
         const id = userIdFrom(request.params);
-        const view = await readerView(request, reply, id);
-        if (view === null) {
-          await askedAsForAnyone(deps.history.stats(id));
-          return send(reply, statsFrom(undefined, NOTHING_STORED, now()));
-        }
-        const at = now();
-        const settings = deps.privacy?.of(id);
-        const stored = await deps.history.stats(id);
-        const stats = statsFrom(view.get(id)?.status, stored, at, deps.recent?.get(id));
-        return send(reply, settings === undefined ? stats : await shownStats(id, stats, settings, at));
+        return send(reply, await reads.stats(id, await readerView(request, reply, id)));
       },
     );
 
@@ -260,14 +178,7 @@ export const historyRoutes =
         const { limit: requested, format } = request.query as { limit?: string; format?: 'json' | 'rss' };
         const limit = recentLimit(requested === undefined ? undefined : Number(requested));
         const view = await readerView(request, reply, id);
-        let recent: TrackEntry[] = [];
-        if (view === null) {
-          await askedAsForAnyone(deps.history.history(id, HISTORY_LIMIT));
-        } else {
-          const hidden = hiddenOf(deps.privacy?.of(id), now());
-          const { tracks } = await deps.history.history(id, HISTORY_LIMIT);
-          recent = shownTracks(tracks, hidden).slice(0, limit);
-        }
+        const recent = await reads.recent(id, view, limit);
         if (format !== 'rss') return send(reply, { recent_tracks: recent });
         const user = view?.get(id)?.summary().discord_user;
         const name = user ? (user.global_name ?? user.username ?? null) : null;
@@ -303,21 +214,8 @@ export const historyRoutes =
         const id = userIdFrom(request.params);
         const { limit: requested } = request.query as { limit?: string };
         const limit = topTracksLimit(requested === undefined ? undefined : Number(requested));
-        if ((await readerView(request, reply, id)) === null) {
-          await askedAsForAnyone(deps.history.topTracks(id, TOP_TRACKS_MIN_PLAYS, limit));
-          return send(reply, { top_tracks: [] });
-        }
-        const hidden = hiddenOf(deps.privacy?.of(id), now());
-        if (hidden === 'all') return send(reply, { top_tracks: [] });
-        const top = await deps.history.topTracks(id, TOP_TRACKS_MIN_PLAYS, limit);
-        if (hidden.size === 0) return send(reply, { top_tracks: top });
-        let shown = top.filter((track) => shows(hidden, track));
-        // Hidden tracks took places: the rest of the ranking is read, once, to fill them.
-        if (shown.length < limit && top.length === limit) {
-          const all = await deps.history.topTracks(id, TOP_TRACKS_MIN_PLAYS, TRACKED_TRACKS_PER_USER);
-          shown = all.filter((track) => shows(hidden, track)).slice(0, limit);
-        }
-        return send(reply, { top_tracks: shown });
+        const view = await readerView(request, reply, id);
+        return send(reply, { top_tracks: await reads.topTracks(id, view, limit) });
       },
     );
   };
@@ -330,12 +228,4 @@ function limitQuery(things: string, byDefault: number, max: number) {
     pattern: '^[+-]?[0-9]{1,15}$',
     description: `how many ${things}: an integer, default ${byDefault}, clamped to 1–${max}`,
   } as const;
-}
-
-/**
- * A read of the store made only to be thrown away: a private user is answered after the same work as an
- * unknown id, so the time an answer takes does not tell them apart either.
- */
-async function askedAsForAnyone(read: Promise<unknown>): Promise<void> {
-  await read.catch(() => undefined);
 }
