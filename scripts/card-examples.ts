@@ -15,7 +15,7 @@ import pino from 'pino';
 import { startApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { DEMO_USERS } from '../src/demo/cast.js';
-import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER } from '../src/presence/history.js';
+import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER } from '../src/model/history.js';
 import type { MusicSource } from '../src/presence/model.js';
 import type { HistoryWrite } from '../src/store/ports.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';

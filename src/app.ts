@@ -28,10 +28,10 @@ import { gatewayCheck, type ReadinessCheck, redisCheck, replicaCheck, storeCheck
 import './ops/tick-shape.js';
 import { timeStore } from './ops/timed-store.js';
 import { watchUniqueUsers } from './ops/unique-users.js';
-import { musicApps } from './presence/music-apps.js';
+import { musicApps } from './presence/normalize/music-apps.js';
 import { recordsHistory } from './presence/privacy.js';
-import type { PresenceRegistry, PresenceSource } from './presence/registry.js';
-import { PresenceReplica } from './presence/replica.js';
+import type { PresenceRegistry, PresenceSource } from './presence/registry/registry.js';
+import { PresenceReplica } from './presence/registry/replica.js';
 import { PrivacyDirectory } from './privacy/directory.js';
 import { PublicView } from './privacy/public-view.js';
 import { PrivacyService } from './privacy/service.js';

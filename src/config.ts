@@ -1,7 +1,12 @@
 import { VARIABLES } from './config-variables.js';
 import { KV_MAX_BYTES_MAX, KV_MAX_BYTES_MIN } from './kv/rules.js';
 import { parseTrustProxy, type TrustProxy } from './net/trust-proxy.js';
-import { APP_SOURCES, type AppSource, appIdsVariable, DEFAULT_MUSIC_APP_IDS } from './presence/music-apps.js';
+import {
+  APP_SOURCES,
+  type AppSource,
+  appIdsVariable,
+  DEFAULT_MUSIC_APP_IDS,
+} from './presence/normalize/music-apps.js';
 import { redactUrl } from './redact-url.js';
 import { defaultMaxSockets, defaultMaxSubscriptions, heapSizeLimit } from './socket/heap-share.js';
 import type { SqliteLocation } from './store/sqlite/index.js';

@@ -101,10 +101,40 @@ const FORBIDDEN: Record<string, readonly string[]> = {
 describe('layering', () => {
   const all = imports();
 
-  it('presence/ imports nothing outside itself', () => {
-    expect(all.filter(([from, to]) => folderOf(from) === 'presence' && folderOf(to) !== 'presence')).toEqual(
-      [],
-    );
+  it('collections/ imports nothing of ours outside itself', () => {
+    expect(
+      all.filter(([from, to]) => folderOf(from) === 'collections' && folderOf(to) !== 'collections'),
+    ).toEqual([]);
+  });
+
+  it('presence/ imports nothing outside itself but collections/', () => {
+    expect(
+      all.filter(
+        ([from, to]) => folderOf(from) === 'presence' && !['presence', 'collections'].includes(folderOf(to)),
+      ),
+    ).toEqual([]);
+  });
+
+  it('model/ imports nothing outside itself but presence/ and collections/', () => {
+    expect(
+      all.filter(
+        ([from, to]) =>
+          folderOf(from) === 'model' && !['model', 'presence', 'collections'].includes(folderOf(to)),
+      ),
+    ).toEqual([]);
+  });
+
+  it('presence/ keeps its rules in normalize/, its state in registry/ and its model at its root', () => {
+    const root = readdirSync(join(SRC, 'presence'), { withFileTypes: true });
+    expect(root.filter((entry) => entry.isDirectory()).map((entry) => entry.name)).toEqual([
+      'normalize',
+      'registry',
+    ]);
+    expect(root.filter((entry) => entry.isFile()).map((entry) => entry.name)).toEqual([
+      'model.ts',
+      'privacy.ts',
+      'snowflake.ts',
+    ]);
   });
 
   it.each(Object.entries(FORBIDDEN))('%s/ depends on none of %j', (folder, forbidden) => {
@@ -126,7 +156,8 @@ describe('layering', () => {
     expect(
       all.filter(
         ([from, to]) =>
-          folderOf(from) === 'simulator' && !['simulator', 'presence', 'png'].includes(folderOf(to)),
+          folderOf(from) === 'simulator' &&
+          !['simulator', 'presence', 'collections', 'png'].includes(folderOf(to)),
       ),
     ).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { DEFAULT_MUSIC_APP_IDS } from '../src/presence/music-apps.js';
+import { DEFAULT_MUSIC_APP_IDS } from '../src/presence/normalize/music-apps.js';
 import { defaultMaxSockets, HEAP_BYTES_PER_SOCKET, heapSizeLimit } from '../src/socket/heap-share.js';
 import { SUBSCRIPTION_BYTES } from '../src/socket/id-subscribers.js';
 

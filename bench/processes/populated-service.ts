@@ -9,7 +9,7 @@ import pino from 'pino';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { DiscordUser } from '../../src/presence/model.js';
-import { OFFLINE_PRESENCE, rawPresenceFrom } from '../../src/presence/raw.js';
+import { OFFLINE_PRESENCE, rawPresenceFrom } from '../../src/presence/normalize/raw.js';
 import { defaultUser } from '../../src/simulator/state.js';
 import { onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { serveMemoryQuestions } from '../lib/memory.js';

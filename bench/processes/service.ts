@@ -3,7 +3,7 @@ import pino from 'pino';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
-import { rawPresenceFrom } from '../../src/presence/raw.js';
+import { rawPresenceFrom } from '../../src/presence/normalize/raw.js';
 import { type Message, onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { markerText, nowMicros } from '../lib/fanout-marker.js';
 import { kvBytes, kvDigest } from '../lib/kv-at-cap.js';

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
 import { DEFAULT_KV_MAX_BYTES, KV_MAX_KEYS } from '../../src/kv/rules.js';
-import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER, type TrackEntry } from '../../src/presence/history.js';
+import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER, type TrackEntry } from '../../src/model/history.js';
 import type { DiscordStatus } from '../../src/presence/model.js';
 import type { HistoryWrite, Store, StoredProfile } from '../../src/store/ports.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';

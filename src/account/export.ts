@@ -1,6 +1,6 @@
-import { HISTORY_LIMIT, playKeyOf, TRACKED_TRACKS_PER_USER } from '../presence/history.js';
+import { HISTORY_LIMIT, playKeyOf, TRACKED_TRACKS_PER_USER } from '../model/history.js';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceView } from '../presence/registry.js';
+import type { PresenceView } from '../presence/registry/registry.js';
 import type { PrivacyService } from '../privacy/service.js';
 import type { Store } from '../store/ports.js';
 import type { WebhookService } from '../webhooks/service.js';

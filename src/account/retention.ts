@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceChange, PresenceRegistry } from '../presence/registry.js';
+import type { PresenceChange, PresenceRegistry } from '../presence/registry/registry.js';
 import type { RetentionStore } from '../store/ports.js';
 import type { AccountService } from './service.js';
 

@@ -1,6 +1,6 @@
-import type { KvDelta } from '../presence/kv-delta.js';
 import type { Snowflake } from '../presence/model.js';
-import type { PublishedPresence } from '../presence/replica.js';
+import type { KvDelta } from '../presence/registry/kv-delta.js';
+import type { PublishedPresence } from '../presence/registry/replica.js';
 
 /** Every message the bus carries, by topic. */
 export interface BusMessages {

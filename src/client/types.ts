@@ -3,10 +3,16 @@
  * (type-only imports, erased from the JavaScript), so the client and the server cannot drift apart.
  */
 import type { ChangelogEntry } from '../changelog.js';
-import type { Stats, StatusEntry, TopTrack, TrackEntry } from '../presence/history.js';
+import type { Stats, StatusEntry, TopTrack, TrackEntry } from '../model/history.js';
+import type { WebhookView } from '../model/webhook.js';
 import type { Presence } from '../presence/model.js';
-import type { WebhookView } from '../presence/webhook.js';
 
+export type {
+  CreatedWebhook,
+  DeliveryRecord,
+  DeliveryStatus,
+  WebhookEvent,
+} from '../model/webhook.js';
 export type {
   CustomStatus,
   CustomStatusEmoji,
@@ -20,12 +26,6 @@ export type {
   Timestamps,
   YouTubeMusic,
 } from '../presence/model.js';
-export type {
-  CreatedWebhook,
-  DeliveryRecord,
-  DeliveryStatus,
-  WebhookEvent,
-} from '../presence/webhook.js';
 export type { ChangelogEntry, Stats, StatusEntry, TopTrack, TrackEntry, WebhookView };
 
 /** `GET /v1/users/@me/webhooks`: your webhooks, oldest first, and how many you may have. */

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { RedisBus } from '../bus/redis.js';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceChange, PresenceListener, PresenceRegistry } from '../presence/registry.js';
+import type { PresenceChange, PresenceListener, PresenceRegistry } from '../presence/registry/registry.js';
 import type { KvStore } from '../store/ports.js';
 import { NOT_OWNER, type RedisPresences } from '../store/redis/presences.js';
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { RedisBus } from '../bus/redis.js';
 import type { Snowflake } from '../presence/model.js';
-import { type PresenceReplica, type PublishedPresence, withKv } from '../presence/replica.js';
+import { type PresenceReplica, type PublishedPresence, withKv } from '../presence/registry/replica.js';
 import type { RedisPresences } from '../store/redis/presences.js';
 
 export interface ReplicaSyncOptions {

@@ -9,8 +9,8 @@ import {
 import type { Logger } from 'pino';
 import type { ListingWait } from '../ops/readiness.js';
 import type { RawPresence, Snowflake } from '../presence/model.js';
-import { OFFLINE_PRESENCE, rawPresenceFrom } from '../presence/raw.js';
-import type { PresenceRegistry } from '../presence/registry.js';
+import { OFFLINE_PRESENCE, rawPresenceFrom } from '../presence/normalize/raw.js';
+import type { PresenceRegistry } from '../presence/registry/registry.js';
 import { MemberRequests } from './member-requests.js';
 import type { MonitorPolicy } from './monitor-policy.js';
 

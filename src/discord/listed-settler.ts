@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { PresenceRegistry } from '../presence/registry.js';
+import type { PresenceRegistry } from '../presence/registry/registry.js';
 
 /**
  * Listed members rendered per turn of the event loop: as many as a member chunk brings, so a read or a

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { BusMessages } from '../bus/ports.js';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceChange, PresenceRegistry } from '../presence/registry.js';
+import type { PresenceChange, PresenceRegistry } from '../presence/registry/registry.js';
 import type { KvStore } from '../store/ports.js';
 import { TurnBatch } from '../store/turn-batch.js';
 import type { ProfileFetcher } from './profiles.js';

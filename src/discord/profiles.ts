@@ -1,10 +1,10 @@
 import { DiscordAPIError, type REST } from '@discordjs/rest';
 import { type APIUser, RESTJSONErrorCodes, Routes } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
+import { SnowflakeList } from '../collections/snowflake-list.js';
+import { SnowflakeQueue } from '../collections/snowflake-queue.js';
 import type { Profile, Snowflake } from '../presence/model.js';
-import type { PresenceRegistry } from '../presence/registry.js';
-import { SnowflakeList } from '../presence/snowflake-list.js';
-import { SnowflakeQueue } from '../presence/snowflake-queue.js';
+import type { PresenceRegistry } from '../presence/registry/registry.js';
 import type { ProfileStore, StoredProfile } from '../store/ports.js';
 
 /** A stored profile younger than this is used as is after a restart instead of being fetched again. */

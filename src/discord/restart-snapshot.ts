@@ -3,9 +3,9 @@ import { setImmediate } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { constants, createGzip, gunzip } from 'node:zlib';
 import type { Snowflake } from '../presence/model.js';
-import type { SavedPresence } from '../presence/registry.js';
+import { isRecord } from '../presence/normalize/values.js';
+import type { SavedPresence } from '../presence/registry/registry.js';
 import { isSnowflake } from '../presence/snowflake.js';
-import { isRecord } from '../presence/values.js';
 
 const gunzipped = promisify(gunzip);
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceRegistry } from '../presence/registry.js';
+import type { PresenceRegistry } from '../presence/registry/registry.js';
 import type { GatewayStateStore, SavedGatewaySession } from '../store/ports.js';
 import type { DiscordGateway } from './gateway.js';
 import type { GatewayIngest } from './ingest.js';

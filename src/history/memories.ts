@@ -1,6 +1,6 @@
-import { type HistoryMemory, memoryOf } from '../presence/history.js';
+import { grown, NO_SLOT, SnowflakeSlots } from '../collections/snowflake-slots.js';
+import { type HistoryMemory, memoryOf } from '../model/history.js';
 import type { DiscordStatus, Snowflake } from '../presence/model.js';
-import { grown, NO_SLOT, SnowflakeSlots } from '../presence/snowflake-slots.js';
 
 /** A memory's status as a number: none, then each status. */
 const STATUSES: readonly (DiscordStatus | null)[] = [null, 'online', 'idle', 'dnd', 'offline'];

@@ -13,11 +13,11 @@ import {
   TRACKED_TRACKS_PER_USER,
   type TrackEntry,
   utcDay,
-} from '../presence/history.js';
+} from '../model/history.js';
 import type { MusicSource, Snowflake } from '../presence/model.js';
-import { DEFAULT_MUSIC_APPS, type MusicApps } from '../presence/music-apps.js';
+import { DEFAULT_MUSIC_APPS, type MusicApps } from '../presence/normalize/music-apps.js';
 import { hiddenMusicSources, isPaused, type PrivacySettings } from '../presence/privacy.js';
-import type { PresenceView } from '../presence/registry.js';
+import type { PresenceView } from '../presence/registry/registry.js';
 import type { HistoryStore } from '../store/ports.js';
 import type { RecentStatuses } from './recent-status.js';
 

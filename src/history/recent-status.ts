@@ -1,7 +1,7 @@
-import type { RecentStatus, StatusEntry } from '../presence/history.js';
+import { grown, NO_SLOT, SnowflakeSlots } from '../collections/snowflake-slots.js';
+import type { RecentStatus, StatusEntry } from '../model/history.js';
 import type { DiscordStatus, Snowflake } from '../presence/model.js';
-import type { PresenceChange } from '../presence/registry.js';
-import { grown, NO_SLOT, SnowflakeSlots } from '../presence/snowflake-slots.js';
+import type { PresenceChange } from '../presence/registry/registry.js';
 
 /**
  * How long a status change is remembered here: longer than history takes to reach the store (a batch a

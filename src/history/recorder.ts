@@ -12,9 +12,9 @@ import {
   type Observation,
   recordObservation,
   TRACKED_TRACKS_PER_USER,
-} from '../presence/history.js';
+} from '../model/history.js';
 import type { DiscordStatus, Snowflake } from '../presence/model.js';
-import type { PresenceChange } from '../presence/registry.js';
+import type { PresenceChange } from '../presence/registry/registry.js';
 import { afterForget } from '../store/forgotten.js';
 import type { ForgetResult, HistoryStore, HistoryWrite, LatestHistory } from '../store/ports.js';
 import { TurnBatch } from '../store/turn-batch.js';

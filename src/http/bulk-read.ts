@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceSnapshot } from '../presence/snapshot.js';
+import type { PresenceSnapshot } from '../presence/registry/snapshot.js';
 import { isSnowflake } from '../presence/snowflake.js';
 import { ApiError } from './errors.js';
 

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
-import { DIGEST_BYTES } from '../presence/body-digest.js';
+import { DIGEST_BYTES } from '../collections/body-digest.js';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceSnapshot } from '../presence/snapshot.js';
+import type { PresenceSnapshot } from '../presence/registry/snapshot.js';
 
 /**
  * Strong entity tags of presence reads: a hash of the bytes answered, so the same bytes have the same tag

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ClientAddressOf, clientKey } from '../net/client-address.js';
 import { SECURITY_HEADERS } from '../net/security-headers.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { HeldBody, PresenceView } from '../presence/registry.js';
+import type { HeldBody, PresenceView } from '../presence/registry/registry.js';
 import { digestEtag, noneMatch } from './etag.js';
 import type { ReadBudget } from './read-budget.js';
 

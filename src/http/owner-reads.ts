@@ -4,7 +4,7 @@ import { isReadTokenShape } from '../keys/read-token.js';
 import type { ReadTokenService } from '../keys/read-tokens.js';
 import type { ApiKeyService } from '../keys/service.js';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceView } from '../presence/registry.js';
+import type { PresenceView } from '../presence/registry/registry.js';
 import { presentedKey } from './auth.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { TrackEntry } from '../presence/history.js';
+import type { TrackEntry } from '../model/history.js';
 import type { Snowflake } from '../presence/model.js';
 import { cleanText, escapeXml } from './card/escape.js';
 import { SOURCE_LABELS } from './card/theme.js';

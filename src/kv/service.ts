@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Bus } from '../bus/ports.js';
-import { deltaOf } from '../presence/kv-delta.js';
 import type { KvChange, KvLimits, KvState, Snowflake } from '../presence/model.js';
+import { deltaOf } from '../presence/registry/kv-delta.js';
 import type { KvStore } from '../store/ports.js';
 import { changeRejection, KV_MAX_KEYS, type KvRejection, limitRejection } from './rules.js';
 

@@ -1,8 +1,8 @@
 import { slashSpelling } from '../discord/commands/prefix-words.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PrivacySettings } from '../presence/privacy.js';
-import type { PresenceView } from '../presence/registry.js';
-import type { PresenceSnapshot } from '../presence/snapshot.js';
+import type { PresenceView } from '../presence/registry/registry.js';
+import type { PresenceSnapshot } from '../presence/registry/snapshot.js';
 
 /** What agents may read of whom. */
 export interface AgentViewDeps {

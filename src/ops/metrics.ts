@@ -1,6 +1,6 @@
 import { GatewayDispatchEvents } from 'discord-api-types/v10';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { PresenceChange } from '../presence/registry.js';
+import type { PresenceChange } from '../presence/registry/registry.js';
 import type { ShardReport } from './readiness.js';
 
 /** Where a subscribed socket's presences come from: one id, a list, or everyone (Lanyard's op 2). */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { PresenceSource } from '../presence/registry.js';
+import type { PresenceSource } from '../presence/registry/registry.js';
 
 /** Discord reviews the privileged intents of an app that more unique users than this can see. */
 export const DISCORD_REVIEW_USERS = 10_000;

@@ -5,8 +5,9 @@ import type {
   PresenceUpdateReceiveStatus,
 } from 'discord-api-types/v10';
 
-/** A snowflake as Discord sends it: a decimal string. */
-export type Snowflake = string;
+import type { Snowflake } from '../collections/snowflake-digits.js';
+
+export type { Snowflake };
 
 /**
  * `online` · `idle` · `dnd` · `offline`. The string values of Discord's enum rather than the enum itself, so

@@ -1,11 +1,11 @@
 import { ActivityType, type GatewayActivity } from 'discord-api-types/v10';
 import type { DiscordUser, MusicSource, Profile, RawPresence, Snowflake } from './model.js';
-import { APP_SOURCES, type MusicApps } from './music-apps.js';
-import { musicSourceOf } from './now-playing.js';
-import { OFFLINE_PRESENCE } from './raw.js';
+import { APP_SOURCES, type MusicApps } from './normalize/music-apps.js';
+import { musicSourceOf } from './normalize/now-playing.js';
+import { OFFLINE_PRESENCE } from './normalize/raw.js';
+import { isSpotifyActivity } from './normalize/spotify.js';
+import { isYouTubeMusicActivity, type YouTubeMusicMatcher } from './normalize/youtube-music.js';
 import { isSnowflake } from './snowflake.js';
-import { isSpotifyActivity } from './spotify.js';
-import { isYouTubeMusicActivity, type YouTubeMusicMatcher } from './youtube-music.js';
 
 /** Activity types by the names a user gives them, in Discord's order. */
 export const ACTIVITY_TYPE_NAMES = [

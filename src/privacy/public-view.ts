@@ -1,7 +1,12 @@
 import type { Snowflake } from '../presence/model.js';
 import { hiddenBy } from '../presence/privacy.js';
-import type { HeldBody, PresenceChange, PresenceListener, PresenceSource } from '../presence/registry.js';
-import type { PresenceSnapshot } from '../presence/snapshot.js';
+import type {
+  HeldBody,
+  PresenceChange,
+  PresenceListener,
+  PresenceSource,
+} from '../presence/registry/registry.js';
+import type { PresenceSnapshot } from '../presence/registry/snapshot.js';
 import type { PrivacyDirectory } from './directory.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceSource } from '../presence/registry.js';
-import type { PresenceSnapshot } from '../presence/snapshot.js';
+import type { PresenceSource } from '../presence/registry/registry.js';
+import type { PresenceSnapshot } from '../presence/registry/snapshot.js';
 
 /** A presence longer than this is large: after it goes out, its user's next update waits a while. */
 export const PACED_FROM_BYTES = 64 * 1024;

@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { deflateRawSync, deflateSync } from 'node:zlib';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceSnapshot } from '../presence/snapshot.js';
+import type { PresenceSnapshot } from '../presence/registry/snapshot.js';
 import { frameStart, writeFrame } from './direct-frame.js';
 import { Op } from './protocol.js';
 import {

@@ -1,6 +1,6 @@
+import { EMPTY, emptyBucket } from '../collections/open-addressing.js';
+import { grown, NO_SLOT, powerOfTwoAtLeast, SnowflakeSlots } from '../collections/snowflake-slots.js';
 import type { Snowflake } from '../presence/model.js';
-import { EMPTY, emptyBucket } from '../presence/open-addressing.js';
-import { grown, NO_SLOT, powerOfTwoAtLeast, SnowflakeSlots } from '../presence/snowflake-slots.js';
 
 /** No pair, no next or previous pair. */
 const NONE = -1;

@@ -1,5 +1,5 @@
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceSnapshot } from '../presence/snapshot.js';
+import type { PresenceSnapshot } from '../presence/registry/snapshot.js';
 import { deflatedTail, eventJson, FRAGMENT_AT_BYTES, type MessageStream, presenceTail } from './frames.js';
 import { Op } from './protocol.js';
 import { ADLER_START, adler32Combine, deflatePiece, streamEnd, ZLIB_HEADER } from './zlib-pieces.js';

@@ -1,5 +1,5 @@
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceSnapshot } from '../presence/snapshot.js';
+import type { PresenceSnapshot } from '../presence/registry/snapshot.js';
 import { FRAGMENT_AT_BYTES, presenceTail, withUserId } from '../socket/frames.js';
 
 /**

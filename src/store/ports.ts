@@ -1,7 +1,7 @@
-import type { StatusEntry, StoredStats, TopTrack, TrackEntry } from '../presence/history.js';
+import type { StatusEntry, StoredStats, TopTrack, TrackEntry } from '../model/history.js';
+import type { DeliveryRecord, StoredWebhook } from '../model/webhook.js';
 import type { KvChange, KvLimits, KvState, Profile, Snowflake } from '../presence/model.js';
 import type { PrivacyPatch } from '../presence/privacy.js';
-import type { DeliveryRecord, StoredWebhook } from '../presence/webhook.js';
 
 /** A profile as the store keeps it: what `GET /users/:id` said, and when. */
 export interface StoredProfile {

@@ -1,7 +1,7 @@
-import type { StatusEntry } from '../presence/history.js';
+import type { StatusEntry } from '../model/history.js';
+import type { StoredWebhook } from '../model/webhook.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PrivacyPatch } from '../presence/privacy.js';
-import type { StoredWebhook } from '../presence/webhook.js';
 import type { StoredProfile } from './ports.js';
 import type { QueuedEvent } from './webhook-queue.js';
 

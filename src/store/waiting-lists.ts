@@ -1,4 +1,4 @@
-import type { TrackEntry } from '../presence/history.js';
+import type { TrackEntry } from '../model/history.js';
 import type { Snowflake } from '../presence/model.js';
 
 /** A status or track list that grew is trimmed at most this long after it first grew… */

@@ -1,4 +1,4 @@
-import type { WebhookEvent } from '../presence/webhook.js';
+import type { WebhookEvent } from '../model/webhook.js';
 
 /** An event waiting for one webhook, as it will be sent. */
 export interface QueuedEvent {

@@ -1,4 +1,4 @@
-import type { StoredWebhook, WebhookEvent } from '../presence/webhook.js';
+import type { StoredWebhook, WebhookEvent } from '../model/webhook.js';
 
 /** A webhook as the SQL stores keep it: one row, its events as JSON text. */
 export interface WebhookRow {

@@ -1,5 +1,5 @@
+import type { StoredWebhook, WebhookEvent } from '../model/webhook.js';
 import type { Snowflake } from '../presence/model.js';
-import type { StoredWebhook, WebhookEvent } from '../presence/webhook.js';
 import type { WebhookStore } from '../store/ports.js';
 
 interface Subscription {

@@ -1,7 +1,7 @@
-import { trackIdentity } from '../presence/history.js';
+import { trackIdentity } from '../model/history.js';
+import type { WebhookEvent } from '../model/webhook.js';
 import type { NowPlaying, Snowflake } from '../presence/model.js';
-import type { PresenceChange } from '../presence/registry.js';
-import type { WebhookEvent } from '../presence/webhook.js';
+import type { PresenceChange } from '../presence/registry/registry.js';
 
 /** An event for one user's webhooks: its type, and its `data` as JSON text. */
 export interface EventData {

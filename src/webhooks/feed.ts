@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { BusMessages } from '../bus/ports.js';
+import type { WebhookEvent } from '../model/webhook.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceChange } from '../presence/registry.js';
-import type { WebhookEvent } from '../presence/webhook.js';
+import type { PresenceChange } from '../presence/registry/registry.js';
 import type { KvStore } from '../store/ports.js';
 import type { WebhookQueue } from '../store/webhook-queue.js';
 import type { WebhookDirectory } from './directory.js';

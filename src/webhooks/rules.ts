@@ -1,4 +1,4 @@
-import { WEBHOOK_EVENTS, type WebhookEvent } from '../presence/webhook.js';
+import { WEBHOOK_EVENTS, type WebhookEvent } from '../model/webhook.js';
 
 /** The body of `POST /v1/users/@me/webhooks`, at most. */
 export const WEBHOOK_BODY_LIMIT = 8 * 1024;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/ports.js';
+import type { CreatedWebhook, StoredWebhook, WebhookView } from '../model/webhook.js';
 import type { Snowflake } from '../presence/model.js';
-import type { CreatedWebhook, StoredWebhook, WebhookView } from '../presence/webhook.js';
 import type { WebhookStore } from '../store/ports.js';
 import type { WebhookQueue } from '../store/webhook-queue.js';
 import type { WebhookDirectory } from './directory.js';

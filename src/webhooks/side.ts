@@ -5,7 +5,7 @@ import type { SharedPresencePublisher } from '../cluster/publisher.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
-import type { PresenceRegistry } from '../presence/registry.js';
+import type { PresenceRegistry } from '../presence/registry/registry.js';
 import type { PrivacyDirectory } from '../privacy/directory.js';
 import type { Store } from '../store/ports.js';
 import { PostgresStore } from '../store/postgres/index.js';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
+import type { DeliveryRecord, StoredWebhook } from '../model/webhook.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
-import type { DeliveryRecord, StoredWebhook } from '../presence/webhook.js';
 import type { WebhookStore } from '../store/ports.js';
 import type { Claim, WebhookQueue } from '../store/webhook-queue.js';
 import { type Backoff, exponentialBackoff, MAX_FAILED_EVENTS, RETRY_WINDOW_MS } from './retry-policy.js';

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RetentionSweep, type RetentionSweepOptions, retentionTiming } from '../../src/account/retention.js';
 import { AccountService } from '../../src/account/service.js';
 import { LocalBus } from '../../src/bus/local.js';
-import { PresenceRegistry } from '../../src/presence/registry.js';
+import { PresenceRegistry } from '../../src/presence/registry/registry.js';
 import type { HistoryWrite, Store } from '../../src/store/ports.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { eventually } from '../support/eventually.js';

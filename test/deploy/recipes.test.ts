@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config.js';
-import { APP_SOURCES, appIdsVariable } from '../../src/presence/music-apps.js';
+import { APP_SOURCES, appIdsVariable } from '../../src/presence/normalize/music-apps.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { freePort } from '../support/node-process.js';

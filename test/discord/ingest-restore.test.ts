@@ -2,8 +2,8 @@ import { GatewayDispatchEvents, type GatewayDispatchPayload } from 'discord-api-
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { GatewayIngest } from '../../src/discord/ingest.js';
-import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/normalize/youtube-music.js';
+import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry/registry.js';
 
 /**
  * A process taking back a snapshot made a turn at a time resumes from the sessions' sequence numbers of

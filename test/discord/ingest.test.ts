@@ -7,8 +7,8 @@ import pino from 'pino';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { GatewayIngest } from '../../src/discord/ingest.js';
 import { MEMBER_BATCH_DELAY_MS } from '../../src/discord/member-batches.js';
-import { PresenceRegistry } from '../../src/presence/registry.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/normalize/youtube-music.js';
+import { PresenceRegistry } from '../../src/presence/registry/registry.js';
 
 const GUILD = '200000000000000001';
 const OTHER_GUILD = '200000000000000002';

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ListedSettler } from '../../src/discord/listed-settler.js';
-import type { PresenceChange } from '../../src/presence/registry.js';
-import { PresenceRegistry } from '../../src/presence/registry.js';
+import type { PresenceChange } from '../../src/presence/registry/registry.js';
+import { PresenceRegistry } from '../../src/presence/registry/registry.js';
 
 const GUILD = '200000000000000001';
 const idOf = (n: number) => String(80351110224678912n + BigInt(n));

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MONITORED_LOAD_BATCH, MonitoredLoader } from '../../src/discord/monitored-loader.js';
-import { PresenceRegistry } from '../../src/presence/registry.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/normalize/youtube-music.js';
+import { PresenceRegistry } from '../../src/presence/registry/registry.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { eventually } from '../support/eventually.js';
 import { KV_LIMITS } from '../support/kv.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeSnapshot, encodeSnapshot } from '../../src/discord/restart-snapshot.js';
 import type { DiscordUser, RawPresence } from '../../src/presence/model.js';
 import { DEFAULT_PRIVACY, type PrivacySettings } from '../../src/presence/privacy.js';
-import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
+import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry/registry.js';
 import { gameActivity, spotifyActivity } from '../../src/simulator/activities.js';
 
 /**

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPORT_PIECE_CHARS } from '../../src/account/export.js';
 import { hashApiKey } from '../../src/keys/api-key.js';
-import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER, type TrackEntry } from '../../src/presence/history.js';
+import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER, type TrackEntry } from '../../src/model/history.js';
 import { customStatusActivity, spotifyActivity } from '../../src/simulator/activities.js';
 import { DiscordSimulator } from '../../src/simulator/index.js';
 import type { HistoryWrite } from '../../src/store/ports.js';

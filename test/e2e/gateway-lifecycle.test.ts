@@ -4,7 +4,7 @@ import pino from 'pino';
 import { describe, expect, it, type TestContext, vi } from 'vitest';
 import { DiscordGateway } from '../../src/discord/gateway.js';
 import { presenceSchema } from '../../src/http/schemas/presence.js';
-import type { PresenceChange } from '../../src/presence/registry.js';
+import type { PresenceChange } from '../../src/presence/registry/registry.js';
 import { spotifyActivity } from '../../src/simulator/activities.js';
 import type { MemberInput, PresenceInput } from '../../src/simulator/index.js';
 import { eventually, within } from '../support/eventually.js';

@@ -290,7 +290,7 @@ describe('GET /v1/users/:id/history', () => {
     });
   });
 
-  // BUG (src/presence/history.ts isNewPlay): a resume after a pause longer than the rest of the song is
+  // BUG (src/model/history.ts isNewPlay): a resume after a pause longer than the rest of the song is
   // counted as a replay, because the resumed activity's start (resume time − position) lands past the
   // previous play's end. The contract says a pause/resume is never a play.
   it('does not count a resume as a play, however long the pause', async () => {

@@ -1,7 +1,7 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { activityImageUrl } from '../../src/presence/images.js';
-import type { PresenceChange } from '../../src/presence/registry.js';
+import { activityImageUrl } from '../../src/presence/normalize/images.js';
+import type { PresenceChange } from '../../src/presence/registry/registry.js';
 import {
   customStatusActivity,
   gameActivity,

@@ -3,9 +3,9 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, startApp } from '../../src/app.js';
+import { bodyDigest } from '../../src/collections/body-digest.js';
 import { loadConfig } from '../../src/config.js';
 import { digestEtag } from '../../src/http/etag.js';
-import { bodyDigest } from '../../src/presence/body-digest.js';
 import type { PrivacyPatch } from '../../src/presence/privacy.js';
 import {
   APPLE_MUSIC_APPLICATION_ID,

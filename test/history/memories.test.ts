@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { HistoryMemories } from '../../src/history/memories.js';
-import { type HistoryMemory, memoryOf } from '../../src/presence/history.js';
+import { type HistoryMemory, memoryOf } from '../../src/model/history.js';
 import type { DiscordStatus } from '../../src/presence/model.js';
 
 const STATUSES: (DiscordStatus | null)[] = [null, 'online', 'idle', 'dnd', 'offline'];

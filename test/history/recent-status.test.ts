@@ -6,10 +6,10 @@ import {
   type StatusEntry,
   statsFrom,
   statusHistoryWith,
-} from '../../src/presence/history.js';
+} from '../../src/model/history.js';
 import type { DiscordStatus, Snowflake } from '../../src/presence/model.js';
-import type { PresenceChange } from '../../src/presence/registry.js';
-import { PresenceSnapshot } from '../../src/presence/snapshot.js';
+import type { PresenceChange } from '../../src/presence/registry/registry.js';
+import { PresenceSnapshot } from '../../src/presence/registry/snapshot.js';
 
 const USER = '80351110224678912';
 const snapshot = (status: DiscordStatus): PresenceSnapshot => new PresenceSnapshot(null, '{}', 1, status, 0);

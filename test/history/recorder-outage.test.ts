@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { afterEach, expect, it } from 'vitest';
 import { HISTORY_BATCH_SIZE, HistoryRecorder } from '../../src/history/recorder.js';
-import { PresenceRegistry } from '../../src/presence/registry.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/normalize/youtube-music.js';
+import { PresenceRegistry } from '../../src/presence/registry/registry.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 
 /**

@@ -2,9 +2,9 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HistoryRecorder } from '../../src/history/recorder.js';
 import type { DiscordStatus, RawPresence } from '../../src/presence/model.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/normalize/youtube-music.js';
 import { DEFAULT_PRIVACY, type PrivacySettings, recordsHistory } from '../../src/presence/privacy.js';
-import { PresenceRegistry } from '../../src/presence/registry.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { PresenceRegistry } from '../../src/presence/registry/registry.js';
 import { spotifyActivity } from '../../src/simulator/activities.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 

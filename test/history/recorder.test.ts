@@ -4,8 +4,8 @@ import { LocalBus } from '../../src/bus/local.js';
 import type { Bus } from '../../src/bus/ports.js';
 import { HistoryRecorder } from '../../src/history/recorder.js';
 import type { RawPresence } from '../../src/presence/model.js';
-import { PresenceRegistry } from '../../src/presence/registry.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/normalize/youtube-music.js';
+import { PresenceRegistry } from '../../src/presence/registry/registry.js';
 import { spotifyActivity } from '../../src/simulator/activities.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 

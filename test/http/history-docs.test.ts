@@ -5,7 +5,7 @@ import {
   RECENT_MAX_LIMIT,
   TOP_TRACKS_DEFAULT_LIMIT,
   TOP_TRACKS_MAX_LIMIT,
-} from '../../src/presence/history.js';
+} from '../../src/model/history.js';
 
 const api = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
 

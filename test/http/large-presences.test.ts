@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { AVATAR_CACHE_CONTROL } from '../../src/http/routes/avatar.js';
-import { LARGE_BODY_BYTES } from '../../src/presence/snapshot.js';
+import { LARGE_BODY_BYTES } from '../../src/presence/registry/snapshot.js';
 import {
   apiKeyFor,
   bump,

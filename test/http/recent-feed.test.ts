@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { recentFeed } from '../../src/http/recent-feed.js';
-import type { TrackEntry } from '../../src/presence/history.js';
+import type { TrackEntry } from '../../src/model/history.js';
 
 /** The RSS feed of `/recent?format=rss`: what Discord lets a user name a track cannot break out of it. */
 

@@ -10,7 +10,7 @@ import {
   TOP_TRACKS_DEFAULT_LIMIT,
   TOP_TRACKS_MAX_LIMIT,
   TOP_TRACKS_MIN_PLAYS,
-} from '../../src/presence/history.js';
+} from '../../src/model/history.js';
 
 const read = (page: string) =>
   readFileSync(new URL(`../../docs/${page}`, import.meta.url), 'utf8').replace(/\s+/g, ' ');

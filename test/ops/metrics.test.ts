@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/ops/metrics.js';
 import type { RawPresence } from '../../src/presence/model.js';
-import { PresenceRegistry } from '../../src/presence/registry.js';
+import { PresenceRegistry } from '../../src/presence/registry/registry.js';
 import { SocketClient } from '../socket/client.js';
 import { insertApiKey } from '../support/api-key.js';
 import { eventually } from '../support/eventually.js';

@@ -6,7 +6,7 @@ import {
   UniqueUsers,
   watchUniqueUsers,
 } from '../../src/ops/unique-users.js';
-import type { PresenceChange, PresenceListener } from '../../src/presence/registry.js';
+import type { PresenceChange, PresenceListener } from '../../src/presence/registry/registry.js';
 import { parseExposition, sampleValue } from '../support/prometheus.js';
 
 /**

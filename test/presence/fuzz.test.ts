@@ -3,15 +3,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { presenceSchema } from '../../src/http/schemas/presence.js';
 import type { DiscordUser, Presence, Profile } from '../../src/presence/model.js';
-import { buildPresence, type NormalizeOptions } from '../../src/presence/presence.js';
-import { rawPresenceFrom } from '../../src/presence/raw.js';
-import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
-import { isSnowflake } from '../../src/presence/snowflake.js';
-import { mergeUser } from '../../src/presence/user.js';
+import { buildPresence, type NormalizeOptions } from '../../src/presence/normalize/presence.js';
+import { rawPresenceFrom } from '../../src/presence/normalize/raw.js';
+import { mergeUser } from '../../src/presence/normalize/user.js';
 import {
   DEFAULT_YOUTUBE_MUSIC_MATCHER,
   PEAR_DESKTOP_APPLICATION_ID,
-} from '../../src/presence/youtube-music.js';
+} from '../../src/presence/normalize/youtube-music.js';
+import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry/registry.js';
+import { isSnowflake } from '../../src/presence/snowflake.js';
 
 /**
  * Property-based: whatever Discord (or something pretending to be it) sends, normalizing never throws and

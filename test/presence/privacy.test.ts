@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MUSIC_APPS } from '../../src/presence/music-apps.js';
+import { DEFAULT_MUSIC_APPS } from '../../src/presence/normalize/music-apps.js';
 import {
   DEFAULT_PRIVACY,
   hiddenBy,

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LocalBus } from '../../src/bus/local.js';
 import { PAUSED_UNTIL_UNDONE } from '../../src/presence/privacy.js';
-import type { PresenceChange } from '../../src/presence/registry.js';
-import { PresenceRegistry } from '../../src/presence/registry.js';
+import type { PresenceChange } from '../../src/presence/registry/registry.js';
+import { PresenceRegistry } from '../../src/presence/registry/registry.js';
 import { PrivacyDirectory } from '../../src/privacy/directory.js';
 import { PublicView } from '../../src/privacy/public-view.js';
 import { PrivacyService } from '../../src/privacy/service.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { PresenceSnapshot } from '../../src/presence/snapshot.js';
+import type { PresenceSnapshot } from '../../src/presence/registry/snapshot.js';
 import { FanOutPacer, PACED_FROM_BYTES } from '../../src/socket/fanout-pace.js';
 
 /** A snapshot as the pacer sees it: only its length matters, the label tells which one went out. */

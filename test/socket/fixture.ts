@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
 import { KV_MAX_KEYS, KV_VALUE_MAX_CHARS } from '../../src/kv/rules.js';
-import { deltaOf } from '../../src/presence/kv-delta.js';
 import type { KvState } from '../../src/presence/model.js';
+import { deltaOf } from '../../src/presence/registry/kv-delta.js';
 import { customStatusActivity, spotifyActivity } from '../../src/simulator/activities.js';
 import type { DiscordSimulator, MemberInput } from '../../src/simulator/index.js';
 import { CLOSE_GRACE_MS } from '../../src/socket/gateway.js';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TrackEntry } from '../../src/presence/history.js';
+import type { TrackEntry } from '../../src/model/history.js';
+import type { DeliveryRecord, StoredWebhook } from '../../src/model/webhook.js';
 import { PAUSED_UNTIL_UNDONE, type PrivacyPatch } from '../../src/presence/privacy.js';
-import type { DeliveryRecord, StoredWebhook } from '../../src/presence/webhook.js';
 import type {
   HistoryWrite,
   SavedGatewaySession,

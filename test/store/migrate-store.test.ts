@@ -5,15 +5,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
 import { generateReadToken, hashReadToken } from '../../src/keys/read-token.js';
-import {
-  HISTORY_LIMIT,
-  TRACKED_TRACKS_PER_USER,
-  type TrackEntry,
-  utcDay,
-} from '../../src/presence/history.js';
+import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER, type TrackEntry, utcDay } from '../../src/model/history.js';
+import type { DeliveryRecord } from '../../src/model/webhook.js';
 import type { DiscordStatus, Snowflake } from '../../src/presence/model.js';
 import { PAUSED_UNTIL_UNDONE, type PrivacyPatch } from '../../src/presence/privacy.js';
-import type { DeliveryRecord } from '../../src/presence/webhook.js';
 import type { HistoryWrite, Store } from '../../src/store/ports.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { PostgresWebhookQueue } from '../../src/store/postgres/webhook-queue.js';

@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { HISTORY_LIMIT, type TrackEntry } from '../../src/presence/history.js';
+import { HISTORY_LIMIT, type TrackEntry } from '../../src/model/history.js';
 import { HISTORY_BATCH_IDS_KEPT_MS, type HistoryWrite, type Store } from '../../src/store/ports.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { ADVISORY_LOCKS } from '../../src/store/postgres/locks.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { WebhookEvent } from '../../src/presence/webhook.js';
+import type { WebhookEvent } from '../../src/model/webhook.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { PostgresWebhookQueue } from '../../src/store/postgres/webhook-queue.js';
 import { RedisWebhookQueue } from '../../src/store/redis/webhook-queue.js';

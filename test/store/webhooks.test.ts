@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryRecord, StoredWebhook } from '../../src/presence/webhook.js';
+import type { DeliveryRecord, StoredWebhook } from '../../src/model/webhook.js';
 import type { WebhookStore } from '../../src/store/ports.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { openRedisStore } from '../../src/store/redis/index.js';

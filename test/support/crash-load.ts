@@ -1,7 +1,7 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
 import { expect } from 'vitest';
 import { hashApiKey } from '../../src/keys/api-key.js';
-import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER } from '../../src/presence/history.js';
+import { HISTORY_LIMIT, TRACKED_TRACKS_PER_USER } from '../../src/model/history.js';
 import { spotifyActivity } from '../../src/simulator/activities.js';
 import type { DiscordSimulator } from '../../src/simulator/index.js';
 import type { Store } from '../../src/store/ports.js';

@@ -2,7 +2,7 @@ import { GatewayIntentBits } from 'discord-api-types/v10';
 import pino, { type Logger } from 'pino';
 import { type App, type AppOptions, startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import type { PresenceChange } from '../../src/presence/registry.js';
+import type { PresenceChange } from '../../src/presence/registry/registry.js';
 import { ALL_INTENTS } from '../../src/simulator/gateway.js';
 import { DiscordSimulator, type DiscordSimulatorOptions } from '../../src/simulator/index.js';
 

@@ -5,8 +5,8 @@ import { buildHttpServer, type HttpServerOptions } from '../../src/http/server.j
 import { ApiKeyService } from '../../src/keys/service.js';
 import { DEFAULT_KV_MAX_BYTES } from '../../src/kv/rules.js';
 import { KvService } from '../../src/kv/service.js';
-import { PresenceRegistry } from '../../src/presence/registry.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/normalize/youtube-music.js';
+import { PresenceRegistry } from '../../src/presence/registry/registry.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { readVersionInfo } from '../../src/version.js';
 

@@ -1,9 +1,9 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalBus } from '../../src/bus/local.js';
+import type { WebhookEvent } from '../../src/model/webhook.js';
 import { Metrics } from '../../src/ops/metrics.js';
 import type { Snowflake } from '../../src/presence/model.js';
-import type { WebhookEvent } from '../../src/presence/webhook.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { SqliteWebhookQueue } from '../../src/store/sqlite/webhook-queue.js';
 import { WebhookDirectory } from '../../src/webhooks/directory.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/youtube-music.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/normalize/youtube-music.js';
+import { type PresenceChange, PresenceRegistry } from '../../src/presence/registry/registry.js';
 import { eventsOfChange } from '../../src/webhooks/events.js';
 
 /** What a presence change sends to webhooks: a presence taken back after a restart is no change. */

@@ -1,5 +1,5 @@
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
-import { WEBHOOK_EVENTS, type WebhookView } from '../../presence/webhook.js';
+import { WEBHOOK_EVENTS, type WebhookView } from '../../model/webhook.js';
 import { type Command, text } from './command.js';
 
 /** URLs longer than this are cut in the listing, so five of them fit in a message. */

@@ -1,5 +1,5 @@
-import { MEDIA_PROXY_URL, SPOTIFY_IMAGE_URL } from '../../presence/images.js';
-import { cdnBase } from '../../presence/values.js';
+import { MEDIA_PROXY_URL, SPOTIFY_IMAGE_URL } from '../../presence/normalize/images.js';
+import { cdnBase } from '../../presence/normalize/values.js';
 import { imageSize } from './image-size.js';
 
 /**

@@ -4,7 +4,7 @@ import {
   type TopTracksPeriod,
   type TrackEntry,
   trackIdentity,
-} from '../../presence/history.js';
+} from '../../model/history.js';
 import type { MusicSource, NowPlaying, PresenceSummary } from '../../presence/model.js';
 import { type CardContent, cardContent } from './content.js';
 import { cleanText } from './escape.js';

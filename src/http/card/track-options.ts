@@ -5,7 +5,7 @@ import {
   TOP_TRACKS_DEFAULT_PERIOD,
   TOP_TRACKS_PERIODS,
   type TopTracksPeriod,
-} from '../../presence/history.js';
+} from '../../model/history.js';
 import { CARD_QUERY_OPTIONS, type CardOptions, parseCardOptions } from './options.js';
 
 /** The two track cards: the latest plays, and the most played tracks. */

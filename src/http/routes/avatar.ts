@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { avatarHash, avatarUrl, defaultAvatarUrl } from '../../presence/avatar.js';
-import { ANIMATED_HASH_PREFIX } from '../../presence/profile.js';
-import type { PresenceView } from '../../presence/registry.js';
+import { avatarHash, avatarUrl, defaultAvatarUrl } from '../../presence/normalize/avatar.js';
+import { ANIMATED_HASH_PREFIX } from '../../presence/normalize/profile.js';
+import type { PresenceView } from '../../presence/registry/registry.js';
 import type { NotMonitored } from '../not-monitored.js';
 import { TAGS } from '../openapi.js';
 import { errorResponses, redirectResponse } from '../schemas/envelope.js';

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Metrics } from '../../ops/metrics.js';
 import type { PresenceSummary } from '../../presence/model.js';
-import type { PresenceView } from '../../presence/registry.js';
-import type { PresenceSnapshot } from '../../presence/snapshot.js';
+import type { PresenceView } from '../../presence/registry/registry.js';
+import type { PresenceSnapshot } from '../../presence/registry/snapshot.js';
 import { isSnowflake } from '../../presence/snowflake.js';
 import { prefersJsonTo } from '../accept.js';
 import { type CardContent, cardContent, invalidIdContent, unmonitoredContent } from '../card/content.js';

@@ -4,7 +4,7 @@ import { clientKey } from '../../net/client-address.js';
 import { refuseLater } from '../../net/tarpit.js';
 import { upgraded } from '../../net/upgraded.js';
 import type { Snowflake } from '../../presence/model.js';
-import type { PresenceView } from '../../presence/registry.js';
+import type { PresenceView } from '../../presence/registry/registry.js';
 import type { SseHub } from '../../sse/hub.js';
 import { PRESENCE_EVENT } from '../../sse/wire.js';
 import { bulkIdsOf } from '../bulk-read.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { InstallLinks } from '../../discord/install-links.js';
 import { pageContentSecurityPolicy } from '../../net/security-headers.js';
-import type { PresenceView } from '../../presence/registry.js';
+import type { PresenceView } from '../../presence/registry/registry.js';
 import { isSnowflake } from '../../presence/snowflake.js';
 import { prefersHtml } from '../accept.js';
 import { embedImageSources } from '../embed/page.js';

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyService } from '../../keys/service.js';
 import type { Snowflake } from '../../presence/model.js';
-import type { PresenceView } from '../../presence/registry.js';
-import type { PresenceSnapshot } from '../../presence/snapshot.js';
+import type { PresenceView } from '../../presence/registry/registry.js';
+import type { PresenceSnapshot } from '../../presence/registry/snapshot.js';
 import { isSnowflake, SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
 import { authenticate } from '../auth.js';
 import { bulkAnswer, bulkIdsOf, MAX_BULK_IDS, streamOf } from '../bulk-read.js';

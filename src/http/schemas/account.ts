@@ -1,4 +1,4 @@
-import { TRACKED_TRACKS_PER_USER } from '../../presence/history.js';
+import { TRACKED_TRACKS_PER_USER } from '../../model/history.js';
 import { historySchema, nowPlayingWith } from './history.js';
 import { epochMs, nullableEpochMs } from './presence.js';
 import { privacySettingsSchema } from './privacy.js';

@@ -3,7 +3,7 @@ import {
   RECENT_MAX_LIMIT,
   TOP_TRACKS_MAX_LIMIT,
   TOP_TRACKS_MIN_PLAYS,
-} from '../../presence/history.js';
+} from '../../model/history.js';
 import { discordStatusSchema, epochMs, nowPlayingSchema, nullableEpochMs } from './presence.js';
 
 /**

@@ -1,6 +1,6 @@
-import { MAX_ACCENT_COLOR } from '../../presence/profile.js';
+import { MAX_ACCENT_COLOR } from '../../presence/normalize/profile.js';
+import { MAX_TIMESTAMP_MS } from '../../presence/normalize/values.js';
 import { SNOWFLAKE_PATTERN } from '../../presence/snowflake.js';
-import { MAX_TIMESTAMP_MS } from '../../presence/values.js';
 
 /**
  * The presence object of the API contract (docs/api.md, `GET /v1/users/:id`) as JSON Schema (draft-07, what

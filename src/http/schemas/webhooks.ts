@@ -1,4 +1,4 @@
-import { WEBHOOK_EVENTS } from '../../presence/webhook.js';
+import { WEBHOOK_EVENTS } from '../../model/webhook.js';
 import { DELIVERIES_KEPT } from '../../webhooks/rules.js';
 import { WEBHOOK_URL_MAX_LENGTH } from '../../webhooks/target.js';
 import { epochMs, nullableEpochMs } from './presence.js';

@@ -8,7 +8,7 @@ import {
   type TopTrack,
   type TrackEntry,
   utcDay,
-} from '../../presence/history.js';
+} from '../../model/history.js';
 import type { DiscordStatus, NowPlaying, Snowflake } from '../../presence/model.js';
 import { afterForget } from '../forgotten.js';
 import {

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { HISTORY_LIMIT, type StatusEntry } from '../../presence/history.js';
-import { byCodePoint } from '../../presence/kv-order.js';
+import { HISTORY_LIMIT, type StatusEntry } from '../../model/history.js';
 import type { Snowflake } from '../../presence/model.js';
+import { byCodePoint } from '../../presence/registry/kv-order.js';
 import type { StoredProfile } from '../ports.js';
 import { emptyUser, type StoreDump, type StoredPlay, type UserData } from '../transfer.js';
 import { execAll } from './exec.js';

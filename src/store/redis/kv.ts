@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { byCodePoint } from '../../presence/kv-order.js';
 import type { KvChange, KvLimits, KvState, Snowflake } from '../../presence/model.js';
+import { byCodePoint } from '../../presence/registry/kv-order.js';
 import type { KvLimitRefusal, KvStore, KvWritten } from '../ports.js';
 import { execAll } from './exec.js';
 import type { RedisKeys } from './keys.js';

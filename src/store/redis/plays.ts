@@ -1,4 +1,4 @@
-import type { TopTrack, TrackEntry } from '../../presence/history.js';
+import type { TopTrack, TrackEntry } from '../../model/history.js';
 import type { NowPlaying } from '../../presence/model.js';
 
 /**

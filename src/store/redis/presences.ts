@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { DiscordStatus, Snowflake } from '../../presence/model.js';
-import type { PublishedPresence } from '../../presence/replica.js';
-import type { PresenceSnapshot } from '../../presence/snapshot.js';
+import type { PublishedPresence } from '../../presence/registry/replica.js';
+import type { PresenceSnapshot } from '../../presence/registry/snapshot.js';
 import { execAll } from './exec.js';
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { WebhookEvent } from '../../presence/webhook.js';
+import type { WebhookEvent } from '../../model/webhook.js';
 import {
   type Claim,
   COLLAPSING_EVENTS,

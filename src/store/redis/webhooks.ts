@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
+import type { DeliveryRecord, StoredWebhook, WebhookEvent } from '../../model/webhook.js';
 import type { Snowflake } from '../../presence/model.js';
-import type { DeliveryRecord, StoredWebhook, WebhookEvent } from '../../presence/webhook.js';
 import type { WebhookStore } from '../ports.js';
 import { execAll } from './exec.js';
 import type { RedisKeys } from './keys.js';

@@ -1,5 +1,5 @@
 import BetterSqlite3, { type Database } from 'better-sqlite3';
-import { HISTORY_LIMIT } from '../../presence/history.js';
+import { HISTORY_LIMIT } from '../../model/history.js';
 import type { DiscordStatus, Snowflake } from '../../presence/model.js';
 import type { PrivacyPatch } from '../../presence/privacy.js';
 import { emptyUser, type StoreDump, type UserData } from '../transfer.js';

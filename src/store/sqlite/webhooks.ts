@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
+import type { DeliveryRecord, StoredWebhook } from '../../model/webhook.js';
 import type { Snowflake } from '../../presence/model.js';
-import type { DeliveryRecord, StoredWebhook } from '../../presence/webhook.js';
 import type { WebhookStore } from '../ports.js';
 import { WEBHOOK_COLUMNS, type WebhookRow, webhookOf } from '../webhook-row.js';
 

@@ -2,7 +2,7 @@ import { ActivityType, type GatewayActivity } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
 import { cardContent, unmonitoredContent } from '../../../src/http/card/content.js';
 import { DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
-import { defaultAvatarIndex, defaultAvatarUrl } from '../../../src/presence/avatar.js';
+import { defaultAvatarIndex, defaultAvatarUrl } from '../../../src/presence/normalize/avatar.js';
 import {
   customStatusActivity,
   gameActivity,

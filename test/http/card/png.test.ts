@@ -5,7 +5,7 @@ import { PNG_SCALE, rasterize } from '../../../src/http/card/png.js';
 import { renderCard } from '../../../src/http/card/render.js';
 import { THEMES } from '../../../src/http/card/theme.js';
 import { textWidth } from '../../../src/http/card/truncate.js';
-import { defaultAvatarIndex } from '../../../src/presence/avatar.js';
+import { defaultAvatarIndex } from '../../../src/presence/normalize/avatar.js';
 import { customStatusActivity, spotifyLocalFileActivity } from '../../../src/simulator/activities.js';
 import { DEFAULT_AVATAR_COLOURS as SIMULATOR_DEFAULT_AVATAR_COLOURS } from '../../../src/simulator/cdn.js';
 import { colourFor, type Rgb } from '../../../src/simulator/png.js';

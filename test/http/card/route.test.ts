@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_FETCH_TIMEOUT_MS } from '../../../src/http/card/images.js';
 import { CARD_CONTENT_SECURITY_POLICY } from '../../../src/http/card/serving.js';
 import { THEMES } from '../../../src/http/card/theme.js';
-import { defaultAvatarIndex } from '../../../src/presence/avatar.js';
+import { defaultAvatarIndex } from '../../../src/presence/normalize/avatar.js';
 import {
   customStatusActivity,
   gameActivity,

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CARD_WIDTH } from '../../../src/http/card/render.js';
-import type { TrackEntry } from '../../../src/presence/history.js';
+import type { TrackEntry } from '../../../src/model/history.js';
 import type { MusicSource } from '../../../src/presence/model.js';
 import { richPresenceActivity } from '../../../src/simulator/activities.js';
 import { colourFor } from '../../../src/simulator/png.js';

@@ -11,7 +11,7 @@ import {
   RECENT_MAX_LIMIT,
   TOP_TRACKS_DEFAULT_PERIOD,
   TOP_TRACKS_PERIODS,
-} from '../../../src/presence/history.js';
+} from '../../../src/model/history.js';
 
 const cards = readFileSync(new URL('../../../docs/cards.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
 

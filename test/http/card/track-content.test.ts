@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { recentContent, topContent } from '../../../src/http/card/track-content.js';
-import type { TrackEntry } from '../../../src/presence/history.js';
+import type { TrackEntry } from '../../../src/model/history.js';
 import { spotifyActivity } from '../../../src/simulator/activities.js';
 import { CDN, OBSERVED_AT, presenceOf } from './support.js';
 

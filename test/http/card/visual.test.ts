@@ -10,8 +10,8 @@ import { demoPresences } from '../../../src/demo/script.js';
 import { type CardContent, cardContent, unmonitoredContent } from '../../../src/http/card/content.js';
 import { type CardOptions, DEFAULT_CARD_OPTIONS, parseCardOptions } from '../../../src/http/card/options.js';
 import { type CardImages, renderCard } from '../../../src/http/card/render.js';
-import { buildPresence } from '../../../src/presence/presence.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../../src/presence/youtube-music.js';
+import { buildPresence } from '../../../src/presence/normalize/presence.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../../src/presence/normalize/youtube-music.js';
 import { colourFor, ringPng, solidPng } from '../../../src/simulator/png.js';
 import {
   CARD_IMAGE_ID,
