@@ -53,7 +53,13 @@ async function main(args: readonly string[]): Promise<number> {
   } catch {
     return misused(`--base ${JSON.stringify(options.base)} is not an http:// or https:// URL`);
   }
-  await bridgeStdio({ endpoint, log: (line) => process.stderr.write(`presently mcp: ${line}\n`) });
+  const log = (line: string) => process.stderr.write(`presently mcp: ${line}\n`);
+  try {
+    await bridgeStdio({ endpoint, log });
+  } catch (error) {
+    log(`stopped: ${(error as Error).message}`);
+    return 1;
+  }
   return 0;
 }
 

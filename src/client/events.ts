@@ -36,6 +36,8 @@ export interface PresentlyEventsOptions {
   reconnectDelay?: { minMs?: number; maxMs?: number };
   /** A refusal (a PresentlyError), a broken connection, a presence a listener threw on: the stream goes on unless it was refused for good. */
   onError?: (error: Error) => void;
+  /** The stream is open (again): a reopened stream sends only what was missed, which may be nothing. */
+  onOpen?: () => void;
 }
 
 /** The events the service sends a presence as. */
@@ -103,6 +105,7 @@ export class PresentlyEvents {
     this.source = source;
     source.addEventListener('open', () => {
       this.attempt = 0;
+      this.options.onOpen?.();
     });
     source.addEventListener(PRESENCE_EVENT, (event) => this.received(String(event.data), event.lastEventId));
     source.addEventListener('error', () => {
@@ -127,6 +130,7 @@ export class PresentlyEvents {
         const response = await fetch(this.url, { headers, signal: abort.signal });
         if (response.status === 200) {
           this.attempt = 0;
+          this.options.onOpen?.();
           waitMs = (await this.consume(response)) ?? this.delay.minMs;
         } else {
           const text = await response.text();

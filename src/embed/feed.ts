@@ -26,6 +26,11 @@ export const IDS_PER_READ = 50;
 export const POLL_INTERVAL_MS = 15_000;
 /** A new stream that has sent nothing this long, while a watched user is there, is taken as blocked. */
 export const STREAM_SILENCE_MS = 5_000;
+/**
+ * How often every presence is read again while the stream works: a stream says nothing of a user who went
+ * private or stopped being monitored, and the element must stop showing them.
+ */
+export const RECHECK_INTERVAL_MS = 5 * 60_000;
 
 interface Entry {
   watchers: Set<Watcher>;
@@ -44,6 +49,9 @@ export class PresenceFeed {
   private streaming = '';
   /** The stream has sent a presence since it was opened, or since it last failed. */
   private heard = false;
+  /** The stream has sent a presence at least once: nothing in the way buffers it. */
+  private heardOnce = false;
+  private recheck: ReturnType<typeof setInterval> | null = null;
   private scheduled = false;
   private silence: ReturnType<typeof setTimeout> | null = null;
   private poll: ReturnType<typeof setTimeout> | null = null;
@@ -92,15 +100,25 @@ export class PresenceFeed {
     if (this.silence !== null) clearTimeout(this.silence);
     if (ids.length === 0) {
       this.stopPolling();
+      if (this.recheck !== null) clearInterval(this.recheck);
+      this.recheck = null;
       return;
     }
     this.heard = false;
+    this.heardOnce = false;
     this.stream = this.client.events(ids, (presence) => this.streamed(presence), {
       onError: () => {
         this.heard = false;
         this.startPolling();
       },
+      // Reopened after a failure, a stream that spoke before sends only what was missed: maybe nothing.
+      onOpen: () => {
+        if (!this.heardOnce) return;
+        this.heard = true;
+        this.stopPolling();
+      },
     });
+    this.recheck ??= setInterval(() => void this.read([...this.entries.keys()]), RECHECK_INTERVAL_MS);
     this.silence = setTimeout(() => {
       const present = [...this.entries.values()].some((entry) => entry.reading?.kind === 'presence');
       if (!this.heard && present) this.startPolling();
@@ -109,6 +127,7 @@ export class PresenceFeed {
 
   private streamed(presence: PresenceUpdate): void {
     this.heard = true;
+    this.heardOnce = true;
     this.stopPolling();
     const entry = this.entries.get(presence.user_id);
     if (!entry) return;
@@ -166,7 +185,8 @@ export class PresenceFeed {
 
   private tell(entry: Entry, reading: Reading): void {
     entry.reading = reading;
-    for (const watcher of [...entry.watchers]) watcher(reading);
+    // A watcher may remove another (an element taken out by a listener): that one is told nothing more.
+    for (const watcher of [...entry.watchers]) if (entry.watchers.has(watcher)) watcher(reading);
   }
 }
 

@@ -51,15 +51,28 @@ export const themeOf = (value: string | null | undefined): Theme | null =>
 export const layoutOf = (value: string | null | undefined): Layout | null =>
   choiceOf(LAYOUTS, DEFAULT_LAYOUT, value);
 
-/** `fields="mood, location"`: the KV keys named, each once, and the items that cannot be a key. */
-export function fieldsOf(value: string | null | undefined): { fields: string[]; invalid: string[] } {
-  const fields: string[] = [];
+/** KV fields one element shows at most: a card's worth. */
+export const MAX_FIELDS = 20;
+
+/**
+ * `fields="mood, location"`: the KV keys named, each once, the first MAX_FIELDS of them; the items that
+ * cannot be a key, and how many keys were past the cap.
+ */
+export function fieldsOf(value: string | null | undefined): {
+  fields: string[];
+  invalid: string[];
+  extra: number;
+} {
+  const fields = new Set<string>();
   const invalid: string[] = [];
+  let extra = 0;
   for (const item of (value ?? '').split(',')) {
     const key = item.trim();
     if (key === '') continue;
     if (!isKvKey(key)) invalid.push(key);
-    else if (!fields.includes(key)) fields.push(key);
+    else if (fields.has(key)) continue;
+    else if (fields.size < MAX_FIELDS) fields.add(key);
+    else extra++;
   }
-  return { fields, invalid };
+  return { fields: [...fields], invalid, extra };
 }

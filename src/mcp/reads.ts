@@ -1,5 +1,5 @@
 import type { HistoryReads } from '../history/reads.js';
-import { recentLimit, topTracksLimit } from '../presence/history.js';
+import { recentLimit, type TopTracksPeriod, topTracksLimit } from '../model/history.js';
 import type { Snowflake } from '../presence/model.js';
 import { type AgentSight, type AgentViewDeps, agentSight } from './agent-view.js';
 
@@ -91,13 +91,13 @@ export class AgentReads {
     return shown({ recent_tracks: await this.deps.history.recent(id, this.deps.view, recentLimit(limit)) });
   }
 
-  /** `limit` as the REST route takes it: default and bounds in topTracksLimit. */
-  async topTracks(id: Snowflake, limit?: number): Promise<AgentAnswer> {
+  /** `limit` and `period` as the REST route takes them: default and bounds in topTracksLimit. */
+  async topTracks(id: Snowflake, limit?: number, period?: TopTracksPeriod): Promise<AgentAnswer> {
     this.pay(1);
     const sight = agentSight(this.deps, id);
     if (!sight.seen) return notShown(sight);
     return shown({
-      top_tracks: await this.deps.history.topTracks(id, this.deps.view, topTracksLimit(limit)),
+      top_tracks: await this.deps.history.topTracks(id, this.deps.view, topTracksLimit(limit), period),
     });
   }
 

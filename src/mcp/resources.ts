@@ -5,8 +5,8 @@ import { isSnowflake } from '../presence/snowflake.js';
 import { type AgentAnswer, type AgentReads, AgentRefusal } from './reads.js';
 import { COULD_NOT_ANSWER } from './tools.js';
 
-/** JSON-RPC's range for a server's own errors: a read refused by the rate limit. */
-const REFUSED = -32000;
+/** JSON-RPC's first code of the range for a server's own errors: a refused read, a method it does not take. */
+export const SERVER_ERROR = -32000;
 
 /** How long an id a refusal quotes may be. */
 const QUOTED_ID_CHARS = 40;
@@ -94,7 +94,7 @@ export function registerAgentResources(
         try {
           answer = await read(reads, id);
         } catch (error) {
-          if (error instanceof AgentRefusal) throw new McpError(REFUSED, error.message);
+          if (error instanceof AgentRefusal) throw new McpError(SERVER_ERROR, error.message);
           onError(error);
           throw new McpError(ErrorCode.InternalError, COULD_NOT_ANSWER);
         }

@@ -13,7 +13,7 @@ const INSTRUCTIONS =
 
 /**
  * Checks what a client answers to a server's questions (elicitation), which these tools never ask. One for
- * every server: making one is most of what making a server costs, and each request makes a server.
+ * every server, since each request makes a server and the validator is the costly part of one.
  */
 const CLIENT_ANSWERS = new AjvJsonSchemaValidator();
 

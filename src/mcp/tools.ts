@@ -5,9 +5,12 @@ import {
   RECENT_DEFAULT_LIMIT,
   RECENT_MAX_LIMIT,
   TOP_TRACKS_DEFAULT_LIMIT,
+  TOP_TRACKS_DEFAULT_PERIOD,
   TOP_TRACKS_MAX_LIMIT,
   TOP_TRACKS_MIN_PLAYS,
-} from '../presence/history.js';
+  TOP_TRACKS_PERIODS,
+  type TopTracksPeriod,
+} from '../model/history.js';
 import { isSnowflake, SNOWFLAKE_PATTERN } from '../presence/snowflake.js';
 import { type AgentAnswer, type AgentReads, AgentRefusal } from './reads.js';
 
@@ -33,6 +36,12 @@ const limitOf = (things: string, byDefault: number, max: number) =>
 
 const TOP_TRACKS_LIMIT = limitOf('tracks', TOP_TRACKS_DEFAULT_LIMIT, TOP_TRACKS_MAX_LIMIT);
 const RECENT_LIMIT = limitOf('plays', RECENT_DEFAULT_LIMIT, RECENT_MAX_LIMIT);
+const PERIOD = z
+  .enum(Object.keys(TOP_TRACKS_PERIODS) as [TopTracksPeriod, ...TopTracksPeriod[]])
+  .optional()
+  .describe(
+    `the plays counted: those of the last 7 or 30 UTC days, or all (default ${TOP_TRACKS_DEFAULT_PERIOD})`,
+  );
 
 /** Whom every tool answers for, said once in each description. */
 const WHO =
@@ -127,10 +136,11 @@ export function registerAgentTools(server: McpServer, reads: AgentReads, options
       inputSchema: {
         user_id: userId,
         limit: TOP_TRACKS_LIMIT,
+        period: PERIOD,
       },
       annotations: READ_ONLY,
     },
-    ({ user_id, limit }) => answered(() => reads.topTracks(user_id, limit), options),
+    ({ user_id, limit, period }) => answered(() => reads.topTracks(user_id, limit, period), options),
   );
   server.registerTool(
     'get_recent_tracks',

@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { IDS_PER_READ, POLL_INTERVAL_MS, STREAM_SILENCE_MS } from '../../src/embed/feed.js';
-import { DEFAULT_LAYOUT, DEFAULT_THEME, LAYOUTS, THEMES } from '../../src/embed/options.js';
+import {
+  IDS_PER_READ,
+  POLL_INTERVAL_MS,
+  RECHECK_INTERVAL_MS,
+  STREAM_SILENCE_MS,
+} from '../../src/embed/feed.js';
+import { DEFAULT_LAYOUT, DEFAULT_THEME, LAYOUTS, MAX_FIELDS, THEMES } from '../../src/embed/options.js';
 import { MAX_BULK_IDS } from '../../src/http/bulk-read.js';
 import { EMBED_SIZE_BUDGET_GZIP_BYTES } from '../../src/http/embed/bundle.js';
 import { embedPagePolicy } from '../../src/http/embed/page.js';
@@ -30,6 +35,9 @@ describe('docs/embed.md', () => {
     expect(flat).toContain(`up to ${IDS_PER_READ} ids a request`);
     expect(IDS_PER_READ).toBeLessThanOrEqual(MAX_BULK_IDS);
     expect(flat).toContain(`Cache-Control: ${EMBED_CACHE_CONTROL}`);
+    expect(flat).toContain(`every presence again every ${RECHECK_INTERVAL_MS / 60_000} min`);
+    expect(row('fields')[1]).toContain(`at most ${MAX_FIELDS}`);
+    expect(flat).toContain(`or more than ${MAX_FIELDS} fields`);
   });
 
   it('lists each theme and layout, with the default', () => {

@@ -133,6 +133,14 @@ describe('a user who allowed agents', () => {
     expect(refused.texts.join('\n')).toContain('must be an integer');
   });
 
+  it('periods as REST takes them: the plays of the last 7 days, an unknown period refused', async () => {
+    expect(await dataOf(client, 'get_top_tracks', { user_id: NOVA, period: '7d' })).toEqual(
+      await rest(`/v1/users/${NOVA}/top-tracks?period=7d`),
+    );
+    const refused = await call(client, 'get_top_tracks', { user_id: NOVA, period: '1y' });
+    expect(refused.isError).toBe(true);
+  });
+
   it('resources: the same data as JSON', async () => {
     const { contents } = await client.readResource({ uri: `presently://users/${NOVA}/presence` });
     expect(contents).toHaveLength(1);
@@ -277,6 +285,13 @@ describe('HTTP around the protocol', () => {
     const text = await post('{}', { 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
     expect(await text.json()).toMatchObject({ success: false, error: { code: 'unsupported_media_type' } });
+  });
+
+  it('a batch of messages: refused as an invalid request, none of them run', async () => {
+    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+    const batch = await post(JSON.stringify([call(1), call(2)]));
+    expect(batch.status).toBe(400);
+    expect(await batch.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 }, id: null });
   });
 
   it('GET and DELETE: 405, POST allowed (no stream, no session)', async () => {

@@ -24,6 +24,8 @@ interface Recorded {
   events: PresentlyEvents;
   presences: PresenceUpdate[];
   errors: Error[];
+  /** How many times the stream told it opened. */
+  opens: number;
   /** URLs and Last-Event-IDs of every request the client made. */
   requests: { url: string; lastEventId: string | undefined }[];
 }
@@ -32,7 +34,7 @@ const running: PresentlyEvents[] = [];
 const readers: SseReader[] = [];
 
 function record(h: Harness, ids: string | string[]): Recorded {
-  const recorded: Omit<Recorded, 'events'> = { presences: [], errors: [], requests: [] };
+  const recorded: Omit<Recorded, 'events'> = { presences: [], errors: [], opens: 0, requests: [] };
   const fetching: StreamFetch = (url, init) => {
     recorded.requests.push({ url, lastEventId: init.headers['last-event-id'] });
     return fetch(url, init);
@@ -40,10 +42,16 @@ function record(h: Harness, ids: string | string[]): Recorded {
   const events = new PresentlyClient({ baseUrl: h.base }).events(
     ids,
     (presence) => recorded.presences.push(presence),
-    { fetch: fetching, reconnectDelay: FAST_RECONNECT, onError: (error) => recorded.errors.push(error) },
+    {
+      fetch: fetching,
+      reconnectDelay: FAST_RECONNECT,
+      onError: (error) => recorded.errors.push(error),
+      onOpen: () => recorded.opens++,
+    },
   );
   running.push(events);
-  return { ...recorded, events };
+  // The counters are read as they grow: the object is returned, not a copy of its numbers.
+  return Object.assign(recorded, { events });
 }
 
 const textOf = (presence: PresenceUpdate | undefined) => presence?.custom_status?.text;
@@ -103,6 +111,7 @@ describe('over fetch', () => {
     await eventually(() => expect(recorded.presences).toHaveLength(3));
     expect(textOf(recorded.presences[2])).toBe(text);
     expect(recorded.requests.map((request) => request.lastEventId)).toEqual([undefined, since]);
+    expect(recorded.opens).toBe(2);
     const after = bump(h, BOB);
     await eventually(() => expect(textOf(recorded.presences[3])).toBe(after));
     expect(recorded.presences).toHaveLength(4);

@@ -6,6 +6,7 @@ import {
   fieldsOf,
   LAYOUTS,
   layoutOf,
+  MAX_FIELDS,
   SCRIPT_NAME,
   THEMES,
   themeOf,
@@ -49,7 +50,8 @@ function pageOptions(query: unknown): EmbedOptions {
   if (theme === null) problems.push(`theme is one of ${THEMES.join(', ')}`);
   const layout = layoutOf(queryValue(query, 'layout'));
   if (layout === null) problems.push(`layout is one of ${LAYOUTS.join(', ')}`);
-  const { fields, invalid } = fieldsOf(queryValue(query, 'fields'));
+  const { fields, invalid, extra } = fieldsOf(queryValue(query, 'fields'));
+  if (extra > 0) problems.push(`at most ${MAX_FIELDS} fields`);
   if (invalid.length > 0) {
     problems.push(
       `fields are KV keys (letters, digits, underscores), comma-separated: ${JSON.stringify(invalid[0]?.slice(0, 40))} is not one`,

@@ -9,14 +9,17 @@ import {
   RECENT_MAX_LIMIT,
   recentLimit,
   TOP_TRACKS_DEFAULT_LIMIT,
+  TOP_TRACKS_DEFAULT_PERIOD,
   TOP_TRACKS_MAX_LIMIT,
   TOP_TRACKS_MIN_PLAYS,
+  TOP_TRACKS_PERIODS,
+  type TopTracksPeriod,
   topTracksLimit,
-} from '../../presence/history.js';
+} from '../../model/history.js';
 import type { Snowflake } from '../../presence/model.js';
-import type { MusicApps } from '../../presence/music-apps.js';
+import type { MusicApps } from '../../presence/normalize/music-apps.js';
 import type { PrivacySettings } from '../../presence/privacy.js';
-import type { PresenceView } from '../../presence/registry.js';
+import type { PresenceView } from '../../presence/registry/registry.js';
 import type { HistoryStore } from '../../store/ports.js';
 import { TAGS } from '../openapi.js';
 import { answeredToOwner, grantOf } from '../owner-reads.js';
@@ -201,6 +204,11 @@ export const historyRoutes =
             type: 'object',
             properties: {
               limit: limitQuery('tracks', TOP_TRACKS_DEFAULT_LIMIT, TOP_TRACKS_MAX_LIMIT),
+              period: {
+                type: 'string',
+                enum: Object.keys(TOP_TRACKS_PERIODS),
+                description: `the plays counted: those of the last 7 or 30 UTC days, or all (default ${TOP_TRACKS_DEFAULT_PERIOD}); plays from before per-day counting count only in all`,
+              },
               ...readTokenQuery,
             },
           },
@@ -212,10 +220,10 @@ export const historyRoutes =
       },
       async (request, reply) => {
         const id = userIdFrom(request.params);
-        const { limit: requested } = request.query as { limit?: string };
+        const { limit: requested, period } = request.query as { limit?: string; period?: TopTracksPeriod };
         const limit = topTracksLimit(requested === undefined ? undefined : Number(requested));
         const view = await readerView(request, reply, id);
-        return send(reply, { top_tracks: await reads.topTracks(id, view, limit) });
+        return send(reply, { top_tracks: await reads.topTracks(id, view, limit, period) });
       },
     );
   };

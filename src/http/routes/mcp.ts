@@ -1,13 +1,15 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { HistoryReads } from '../../history/reads.js';
 import type { RecentStatuses } from '../../history/recent-status.js';
 import { AGENT_PATH } from '../../mcp/endpoint.js';
 import type { ChargeReads } from '../../mcp/reads.js';
+import { SERVER_ERROR } from '../../mcp/resources.js';
 import { agentServer } from '../../mcp/server.js';
 import type { Snowflake } from '../../presence/model.js';
-import type { MusicApps } from '../../presence/music-apps.js';
-import type { PresenceView } from '../../presence/registry.js';
+import type { MusicApps } from '../../presence/normalize/music-apps.js';
+import type { PresenceView } from '../../presence/registry/registry.js';
 import type { HistoryStore } from '../../store/ports.js';
 import { ApiError } from '../errors.js';
 import type { NotMonitored } from '../not-monitored.js';
@@ -17,8 +19,8 @@ import { emptyResponse, errorEnvelope, errorResponses, RESPONSE_DESCRIPTION } fr
 import type { HistoryPrivacy } from './history.js';
 
 /**
- * A POST carries one JSON-RPC message, or a batch of them: a call names a few ids at most (50 for
- * `get_presences`, about 1 KiB), and a client's `initialize` is a few KiB. Past this it is refused unread.
+ * A POST carries one JSON-RPC message: a call names a few ids at most (50 for `get_presences`, about
+ * 1 KiB), and a client's `initialize` is a few KiB. Past this it is refused unread.
  */
 export const MCP_BODY_LIMIT = 64 * 1024;
 
@@ -26,11 +28,6 @@ export const MCP_BODY_LIMIT = 64 * 1024;
 const MCP_CONTENT_TYPE = /^application\/json\s*(?:;.*)?$/i;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-/** JSON-RPC's code of a body that is not JSON, as the SDK answers it. */
-const PARSE_ERROR = -32700;
-/** JSON-RPC's range for a server's own errors: what the SDK answers a method it does not take. */
-const SERVER_ERROR = -32000;
 
 export interface McpRouteDeps {
   /** What anyone may read: private users are not in it. */
@@ -116,9 +113,9 @@ function carryHeaders(reply: FastifyReply): void {
 }
 
 /**
- * The request's charge for each call it carries, as the matching REST route charges: one read a call, one
- * per distinct id for `get_presences`. The read every request costs (limitReads) pays the first call's
- * first read, as it pays a REST request's; a batch's later calls pay all of theirs.
+ * The request's charge for the call it carries, as the matching REST route charges: one read a call, one
+ * per distinct id for `get_presences`. The read every request costs (limitReads) pays the call's first
+ * read, as it pays a REST request's.
  */
 function chargeOf(deps: McpRouteDeps, request: FastifyRequest, reply: FastifyReply): ChargeReads {
   let first = true;
@@ -203,7 +200,7 @@ export const mcpRoutes =
             ...errorResponses(['payload_too_large', 'unsupported_media_type']),
             400: {
               [RESPONSE_DESCRIPTION]:
-                'a body that is not JSON or not JSON-RPC (the JSON-RPC error `-32700`), or a request the HTTP parser refused (`bad_request`, in the envelope)',
+                'a body that is not JSON (the JSON-RPC error `-32700`), a batch of messages (`-32600`), or a request the HTTP parser refused (`bad_request`, in the envelope)',
               anyOf: [errorEnvelope(['bad_request']), jsonRpcError],
             },
             406: jsonRpcErrorResponse(
@@ -226,7 +223,22 @@ export const mcpRoutes =
             .type(JSON_TYPE)
             .send({
               jsonrpc: '2.0',
-              error: { code: PARSE_ERROR, message: 'Parse error: Invalid JSON' },
+              error: { code: ErrorCode.ParseError, message: 'Parse error: Invalid JSON' },
+              id: null,
+            });
+        }
+        // MCP dropped JSON-RPC batches (2025-06-18), and the SDK's own clients send none; a batch would
+        // also carry up to a hundred unpaid list calls for the price of one read.
+        if (Array.isArray(message)) {
+          return reply
+            .code(400)
+            .type(JSON_TYPE)
+            .send({
+              jsonrpc: '2.0',
+              error: {
+                code: ErrorCode.InvalidRequest,
+                message: 'Invalid Request: send one JSON-RPC message per request, not a batch',
+              },
               id: null,
             });
         }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CARD_CONTENT_SECURITY_POLICY } from '../../../src/http/card/serving.js';
 import { THEMES } from '../../../src/http/card/theme.js';
 import { TOP_CARD_DEFAULT_LIMIT, TOP_CARD_MAX_LIMIT } from '../../../src/http/card/track-options.js';
-import { RECENT_DEFAULT_LIMIT, RECENT_MAX_LIMIT, type TrackEntry } from '../../../src/presence/history.js';
+import { RECENT_DEFAULT_LIMIT, RECENT_MAX_LIMIT, type TrackEntry } from '../../../src/model/history.js';
 import type { MusicSource } from '../../../src/presence/model.js';
 import { richPresenceActivity } from '../../../src/simulator/activities.js';
 import { colourFor, solidPng } from '../../../src/simulator/png.js';
@@ -321,6 +321,21 @@ describe('GET /v1/users/:id/top.svg', () => {
     expect(texts(fallback, 'heading')).toEqual(['Top tracks · all time']);
     const refused = await at(`${KAI.id}/top.svg?period=1y`, JSON_FIRST);
     expect(refused.status).toBe(400);
+  });
+
+  it('answers the same periods as JSON at /top-tracks, and refuses one it does not know', async () => {
+    const titles = async (query: string) => {
+      const response = await at(`${KAI.id}/top-tracks${query}`);
+      expect(response.status).toBe(200);
+      const { data } = (await response.json()) as { data: { top_tracks: { song: string }[] } };
+      return data.top_tracks.map((track) => track.song);
+    };
+    expect(await titles('?period=7d')).toEqual(['Teardrop']);
+    expect(await titles('?period=30d')).toEqual(['Old Favourite', 'Teardrop']);
+    expect(await titles('')).toEqual(await titles('?period=all'));
+    const refused = await at(`${KAI.id}/top-tracks?period=1y`);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ success: false, error: { code: 'invalid_query' } });
   });
 
   it(`takes limit: ${TOP_CARD_DEFAULT_LIMIT} by default, clamped to 1–${TOP_CARD_MAX_LIMIT}`, async () => {
