@@ -65,8 +65,7 @@ export default defineConfig({
     hookTimeout: 20_000,
     pool: 'forks',
     projects: [
-      // Pure functions share one worker: starting a process per file would cost more than the tests.
-      { extends: true, test: { name: 'unit', include: filesOf('unit'), isolate: false } },
+      { extends: true, test: { name: 'unit', include: filesOf('unit') } },
       { extends: true, test: { name: 'integration', include: filesOf('integration') } },
       { extends: true, test: { name: 'external', include: filesOf('external') } },
     ],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Presence } from '../../src/client/types.js';
 import { clockText, customStatusText, progressAt, statusOf, webLink } from '../../src/embed/format.js';
-import { fieldsOf, layoutOf, themeOf } from '../../src/embed/options.js';
+import { fieldsOf, layoutOf, MAX_FIELDS, themeOf } from '../../src/embed/options.js';
 
 /** The element's words and attribute rules, which need no browser. */
 
@@ -74,7 +74,15 @@ describe('the attributes’ rules', () => {
     expect(fieldsOf(' mood, location ,,mood,a-b ')).toEqual({
       fields: ['mood', 'location'],
       invalid: ['a-b'],
+      extra: 0,
     });
-    expect(fieldsOf(null)).toEqual({ fields: [], invalid: [] });
+    expect(fieldsOf(null)).toEqual({ fields: [], invalid: [], extra: 0 });
+  });
+
+  it(`keeps the first ${MAX_FIELDS} fields and counts the rest`, () => {
+    const keys = Array.from({ length: MAX_FIELDS + 3 }, (_, n) => `k${n}`);
+    const { fields, extra } = fieldsOf(keys.join(','));
+    expect(fields).toEqual(keys.slice(0, MAX_FIELDS));
+    expect(extra).toBe(3);
   });
 });

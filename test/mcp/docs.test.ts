@@ -23,7 +23,7 @@ describe('docs on the agent endpoint', () => {
     expect(agents).toContain(`| \`get_presences\` | \`user_ids\`: 1–${MAX_BULK_IDS} ids |`);
     expect(agents).toContain(`the ${HISTORY_LIMIT} most recent of each`);
     expect(agents).toContain(
-      `\`limit\`: an integer, default ${TOP_TRACKS_DEFAULT_LIMIT}, clamped to 1–${TOP_TRACKS_MAX_LIMIT} | \`{top_tracks}\`, tracks played at least ${TOP_TRACKS_MIN_PLAYS === 2 ? 'twice' : `${TOP_TRACKS_MIN_PLAYS} times`}`,
+      `\`limit\`: an integer, default ${TOP_TRACKS_DEFAULT_LIMIT}, clamped to 1–${TOP_TRACKS_MAX_LIMIT}; \`period\`: \`7d\`, \`30d\` or \`all\` (the default), as \`/top-tracks\` takes it | \`{top_tracks}\`, tracks played at least ${TOP_TRACKS_MIN_PLAYS === 2 ? 'twice' : `${TOP_TRACKS_MIN_PLAYS} times`}`,
     );
     expect(agents).toContain(
       `\`limit\`: an integer, default ${RECENT_DEFAULT_LIMIT}, clamped to 1–${RECENT_MAX_LIMIT} |`,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { HistoryReads } from '../../history/reads.js';
-import { TOP_TRACKS_MIN_PLAYS, type TopTrack, type TrackEntry } from '../../model/history.js';
+import { TOP_TRACKS_MIN_PLAYS } from '../../model/history.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { Snowflake } from '../../presence/model.js';
 import type { MusicApps } from '../../presence/normalize/music-apps.js';
@@ -11,7 +11,6 @@ import type { HistoryStore } from '../../store/ports.js';
 import { prefersJsonTo } from '../accept.js';
 import { invalidIdContent, unmonitoredContent } from '../card/content.js';
 import { cardImageSources, ImageCache } from '../card/images.js';
-import { PerSecond } from '../card/per-second.js';
 import {
   CARD_FORMATS,
   CARD_TIME_GRANULARITY_MS,
@@ -109,9 +108,6 @@ export const trackCardRoutes =
       ...(deps.musicApps ? { musicApps: deps.musicApps } : {}),
       now,
     });
-    // Shared by the SVG and the PNG of a card.
-    const recentReads = new PerSecond<TrackEntry[]>();
-    const topReads = new PerSecond<TopTrack[]>();
 
     const route = (kind: TrackCardKind, format: CardFormat): void => {
       const answers = new CardAnswers(format, deps.metrics);
@@ -158,20 +154,12 @@ export const trackCardRoutes =
             content = withoutPlays(kind, unmonitoredContent(id, deps.cdnUrl), options.period);
           } else {
             const presence = snapshot.summary();
-            const readKey = `${kind}\u0000${id}\u0000${owner !== null}\u0000${options.limit}\u0000${options.period}`;
-            const read = view;
             content =
               kind === 'recent'
-                ? recentContent(
-                    presence,
-                    await recentReads.get(readKey, at, () => reads.recent(id, read, options.limit)),
-                    deps.cdnUrl,
-                  )
+                ? recentContent(presence, await reads.recent(id, view, options.limit), deps.cdnUrl)
                 : topContent(
                     presence,
-                    await topReads.get(readKey, at, () =>
-                      reads.topTracks(id, read, options.limit, options.period),
-                    ),
+                    await reads.topTracks(id, view, options.limit, options.period),
                     options.period,
                     deps.cdnUrl,
                   );
