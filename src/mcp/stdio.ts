@@ -52,7 +52,8 @@ function failureOf(endpoint: URL, error: unknown): string {
  * Streamable HTTP endpoint and every answer back. The tools, resources and rules are then the instance's
  * own: who allowed agents, what their privacy settings hide and the rate limit are decided where the data
  * is, which no client of the public REST API could do. A request the instance refuses, or cannot be sent,
- * is answered with a JSON-RPC error that says why. Resolves once stdin ends.
+ * is answered with a JSON-RPC error that says why. Resolves once stdin ends and every answer on its way
+ * has been written.
  */
 export async function bridgeStdio(options: StdioBridgeOptions): Promise<void> {
   const { endpoint, log } = options;
@@ -62,17 +63,22 @@ export async function bridgeStdio(options: StdioBridgeOptions): Promise<void> {
   /** Ids of `initialize` requests on their way: their answer says which protocol version later requests name. */
   const initializing = new Set<string | number>();
 
+  /** Messages on their way to the instance: a client that ends stdin after a request still gets its answer. */
+  const inFlight = new Set<Promise<void>>();
+
   local.onmessage = (message: JSONRPCMessage) => {
     if (isJSONRPCRequest(message) && message.method === 'initialize') initializing.add(message.id);
-    remote.send(message).catch((error: unknown) => {
+    const sending = remote.send(message).catch(async (error: unknown) => {
       if (!isJSONRPCRequest(message)) return;
       initializing.delete(message.id);
-      void local.send({
+      await local.send({
         jsonrpc: '2.0',
         id: message.id,
         error: { code: ErrorCode.InternalError, message: failureOf(endpoint, error) },
       });
     });
+    inFlight.add(sending);
+    void sending.finally(() => inFlight.delete(sending));
   };
   remote.onmessage = (message: JSONRPCMessage) => {
     if (isJSONRPCResultResponse(message) && initializing.delete(message.id)) {
@@ -91,6 +97,7 @@ export async function bridgeStdio(options: StdioBridgeOptions): Promise<void> {
   await remote.start();
   await local.start();
   await ended;
+  await Promise.allSettled([...inFlight]);
   await local.close();
   await remote.close();
 }

@@ -58,6 +58,25 @@ describe('the stdio server, against an instance', () => {
     await harness?.close();
   });
 
+  it('answers a request sent just before its client closes stdin, then ends', async () => {
+    const child = execFile(process.execPath, [...COMMAND, 'mcp', '--base', harness.base], { cwd: REPO });
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } },
+    };
+    child.stdin?.end(`${JSON.stringify(initialize)}\n`);
+    expect(await exited).toBe(0);
+    const answer = JSON.parse(stdout.trim().split('\n')[0] ?? '{}') as { id?: number; result?: object };
+    expect(answer).toMatchObject({ id: 7, result: { serverInfo: { name: AGENT_SERVER_NAME } } });
+  });
+
   it("serves the instance's tools and resources", async () => {
     expect(client.getServerVersion()?.name).toBe(AGENT_SERVER_NAME);
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([

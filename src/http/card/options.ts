@@ -1,3 +1,4 @@
+import { lastQueryValue } from '../query-value.js';
 import { type ThemeName, themeForBackground } from './theme.js';
 
 /** What the card's query string may set, resolved to values the renderer uses as they are. */
@@ -136,12 +137,9 @@ const FALSE = new Set(['false', '0', 'no', 'off']);
  */
 export function parseCardOptions(query: unknown): ParsedCardOptions {
   const raw: Partial<Record<CardQueryOption, string>> = {};
-  if (typeof query === 'object' && query !== null) {
-    for (const name of Object.keys(CARD_QUERY_OPTIONS) as CardQueryOption[]) {
-      const value = (query as Record<string, unknown>)[name];
-      const last = Array.isArray(value) ? value[value.length - 1] : value;
-      if (typeof last === 'string') raw[name] = last;
-    }
+  for (const name of Object.keys(CARD_QUERY_OPTIONS) as CardQueryOption[]) {
+    const value = lastQueryValue(query, name);
+    if (value !== undefined) raw[name] = value;
   }
   const problems: string[] = [];
   const fallBack = (option: CardQueryOption, rule: string): void => {

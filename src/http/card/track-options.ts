@@ -6,6 +6,7 @@ import {
   TOP_TRACKS_PERIODS,
   type TopTracksPeriod,
 } from '../../model/history.js';
+import { lastQueryValue } from '../query-value.js';
 import { CARD_QUERY_OPTIONS, type CardOptions, parseCardOptions } from './options.js';
 
 /** The two track cards: the latest plays, and the most played tracks. */
@@ -72,13 +73,6 @@ export interface TrackCardOptions {
 
 const INTEGER = /^[+-]?[0-9]{1,15}$/;
 
-/** The last of a repeated parameter, as the status card reads it. */
-function lastOf(query: Record<string, unknown>, name: string): string | undefined {
-  const value = query[name];
-  const last = Array.isArray(value) ? value[value.length - 1] : value;
-  return typeof last === 'string' ? last : undefined;
-}
-
 /**
  * The options of a track card request: the status card's rules for the options it shares with it, and
  * for `limit` and `period` the same: a value outside its rule falls back to the default, and is listed
@@ -95,7 +89,7 @@ export function parseTrackCardOptions(
 
   const { max, of } = LIMITS[kind];
   let limit = of(undefined);
-  const rawLimit = lastOf(given, 'limit');
+  const rawLimit = lastQueryValue(given, 'limit');
   if (rawLimit !== undefined) {
     if (INTEGER.test(rawLimit)) limit = of(Number(rawLimit));
     else
@@ -105,7 +99,7 @@ export function parseTrackCardOptions(
   }
 
   let period = TOP_TRACKS_DEFAULT_PERIOD;
-  const rawPeriod = kind === 'top' ? lastOf(given, 'period') : undefined;
+  const rawPeriod = kind === 'top' ? lastQueryValue(given, 'period') : undefined;
   if (rawPeriod !== undefined) {
     const value = rawPeriod.toLowerCase();
     if ((PERIODS as string[]).includes(value)) period = value as TopTracksPeriod;

@@ -16,6 +16,7 @@ import { embedPagePolicy, renderEmbedPage } from '../embed/page.js';
 import { ApiError } from '../errors.js';
 import { bodyEtag, noneMatch } from '../etag.js';
 import { TAGS } from '../openapi.js';
+import { lastQueryValue } from '../query-value.js';
 import { emptyResponse, errorResponses } from '../schemas/envelope.js';
 import { userIdFrom, userIdParams } from './users.js';
 
@@ -36,21 +37,14 @@ export interface EmbedRouteDeps {
   cdnUrl: string;
 }
 
-/** A query parameter's value; a repeated one counts once, the first. */
-function queryValue(query: unknown, name: string): string | undefined {
-  const value = (query as Record<string, unknown> | null)?.[name];
-  const first = Array.isArray(value) ? value[0] : value;
-  return typeof first === 'string' ? first : undefined;
-}
-
 /** The page's options from its query, as the element reads its attributes; one it would not take is a 400. */
 function pageOptions(query: unknown): EmbedOptions {
   const problems: string[] = [];
-  const theme = themeOf(queryValue(query, 'theme'));
+  const theme = themeOf(lastQueryValue(query, 'theme'));
   if (theme === null) problems.push(`theme is one of ${THEMES.join(', ')}`);
-  const layout = layoutOf(queryValue(query, 'layout'));
+  const layout = layoutOf(lastQueryValue(query, 'layout'));
   if (layout === null) problems.push(`layout is one of ${LAYOUTS.join(', ')}`);
-  const { fields, invalid, extra } = fieldsOf(queryValue(query, 'fields'));
+  const { fields, invalid, extra } = fieldsOf(lastQueryValue(query, 'fields'));
   if (extra > 0) problems.push(`at most ${MAX_FIELDS} fields`);
   if (invalid.length > 0) {
     problems.push(
