@@ -1,10 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Metrics } from '../../ops/metrics.js';
+import type { Snowflake } from '../../presence/model.js';
+import { isSnowflake } from '../../presence/snowflake.js';
+import { prefersJsonTo } from '../accept.js';
 import { ApiError } from '../errors.js';
 import { noneMatch } from '../etag.js';
 import { answeredToOwner } from '../owner-reads.js';
-import { emptyResponse } from '../schemas/envelope.js';
+import { userIdFrom } from '../routes/users.js';
+import { emptyResponse, errorResponses } from '../schemas/envelope.js';
 import { FONT_DIGEST, fontFaceFor } from './font.js';
 import { PNG_RENDERER, rasterize } from './png.js';
 import { CardRenderCache, type RenderedCard } from './render-cache.js';
@@ -65,7 +69,10 @@ export const cardIdParams = {
   required: ['id'],
 } as const;
 
-/** A card route's 200 and 304 answers in the OpenAPI document. */
+/**
+ * A card route's answers in the OpenAPI document: 200 and 304, and the errors a client that prefers JSON
+ * to the image is sent (a PNG may also be refused while the renderer is busy).
+ */
 export function cardResponses(format: CardFormat) {
   return {
     200: {
@@ -78,7 +85,31 @@ export function cardResponses(format: CardFormat) {
       },
     },
     304: emptyResponse('the card has not changed since the `If-None-Match` ETag'),
+    ...errorResponses(
+      format === 'png'
+        ? ['invalid_user_id', 'invalid_query', 'rate_limited']
+        : ['invalid_user_id', 'invalid_query'],
+    ),
   };
+}
+
+/**
+ * The start of every card request: whether the client prefers JSON to the image, the id (null when it is
+ * not one: the card says so), and the options as `parse` reads them. A client that prefers JSON is refused
+ * a bad id or bad options in the envelope; anyone else gets a card with the defaults.
+ */
+export function cardRequestOf<Options>(
+  request: FastifyRequest,
+  format: CardFormat,
+  parse: (query: unknown) => { options: Options; problems: string[] },
+): { given: string; id: Snowflake | null; options: Options } {
+  const wantsJson = prefersJsonTo(request.headers.accept, CARD_FORMATS[format].type);
+  const given = (request.params as { id: string }).id;
+  const id = isSnowflake(given) ? given : null;
+  if (id === null && wantsJson) userIdFrom(request.params);
+  const { options, problems } = parse(request.query);
+  if (problems.length > 0 && wantsJson) throw new ApiError('invalid_query', problems.join('; '));
+  return { given, id, options };
 }
 
 /**

@@ -3,25 +3,21 @@ import type { Metrics } from '../../ops/metrics.js';
 import type { PresenceSummary } from '../../presence/model.js';
 import type { PresenceView } from '../../presence/registry/registry.js';
 import type { PresenceSnapshot } from '../../presence/registry/snapshot.js';
-import { isSnowflake } from '../../presence/snowflake.js';
-import { prefersJsonTo } from '../accept.js';
 import { type CardContent, cardContent, invalidIdContent, unmonitoredContent } from '../card/content.js';
 import { cardImageSources, ImageCache } from '../card/images.js';
 import { cardQuerySchema, parseCardOptions } from '../card/options.js';
 import { type CardImages, renderCardParts } from '../card/render.js';
 import {
-  CARD_FORMATS,
   CARD_TIME_GRANULARITY_MS,
   CardAnswers,
   type CardFormat,
   cardIdParams,
+  cardRequestOf,
   cardResponses,
 } from '../card/serving.js';
-import { ApiError } from '../errors.js';
 import { TAGS } from '../openapi.js';
 import { type OwnerReads, ownerViewOf } from '../owner-reads.js';
-import { errorResponses } from '../schemas/envelope.js';
-import { OWNER_READS, readTokenQuery, userIdFrom } from './users.js';
+import { OWNER_READS, readTokenQuery } from './users.js';
 
 export interface CardRouteDeps {
   view: PresenceView;
@@ -124,21 +120,11 @@ export const cardRoutes =
             querystring: cardQuery,
             response: {
               ...cardResponses(format),
-              ...errorResponses(
-                format === 'png'
-                  ? ['invalid_user_id', 'invalid_query', 'rate_limited']
-                  : ['invalid_user_id', 'invalid_query'],
-              ),
             },
           },
         },
         async (request, reply) => {
-          const wantsJson = prefersJsonTo(request.headers.accept, CARD_FORMATS[format].type);
-          const given = (request.params as { id: string }).id;
-          const id = isSnowflake(given) ? given : null;
-          if (id === null && wantsJson) userIdFrom(request.params);
-          const { options, problems } = parseCardOptions(request.query);
-          if (problems.length > 0 && wantsJson) throw new ApiError('invalid_query', problems.join('; '));
+          const { given, id, options } = cardRequestOf(request, format, parseCardOptions);
 
           let snapshot = id === null ? undefined : deps.view.get(id);
           const owner = id === null || snapshot ? null : await ownerViewOf(deps.owner, request, id);

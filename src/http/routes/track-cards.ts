@@ -6,28 +6,24 @@ import type { Metrics } from '../../ops/metrics.js';
 import type { Snowflake } from '../../presence/model.js';
 import type { MusicApps } from '../../presence/normalize/music-apps.js';
 import type { PresenceView } from '../../presence/registry/registry.js';
-import { isSnowflake } from '../../presence/snowflake.js';
 import type { HistoryStore } from '../../store/ports.js';
-import { prefersJsonTo } from '../accept.js';
 import { invalidIdContent, unmonitoredContent } from '../card/content.js';
 import { cardImageSources, ImageCache } from '../card/images.js';
 import {
-  CARD_FORMATS,
   CARD_TIME_GRANULARITY_MS,
   CardAnswers,
   type CardFormat,
   cardIdParams,
+  cardRequestOf,
   cardResponses,
 } from '../card/serving.js';
 import { recentContent, type TrackCardContent, topContent, withoutPlays } from '../card/track-content.js';
 import { renderTrackCardParts } from '../card/track-list.js';
 import { parseTrackCardOptions, type TrackCardKind, trackCardQueryOptions } from '../card/track-options.js';
-import { ApiError } from '../errors.js';
 import { TAGS } from '../openapi.js';
 import { type OwnerReads, ownerViewOf } from '../owner-reads.js';
-import { errorResponses } from '../schemas/envelope.js';
 import type { HistoryPrivacy } from './history.js';
-import { OWNER_READS, readTokenQuery, userIdFrom } from './users.js';
+import { OWNER_READS, readTokenQuery } from './users.js';
 
 export interface TrackCardRouteDeps {
   /** What anyone may read: private users are not in it. */
@@ -123,21 +119,13 @@ export const trackCardRoutes =
             querystring: querySchema(kind),
             response: {
               ...cardResponses(format),
-              ...errorResponses(
-                format === 'png'
-                  ? ['invalid_user_id', 'invalid_query', 'rate_limited']
-                  : ['invalid_user_id', 'invalid_query'],
-              ),
             },
           },
         },
         async (request, reply) => {
-          const wantsJson = prefersJsonTo(request.headers.accept, CARD_FORMATS[format].type);
-          const given = (request.params as { id: string }).id;
-          const id = isSnowflake(given) ? given : null;
-          if (id === null && wantsJson) userIdFrom(request.params);
-          const { options, problems } = parseTrackCardOptions(kind, request.query);
-          if (problems.length > 0 && wantsJson) throw new ApiError('invalid_query', problems.join('; '));
+          const { given, id, options } = cardRequestOf(request, format, (query) =>
+            parseTrackCardOptions(kind, query),
+          );
 
           let snapshot = id === null ? undefined : deps.view.get(id);
           let view: PresenceView | null = snapshot ? deps.view : null;
