@@ -61,7 +61,8 @@ export class WebhookService {
     const target = parseTargetUrl(request.url, policy.allowPrivate);
     if ('refusal' in target) return refuse('invalid_webhook_url', target.refusal);
     // Counted before the lookup, which may take seconds; the store counts again as it adds.
-    if ((await store.webhooksOf(userId)).length >= maxPerUser) return this.overLimit();
+    const existing = await store.webhooksOf(userId);
+    if (existing.length >= maxPerUser) return this.overLimit();
     const host = hostOf(target.url);
     try {
       await withTimeout(resolveTarget(host, policy), DELIVERY_TIMEOUT_MS);
@@ -75,7 +76,8 @@ export class WebhookService {
       url: target.url.href,
       events: request.events,
       secret: generateSecret(),
-      createdAt: this.now(),
+      // The list is oldest first: one made in the same millisecond as another must still sort after it.
+      createdAt: Math.max(this.now(), ...existing.map((other) => other.createdAt + 1)),
       disabledAt: null,
       disabledReason: null,
     };

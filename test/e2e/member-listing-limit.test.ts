@@ -24,7 +24,7 @@ const LEAVER = memberId(9);
 /** Offline; joins while the service is not looking. */
 const NEWCOMER = memberId(MEMBERS + 1);
 /** The window after a restart: the new process lists the guild within it. */
-const RESTART_WINDOW_MS = 2_000;
+const RESTART_WINDOW_MS = 5_000;
 /** @discordjs/ws identifies again at most 5 s (plus up to 1.5 s of jitter) after the last identify. */
 const REIDENTIFY_MS = 6_500;
 /** The window after an INVALID_SESSION: the new session lists the guild within it. */

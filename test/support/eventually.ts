@@ -1,9 +1,11 @@
+import { performance } from 'node:perf_hooks';
+import { clearTimeout as realClearTimeout, setTimeout as realSetTimeout } from 'node:timers';
+
 /*
- * The real timer functions and clock, taken before any test can fake them: these helpers go on waiting in
- * real time while a test drives the code's timers with vi.useFakeTimers.
+ * The real timer functions and clock, from their modules rather than the globals vi.useFakeTimers replaces
+ * (test files share one module cache, so a global read at import may be another file's fake): these
+ * helpers go on waiting in real time while a test drives the code's timers.
  */
-const realSetTimeout = globalThis.setTimeout;
-const realClearTimeout = globalThis.clearTimeout;
 const realNow = performance.now.bind(performance);
 
 /** Retries an assertion until it passes or the time is up; the last failure is what the test reports. */

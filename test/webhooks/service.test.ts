@@ -29,7 +29,7 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-function serviceWith(options: { allowPrivate?: boolean; maxPerUser?: number } = {}) {
+function serviceWith(options: { allowPrivate?: boolean; maxPerUser?: number; now?: () => number } = {}) {
   const store = openSqliteStore({ kind: 'sqlite-memory' });
   closers.push(() => store.close());
   const directory = new WebhookDirectory(store.webhooks);
@@ -43,6 +43,7 @@ function serviceWith(options: { allowPrivate?: boolean; maxPerUser?: number } = 
     notify: async () => {},
     commandPrefix: '?',
     logger: pino({ level: 'silent' }),
+    ...(options.now ? { now: options.now } : {}),
   });
   return { service, directory, store };
 }
@@ -69,6 +70,17 @@ describe('adding a webhook', () => {
     const [listed] = await service.list(USER);
     expect(listed).not.toHaveProperty('secret');
     expect(JSON.stringify(listed)).not.toContain('whsec_');
+  });
+
+  it('lists webhooks in the order they were added, also when added within one millisecond', async () => {
+    const { service } = serviceWith({ now: () => 1_765_000_000_000 });
+    const paths = ['/a', '/b', '/c', '/d', '/e'];
+    for (const path of paths) await add(service, `https://hooks.example.com${path}`);
+    const listed = await service.list(USER);
+    expect(listed.map((webhook) => new URL(webhook.url).pathname)).toEqual(paths);
+    expect(listed.map((webhook) => webhook.created_at)).toEqual(
+      [0, 1, 2, 3, 4].map((n) => 1_765_000_000_000 + n),
+    );
   });
 
   it('gives every webhook a secret of its own', async () => {
