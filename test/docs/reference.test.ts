@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../../src/http/errors.js';
 import { Close } from '../../src/socket/protocol.js';
+import { documentedErrors, tableAfter } from './tables.js';
 
 /**
  * The reference facts have one home each in docs/, kept equal to the code: every error code with its
@@ -9,35 +10,12 @@ import { Close } from '../../src/socket/protocol.js';
  * its own to drift.
  */
 
-/** The rows of the Markdown table that follows `heading` on `page`, as cells. */
-function tableAfter(page: string, heading: string): string[][] {
-  const text = readFileSync(`docs/${page}`, 'utf8');
-  const start = text.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`docs/${page} has no "${heading}"`);
-  const lines = text.slice(start + heading.length + 2).split('\n');
-  const first = lines.findIndex((line) => line.startsWith('|'));
-  const rows: string[][] = [];
-  for (const line of lines.slice(first + 2)) {
-    if (!line.startsWith('|')) break;
-    rows.push(
-      line
-        .slice(1, -1)
-        .split('|')
-        .map((cell) => cell.trim()),
-    );
-  }
-  return rows;
-}
-
 /** A close code's table row: the code, then the first word of its reason. */
 const CLOSE_ROW = /^\| *(1\d{3}|4\d{3}) *\|/;
 
 describe('reference facts in docs/', () => {
   it("lists every error code with its status in docs/api.md's table, and only those", () => {
-    const documented = tableAfter('api.md', '## Errors').map(([, status, code]) => [
-      code?.replaceAll('`', ''),
-      Number(status),
-    ]);
+    const documented = documentedErrors();
     const expected = Object.entries(ERROR_STATUS);
     expect(documented.filter(([code, status]) => ERROR_STATUS[code as never] !== status)).toEqual([]);
     expect(

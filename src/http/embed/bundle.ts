@@ -1,32 +1,60 @@
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { SCRIPT_NAME } from '../../embed/options.js';
 import { bodyEtag } from '../etag.js';
 
+/**
+ * The service's browser scripts, each bundled from browser TypeScript (on src/client) by esbuild: embed.js
+ * and the landing page's viewer. `npm run build` writes them into dist/ (scripts/build-browser.mjs); a
+ * service run from source (tests, `npm run dev`) bundles each in memory the first time it is asked for.
+ */
+export interface BrowserScript {
+  /** Its entry module, under src/; the tsconfig.json beside it is the bundle's. */
+  entry: string;
+  /** Where `npm run build` writes it, under dist/: beside the module that serves it. */
+  file: string;
+  /** Gzipped, it may weigh this much at most: `npm run build` fails past it. */
+  budgetGzipBytes: number;
+}
+
 /** embed.js gzipped may weigh this much at most: what a page pays to show a presence. */
 export const EMBED_SIZE_BUDGET_GZIP_BYTES = 15 * 1024;
 
-/** Where `npm run build` writes embed.js: beside this module's compiled file, in dist/. */
-export const BUILT_BUNDLE = new URL(`./${SCRIPT_NAME}`, import.meta.url);
+export const EMBED_SCRIPT: BrowserScript = {
+  entry: 'embed/index.ts',
+  file: `http/embed/${SCRIPT_NAME}`,
+  budgetGzipBytes: EMBED_SIZE_BUDGET_GZIP_BYTES,
+};
 
-/** The element's source: there when the service runs from src/ (tests, `npm run dev`), not in dist/. */
-const EMBED_SOURCE = new URL('../../embed/index.ts', import.meta.url);
+/** The landing page's script: the live viewer and the demo's "try the bot". */
+export const VIEWER_SCRIPT: BrowserScript = {
+  entry: 'viewer/index.ts',
+  file: 'http/page/viewer.js',
+  budgetGzipBytes: 8 * 1024,
+};
 
-export interface EmbedBundle {
-  body: Buffer;
-  etag: string;
+export const BROWSER_SCRIPTS: readonly BrowserScript[] = [EMBED_SCRIPT, VIEWER_SCRIPT];
+
+/** src/ when the service runs from source, dist/ when built: this module is http/embed/bundle under it. */
+const ROOT = new URL('../../', import.meta.url);
+
+/** Where `npm run build` writes the script, beside this module's compiled file in dist/. */
+export function builtScript(script: BrowserScript): URL {
+  return new URL(script.file, ROOT);
 }
 
 /**
- * embed.js made from the element's source by esbuild (a development dependency: production serves the
- * file the build wrote). One minified IIFE, which runs the same as a classic `<script src defer>` and as
- * `<script type="module">`; the client of src/client is bundled in, so it speaks the protocol the
- * package's client speaks. ASCII output: the file reads the same under any charset a page declares.
+ * The script made from its source under `sourceRoot` by esbuild (a development dependency, loaded only
+ * here: production serves the file the build wrote). One minified IIFE, which runs the same as a classic
+ * `<script src defer>` and as `<script type="module">`; the client of src/client is bundled in, so it
+ * speaks the protocol the package's client speaks. ASCII output: the file reads the same under any charset
+ * a page declares.
  */
-export async function buildEmbedBundle(entry: URL = EMBED_SOURCE): Promise<string> {
-  const { build } = await import('esbuild');
-  const result = await build({
+export function bundleBrowserScript(script: BrowserScript, sourceRoot: URL = ROOT): string {
+  const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+  const entry = new URL(script.entry, sourceRoot);
+  const result = esbuild.buildSync({
     entryPoints: [fileURLToPath(entry)],
     tsconfig: fileURLToPath(new URL('./tsconfig.json', entry)),
     bundle: true,
@@ -39,28 +67,44 @@ export async function buildEmbedBundle(entry: URL = EMBED_SOURCE): Promise<strin
     logLevel: 'silent',
   });
   const [file] = result.outputFiles;
-  if (!file) throw new Error('esbuild wrote no embed.js');
+  if (!file) throw new Error(`esbuild wrote nothing for ${script.entry}`);
   return file.text;
 }
 
-let loading: Promise<EmbedBundle> | null = null;
+const loaded = new Map<BrowserScript, Buffer>();
 
-async function load(): Promise<EmbedBundle> {
-  let body: Buffer;
-  if (existsSync(BUILT_BUNDLE)) body = await readFile(BUILT_BUNDLE);
-  else if (existsSync(EMBED_SOURCE)) body = Buffer.from(await buildEmbedBundle());
-  else throw new Error(`${fileURLToPath(BUILT_BUNDLE)} is missing: \`npm run build\` writes it`);
-  return { body, etag: bodyEtag(body) };
+function load(script: BrowserScript): Buffer {
+  const built = builtScript(script);
+  if (existsSync(built)) return readFileSync(built);
+  if (existsSync(new URL(script.entry, ROOT))) return Buffer.from(bundleBrowserScript(script));
+  throw new Error(`${fileURLToPath(built)} is missing: \`npm run build\` writes it`);
 }
 
 /**
- * embed.js, read (or, from source, built) on the first request and kept for the life of the process: a
- * service started from source serves what its source says, without a build step first.
+ * The script, read (or, from source, bundled) the first time it is asked for and kept for the life of the
+ * process: a service started from source serves what its source says, without a build step first.
  */
-export function embedBundle(): Promise<EmbedBundle> {
-  loading ??= load().catch((error: unknown) => {
-    loading = null;
-    throw error;
-  });
-  return loading;
+export function browserScript(script: BrowserScript): Buffer {
+  let body = loaded.get(script);
+  if (body === undefined) {
+    body = load(script);
+    loaded.set(script, body);
+  }
+  return body;
+}
+
+export interface EmbedBundle {
+  body: Buffer;
+  etag: string;
+}
+
+let embed: EmbedBundle | null = null;
+
+/** embed.js and its ETag, for its route (it keeps one address, so it is revalidated by ETag). */
+export async function embedBundle(): Promise<EmbedBundle> {
+  if (embed === null) {
+    const body = browserScript(EMBED_SCRIPT);
+    embed = { body, etag: bodyEtag(body) };
+  }
+  return embed;
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { browserScript, VIEWER_SCRIPT } from '../embed/bundle.js';
 
 /** A file the page loads, under a name that changes with its content: it can be cached for good. */
 export interface PageAsset {
@@ -15,6 +16,7 @@ export interface PageAssets {
   /** legal.html: `/privacy` and `/terms`, the landing page's header and footer around `{{content}}`. */
   legal: string;
   stylesheet: PageAsset;
+  /** The viewer: src/viewer/, bundled as embed.js is. */
   script: PageAsset;
 }
 
@@ -22,13 +24,13 @@ export const PAGE_ASSET_PREFIX = '/page/';
 
 /**
  * Beside this module: src/http/page/static when run from source, dist/http/page/static after
- * `npm run build`, which copies the folder there (tsc compiles TypeScript only).
+ * `npm run build`, which copies the folder there (tsc compiles TypeScript only). The script is not there:
+ * it is bundled from src/viewer/.
  */
 const STATIC_DIR = new URL('./static/', import.meta.url);
 const HASH_LENGTH = 12;
 
-function assetOf(file: string, contentType: string): PageAsset {
-  const body = readFileSync(new URL(file, STATIC_DIR));
+function assetOf(file: string, contentType: string, body: Buffer): PageAsset {
   const hash = createHash('sha256').update(body).digest('base64url').slice(0, HASH_LENGTH);
   const dot = file.lastIndexOf('.');
   return { path: `${PAGE_ASSET_PREFIX}${file.slice(0, dot)}.${hash}${file.slice(dot)}`, contentType, body };
@@ -39,7 +41,7 @@ export function loadPageAssets(): PageAssets {
   return {
     template: readFileSync(new URL('index.html', STATIC_DIR), 'utf8'),
     legal: readFileSync(new URL('legal.html', STATIC_DIR), 'utf8'),
-    stylesheet: assetOf('page.css', 'text/css; charset=utf-8'),
-    script: assetOf('viewer.js', 'text/javascript; charset=utf-8'),
+    stylesheet: assetOf('page.css', 'text/css; charset=utf-8', readFileSync(new URL('page.css', STATIC_DIR))),
+    script: assetOf('viewer.js', 'text/javascript; charset=utf-8', browserScript(VIEWER_SCRIPT)),
   };
 }

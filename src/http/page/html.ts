@@ -1,4 +1,4 @@
-import { escapeXml } from '../card/escape.js';
+import { escapeXml } from '../../card/escape.js';
 
 /** Markup that is safe to put in a page as it is: built by `html`, never from a plain string. */
 export class Html {

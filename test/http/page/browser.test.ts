@@ -1,6 +1,6 @@
 import type { Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CARD_WIDTH } from '../../../src/http/card/render.js';
+import { CARD_WIDTH } from '../../../src/card/layout.js';
 import { customStatusActivity, gameActivity } from '../../../src/simulator/activities.js';
 import { type Chromium, chromiumAvailable, launchChromium } from '../../support/chromium.js';
 import { eventually } from '../../support/eventually.js';
