@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """
-Makes the card's fonts (src/http/card/fonts/):
+Makes the card's fonts (src/card/fonts/):
 
 - Presently Sans, from Liberation Sans 2 (SIL OFL 1.1): Regular and Bold, cut to the Latin, punctuation
   and symbols a card's text mostly is, renamed (the licence reserves the name Liberation for the
   unmodified fonts). Each SVG card carries it as @font-face data, cut again to that card's characters
-  (src/http/card/font-subset.ts); the PNG renderer draws with it, and the card measures text by it.
+  (src/card/font-subset.ts); the PNG renderer draws with it, and the card measures text by it.
 - Presently Sans Fallback, from DejaVu Sans (Bitstream Vera licence, DejaVu's changes in the public
   domain): Greek, Cyrillic, Hebrew, more Latin, arrows and symbols, for the PNG renderer, which has no
   other fonts. (A browser draws these with the viewer's own fonts.)
@@ -18,7 +18,7 @@ from fontTools import subset
 from fontTools.ttLib import TTFont
 
 SOURCE = "/usr/share/fonts/truetype/liberation2/LiberationSans-{}.ttf"
-OUT = os.path.join(os.path.dirname(__file__), "..", "src", "http", "card", "fonts")
+OUT = os.path.join(os.path.dirname(__file__), "..", "src", "card", "fonts")
 FAMILY = "Presently Sans"
 # Basic Latin, Latin-1, Latin Extended-A, general punctuation (dashes, quotes, bullet, ellipsis), €, ™.
 UNICODES = "U+0020-007E,U+00A0-017F,U+2010-2027,U+2030-203A,U+20AC,U+2122"

@@ -1,7 +1,7 @@
+import { cleanText, escapeXml } from '../card/escape.js';
+import { SOURCE_LABELS } from '../card/theme.js';
 import type { TrackEntry } from '../model/history.js';
 import type { Snowflake } from '../presence/model.js';
-import { cleanText, escapeXml } from './card/escape.js';
-import { SOURCE_LABELS } from './card/theme.js';
 
 /**
  * `/v1/users/:id/recent?format=rss`: the latest plays as an RSS 2.0 feed, newest first, for feed readers

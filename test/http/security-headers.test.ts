@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CARD_CONTENT_SECURITY_POLICY } from '../../src/http/card/serving.js';
+import { CARD_CONTENT_SECURITY_POLICY } from '../../src/http/card-serving.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/net/security-headers.js';
 import { SocketClient } from '../socket/client.js';
 import { insertApiKey } from '../support/api-key.js';

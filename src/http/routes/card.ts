@@ -1,12 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { cardContent, invalidIdContent, unmonitoredContent } from '../../card/content.js';
+import { cardImageSources, ImageCache, statusCardImages } from '../../card/images.js';
+import { cardQuerySchema, parseCardOptions } from '../../card/options.js';
+import { renderCardParts } from '../../card/status-card.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { PresenceSummary } from '../../presence/model.js';
 import type { PresenceView } from '../../presence/registry/registry.js';
 import type { PresenceSnapshot } from '../../presence/registry/snapshot.js';
-import { type CardContent, cardContent, invalidIdContent, unmonitoredContent } from '../card/content.js';
-import { cardImageSources, ImageCache } from '../card/images.js';
-import { cardQuerySchema, parseCardOptions } from '../card/options.js';
-import { type CardImages, renderCardParts } from '../card/render.js';
 import {
   CARD_TIME_GRANULARITY_MS,
   CardAnswers,
@@ -14,7 +14,7 @@ import {
   cardIdParams,
   cardRequestOf,
   cardResponses,
-} from '../card/serving.js';
+} from '../card-serving.js';
 import { TAGS } from '../openapi.js';
 import { type OwnerReads, ownerViewOf } from '../owner-reads.js';
 import { OWNER_READS, readTokenQuery } from './users.js';
@@ -90,22 +90,6 @@ export const cardRoutes =
       return summary;
     };
 
-    const imagesFor = async (content: CardContent): Promise<CardImages> => {
-      const main = content.main;
-      const artUrl = main?.kind === 'music' ? main.artUrl : main?.kind === 'activity' ? main.imageUrl : null;
-      const emojiUrl = content.customStatus?.emoji?.url ?? null;
-      const fetched = (url: string | null | undefined) => (url ? images.get(url) : null);
-      const [avatar, emoji, art, badge, decoration, more] = await Promise.all([
-        images.first(content.avatarUrls),
-        fetched(emojiUrl),
-        fetched(artUrl),
-        fetched(content.tag?.badgeUrl),
-        fetched(content.decorationUrl),
-        Promise.all(content.more.map((activity) => fetched(activity.imageUrl))),
-      ]);
-      return { avatar, emoji, art, badge, decoration, more };
-    };
-
     const route = (format: CardFormat): void => {
       const { path, summary, description } = ROUTES[format];
       const answers = new CardAnswers(format, deps.metrics);
@@ -144,7 +128,7 @@ export const cardRoutes =
                   : snapshot
                     ? cardContent(summaryOf(snapshot), options, deps.cdnUrl)
                     : unmonitoredContent(id, deps.cdnUrl);
-              return renderCardParts(content, options, await imagesFor(content), at);
+              return renderCardParts(content, options, await statusCardImages(images, content), at);
             },
           });
         },

@@ -11,12 +11,12 @@ import {
   THEMES,
   themeOf,
 } from '../../embed/options.js';
+import { lastQueryValue } from '../../query-value.js';
 import { embedBundle } from '../embed/bundle.js';
 import { embedPagePolicy, renderEmbedPage } from '../embed/page.js';
 import { ApiError } from '../errors.js';
 import { bodyEtag, noneMatch } from '../etag.js';
 import { TAGS } from '../openapi.js';
-import { lastQueryValue } from '../query-value.js';
 import { emptyResponse, errorResponses } from '../schemas/envelope.js';
 import { userIdFrom, userIdParams } from './users.js';
 

@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
+import { invalidIdContent, unmonitoredContent } from '../../card/content.js';
+import { cardImageSources, ImageCache, trackCardImages } from '../../card/images.js';
+import { recentContent, type TrackCardContent, topContent, withoutPlays } from '../../card/track-content.js';
+import { renderTrackCardParts } from '../../card/track-list.js';
+import {
+  parseTrackCardOptions,
+  type TrackCardKind,
+  trackCardQueryOptions,
+} from '../../card/track-options.js';
 import { HistoryReads } from '../../history/reads.js';
 import { TOP_TRACKS_MIN_PLAYS } from '../../model/history.js';
 import type { Metrics } from '../../ops/metrics.js';
@@ -7,8 +16,6 @@ import type { Snowflake } from '../../presence/model.js';
 import type { MusicApps } from '../../presence/normalize/music-apps.js';
 import type { PresenceView } from '../../presence/registry/registry.js';
 import type { HistoryStore } from '../../store/ports.js';
-import { invalidIdContent, unmonitoredContent } from '../card/content.js';
-import { cardImageSources, ImageCache } from '../card/images.js';
 import {
   CARD_TIME_GRANULARITY_MS,
   CardAnswers,
@@ -16,10 +23,7 @@ import {
   cardIdParams,
   cardRequestOf,
   cardResponses,
-} from '../card/serving.js';
-import { recentContent, type TrackCardContent, topContent, withoutPlays } from '../card/track-content.js';
-import { renderTrackCardParts } from '../card/track-list.js';
-import { parseTrackCardOptions, type TrackCardKind, trackCardQueryOptions } from '../card/track-options.js';
+} from '../card-serving.js';
 import { TAGS } from '../openapi.js';
 import { type OwnerReads, ownerViewOf } from '../owner-reads.js';
 import type { HistoryPrivacy } from './history.js';
@@ -160,13 +164,8 @@ export const trackCardRoutes =
             key: `${id ?? `\u0000${given}`}\u0000${JSON.stringify(options)}\u0000${digestOf(content)}`,
             from: snapshot,
             owner: owner !== null,
-            draw: async () => {
-              const [avatar, ...art] = await Promise.all([
-                images.first(content.user.avatarUrls),
-                ...content.rows.map((row) => (row.artUrl === null ? null : images.get(row.artUrl))),
-              ]);
-              return renderTrackCardParts(content, options.card, { avatar: avatar ?? null, art }, at);
-            },
+            draw: async () =>
+              renderTrackCardParts(content, options.card, await trackCardImages(images, content), at),
           });
         },
       );

@@ -1,14 +1,16 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cardContent } from '../../../src/http/card/content.js';
-import { DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
-import { CARD_WIDTH, renderCard } from '../../../src/http/card/render.js';
+import { cardContent } from '../../../src/card/content.js';
+import { CARD_WIDTH } from '../../../src/card/layout.js';
+import { DEFAULT_CARD_OPTIONS } from '../../../src/card/options.js';
+import { renderCard } from '../../../src/card/status-card.js';
 import {
   customStatusActivity,
   gameActivity,
   spotifyLocalFileActivity,
 } from '../../../src/simulator/activities.js';
 import { colourFor } from '../../../src/simulator/png.js';
+import { CDN, fuzzText, presenceOf, random } from '../../card/support.js';
 import {
   CARD_IMAGE_ID,
   type Chromium,
@@ -20,7 +22,6 @@ import {
 } from '../../support/chromium.js';
 import { eventually } from '../../support/eventually.js';
 import { type Harness, startHarness } from '../../support/harness.js';
-import { CDN, fuzzText, presenceOf, random } from './support.js';
 
 /**
  * Cards as a browser draws them: headless Chromium loads them as <img> (as a README does), draws them,

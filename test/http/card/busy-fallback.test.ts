@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rasterize } from '../../../src/http/card/png.js';
+import { rasterize } from '../../../src/card/png.js';
 import { customStatusActivity } from '../../../src/simulator/activities.js';
 import { insertApiKey } from '../../support/api-key.js';
 import { eventually } from '../../support/eventually.js';

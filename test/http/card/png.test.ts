@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cardContent } from '../../../src/http/card/content.js';
-import { DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
-import { PNG_SCALE, rasterize } from '../../../src/http/card/png.js';
-import { renderCard } from '../../../src/http/card/render.js';
-import { THEMES } from '../../../src/http/card/theme.js';
-import { textWidth } from '../../../src/http/card/truncate.js';
+import { cardContent } from '../../../src/card/content.js';
+import { DEFAULT_CARD_OPTIONS } from '../../../src/card/options.js';
+import { PNG_SCALE, rasterize } from '../../../src/card/png.js';
+import { renderCard } from '../../../src/card/status-card.js';
+import { THEMES } from '../../../src/card/theme.js';
+import { textWidth } from '../../../src/card/truncate.js';
 import { defaultAvatarIndex } from '../../../src/presence/normalize/avatar.js';
 import { customStatusActivity, spotifyLocalFileActivity } from '../../../src/simulator/activities.js';
 import { DEFAULT_AVATAR_COLOURS as SIMULATOR_DEFAULT_AVATAR_COLOURS } from '../../../src/simulator/cdn.js';
 import { colourFor, type Rgb } from '../../../src/simulator/png.js';
+import { byClass, CDN, parseCard, presenceOf, visible } from '../../card/support.js';
 import { eventually } from '../../support/eventually.js';
 import { type Harness, startHarness } from '../../support/harness.js';
 import { type DecodedPng, decodePng, pixelAt } from '../../support/png-decode.js';
-import { byClass, CDN, parseCard, presenceOf, visible } from './support.js';
 
 /**
  * `GET /v1/users/:id/card.png` over real HTTP: the service connected to the simulated Discord, whose CDN
@@ -37,7 +37,7 @@ const QUIET = {
 };
 const UNKNOWN = '123456789012345678';
 
-/** Where the name is drawn (render.ts): x from TEXT_X, baseline 53 without a custom status, bold 22px. */
+/** Where the name is drawn (profile-header.ts): x from TEXT_X, baseline 53 without a custom status, bold 22px. */
 const NAME_X = 122;
 const NAME_FONT = { size: 22, bold: true };
 

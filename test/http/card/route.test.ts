@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMAGE_FETCH_TIMEOUT_MS } from '../../../src/http/card/images.js';
-import { CARD_CONTENT_SECURITY_POLICY } from '../../../src/http/card/serving.js';
-import { THEMES } from '../../../src/http/card/theme.js';
+import { IMAGE_FETCH_TIMEOUT_MS } from '../../../src/card/images.js';
+import { THEMES } from '../../../src/card/theme.js';
+import { CARD_CONTENT_SECURITY_POLICY } from '../../../src/http/card-serving.js';
 import { defaultAvatarIndex } from '../../../src/presence/normalize/avatar.js';
 import {
   customStatusActivity,
@@ -12,9 +12,9 @@ import {
 } from '../../../src/simulator/activities.js';
 import { DEFAULT_AVATAR_COLOURS as SIMULATOR_DEFAULT_AVATAR_COLOURS } from '../../../src/simulator/cdn.js';
 import { colourFor, solidPng } from '../../../src/simulator/png.js';
+import { byClass, type ParsedElement, parseCard, visible, walk } from '../../card/support.js';
 import { eventually } from '../../support/eventually.js';
 import { type Harness, startHarness } from '../../support/harness.js';
-import { byClass, type ParsedElement, parseCard, visible, walk } from './support.js';
 
 /**
  * `GET /v1/users/:id/card.svg` over real HTTP: the service connected to the simulated Discord, whose CDN

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CARD_WIDTH } from '../../../src/http/card/render.js';
+import { CARD_WIDTH } from '../../../src/card/layout.js';
 import type { TrackEntry } from '../../../src/model/history.js';
 import type { MusicSource } from '../../../src/presence/model.js';
 import { richPresenceActivity } from '../../../src/simulator/activities.js';

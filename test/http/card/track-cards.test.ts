@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CARD_CONTENT_SECURITY_POLICY } from '../../../src/http/card/serving.js';
-import { THEMES } from '../../../src/http/card/theme.js';
-import { TOP_CARD_DEFAULT_LIMIT, TOP_CARD_MAX_LIMIT } from '../../../src/http/card/track-options.js';
+import { THEMES } from '../../../src/card/theme.js';
+import { TOP_CARD_DEFAULT_LIMIT, TOP_CARD_MAX_LIMIT } from '../../../src/card/track-options.js';
+import { CARD_CONTENT_SECURITY_POLICY } from '../../../src/http/card-serving.js';
 import { RECENT_DEFAULT_LIMIT, RECENT_MAX_LIMIT, type TrackEntry } from '../../../src/model/history.js';
 import type { MusicSource } from '../../../src/presence/model.js';
 import { richPresenceActivity } from '../../../src/simulator/activities.js';
 import { colourFor, solidPng } from '../../../src/simulator/png.js';
 import type { HistoryWrite } from '../../../src/store/ports.js';
+import { byClass, type ParsedElement, parseCard, visible, walk } from '../../card/support.js';
 import { insertApiKey } from '../../support/api-key.js';
 import { eventually } from '../../support/eventually.js';
 import { type Harness, startHarness } from '../../support/harness.js';
 import { inOneReadWindow } from '../../support/read-window.js';
-import { byClass, type ParsedElement, parseCard, visible, walk } from './support.js';
 
 /**
  * `GET /v1/users/:id/recent.svg|.png` and `top.svg|.png` over real HTTP: the service connected to the

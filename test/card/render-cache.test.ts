@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CardRenderCache, type RenderedCard } from '../../../src/http/card/render-cache.js';
+import { CardRenderCache, type RenderedCard } from '../../src/card/render-cache.js';
 
 const cardFrom = (from: object | undefined, text = 'card'): RenderedCard => ({
   body: Buffer.from(text),

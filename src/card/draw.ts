@@ -42,6 +42,17 @@ export function safeImage(uri: string | null | undefined): string | null {
   return typeof uri === 'string' && DATA_URI.test(uri) ? uri : null;
 }
 
+/**
+ * A drawn card as the markup before its font and after it: `openSvg` and the rest. The font's @font-face
+ * rules (`fontFaceFor`, most of a card's bytes) follow from the text after, so they are bytes made once
+ * for a set of characters, the ETag is over the text alone, and the PNG renderer, which reads no
+ * @font-face, goes without them.
+ */
+export interface CardParts {
+  before: string;
+  after: string;
+}
+
 /** A card's root element, its title (for screen readers and as the tooltip), and the start of its stylesheet. */
 export function openSvg(width: number, height: number, title: string): string {
   return (

@@ -4,16 +4,16 @@ import {
   parseTrackCardOptions,
   TOP_CARD_DEFAULT_LIMIT,
   TOP_CARD_MAX_LIMIT,
-} from '../../../src/http/card/track-options.js';
+} from '../../src/card/track-options.js';
 import {
   PLAY_DAYS_KEPT,
   RECENT_DEFAULT_LIMIT,
   RECENT_MAX_LIMIT,
   TOP_TRACKS_DEFAULT_PERIOD,
   TOP_TRACKS_PERIODS,
-} from '../../../src/model/history.js';
+} from '../../src/model/history.js';
 
-const cards = readFileSync(new URL('../../../docs/cards.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+const cards = readFileSync(new URL('../../docs/cards.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
 
 /** The track cards' limits, periods and days kept, as docs/cards.md gives them, are the code's. */
 describe('docs/cards.md on the track cards', () => {

@@ -1,4 +1,4 @@
-import type { DiscordStatus, MusicSource } from '../../presence/model.js';
+import type { DiscordStatus, MusicSource } from '../presence/model.js';
 
 export type ThemeName = 'dark' | 'light';
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { imageSize } from '../../../src/http/card/image-size.js';
+import { imageSize } from '../../src/card/image-size.js';
 import {
   cardImageSources,
   IMAGE_FETCH_TIMEOUT_MS,
@@ -9,9 +9,9 @@ import {
   type ImageCacheOptions,
   imageType,
   MAX_IMAGE_BYTES,
-} from '../../../src/http/card/images.js';
-import { solidPng } from '../../../src/simulator/png.js';
-import { eventually, within } from '../../support/eventually.js';
+} from '../../src/card/images.js';
+import { solidPng } from '../../src/simulator/png.js';
+import { eventually, within } from '../support/eventually.js';
 
 /**
  * The image cache against a real HTTP server on loopback that answers, errs, hangs, redirects and serves

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { recentContent, topContent } from '../../../src/http/card/track-content.js';
-import type { TrackEntry } from '../../../src/model/history.js';
-import { spotifyActivity } from '../../../src/simulator/activities.js';
+import { recentContent, topContent } from '../../src/card/track-content.js';
+import type { TrackEntry } from '../../src/model/history.js';
+import { spotifyActivity } from '../../src/simulator/activities.js';
 import { CDN, OBSERVED_AT, presenceOf } from './support.js';
 
 /** What the track cards show, decided from the presence and the plays before anything is drawn. */

@@ -4,8 +4,7 @@ import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { deflate } from 'node:zlib';
 import { renderAsync } from '@resvg/resvg-js';
-import { pngFile, scanlines } from '../../png/encode.js';
-import { ApiError } from '../errors.js';
+import { pngFile, scanlines } from '../png/encode.js';
 import { FONT_FILES } from './font.js';
 
 const deflateAsync = promisify(deflate);
@@ -47,6 +46,22 @@ let held = 0;
  */
 const EMOJI_RUN = /<tspan class="emoji">[^<]*<\/tspan> ?/g;
 
+/**
+ * A card refused because the renderer holds as many as it may: its code is the API's `rate_limited`, as
+ * the card routes answer it. A refusal, not a fault: like the API's errors it takes no stack trace.
+ */
+export class RendererBusyError extends Error {
+  readonly code = 'rate_limited';
+
+  constructor() {
+    const { stackTraceLimit } = Error;
+    Error.stackTraceLimit = 0;
+    super('Too many PNG cards are being drawn; try again in a second');
+    Error.stackTraceLimit = stackTraceLimit;
+    this.name = 'RendererBusyError';
+  }
+}
+
 let running = 0;
 const waiting: (() => void)[] = [];
 
@@ -54,7 +69,7 @@ const waiting: (() => void)[] = [];
 async function turn(): Promise<() => void> {
   if (running < CONCURRENCY) running++;
   else if (waiting.length >= MAX_WAITING) {
-    throw new ApiError('rate_limited', 'Too many PNG cards are being drawn; try again in a second');
+    throw new RendererBusyError();
   } else {
     // Woken by a finishing rasterization, which passes its place on rather than freeing it.
     await new Promise<void>((resolve) => waiting.push(resolve));
@@ -72,7 +87,7 @@ async function turn(): Promise<() => void> {
  */
 export async function rasterize(svg: string): Promise<Buffer> {
   if (held + svg.length > MAX_HELD_CHARS) {
-    throw new ApiError('rate_limited', 'Too many PNG cards are being drawn; try again in a second');
+    throw new RendererBusyError();
   }
   held += svg.length;
   try {

@@ -1,14 +1,14 @@
 import { ActivityType, type GatewayActivity } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
-import { cardContent, unmonitoredContent } from '../../../src/http/card/content.js';
-import { DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
-import { defaultAvatarIndex, defaultAvatarUrl } from '../../../src/presence/normalize/avatar.js';
+import { cardContent, unmonitoredContent } from '../../src/card/content.js';
+import { DEFAULT_CARD_OPTIONS } from '../../src/card/options.js';
+import { defaultAvatarIndex, defaultAvatarUrl } from '../../src/presence/normalize/avatar.js';
 import {
   customStatusActivity,
   gameActivity,
   spotifyActivity,
   youtubeMusicActivity,
-} from '../../../src/simulator/activities.js';
+} from '../../src/simulator/activities.js';
 import { CDN, presenceOf, USER_ID } from './support.js';
 
 const content = (activities: GatewayActivity[] = [], user = {}, options = {}) =>

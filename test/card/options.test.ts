@@ -8,7 +8,7 @@ import {
   MAX_IDLE_MESSAGE_LENGTH,
   MAX_IGNORED_APPS,
   parseCardOptions,
-} from '../../../src/http/card/options.js';
+} from '../../src/card/options.js';
 
 /** The options of a query that must parse without a problem. */
 function parsed(query: Record<string, unknown>): CardOptions {

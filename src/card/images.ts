@@ -1,6 +1,9 @@
-import { MEDIA_PROXY_URL, SPOTIFY_IMAGE_URL } from '../../presence/normalize/images.js';
-import { cdnBase } from '../../presence/normalize/values.js';
+import { MEDIA_PROXY_URL, SPOTIFY_IMAGE_URL } from '../presence/normalize/images.js';
+import { cdnBase } from '../presence/normalize/values.js';
+import type { CardContent } from './content.js';
 import { imageSize } from './image-size.js';
+import type { TrackCardContent } from './track-content.js';
+import type { TrackImages } from './track-list.js';
 
 /**
  * The card's images, fetched and kept as `data:` URIs: GitHub's image proxy does not load images an SVG
@@ -25,6 +28,19 @@ export const IMAGE_FAILURE_TTL_MS = 60_000;
 export const IMAGE_CACHE_ENTRIES = 2_000;
 /** Total size of the cached data URIs. */
 export const IMAGE_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** The images of one status card as `data:` URIs; null draws a placeholder. */
+export interface CardImages {
+  avatar: string | null;
+  emoji: string | null;
+  /** The album art or the activity's image. */
+  art: string | null;
+  /** The server tag's badge. */
+  badge: string | null;
+  decoration: string | null;
+  /** The images of the activities in panels below the main one, in their order; absent: placeholders. */
+  more?: readonly (string | null)[];
+}
 
 /** The image types browsers draw inside an SVG `<image>`; SVG itself is not one we inline. */
 export type ImageType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
@@ -223,6 +239,32 @@ export class ImageCache {
       this.totalBytes -= entry.bytes;
     }
   }
+}
+
+/** The images a status card's content shows, asked for together; each is null where none could be had. */
+export async function statusCardImages(cache: ImageCache, content: CardContent): Promise<CardImages> {
+  const main = content.main;
+  const artUrl = main?.kind === 'music' ? main.artUrl : main?.kind === 'activity' ? main.imageUrl : null;
+  const emojiUrl = content.customStatus?.emoji?.url ?? null;
+  const fetched = (url: string | null | undefined) => (url ? cache.get(url) : null);
+  const [avatar, emoji, art, badge, decoration, more] = await Promise.all([
+    cache.first(content.avatarUrls),
+    fetched(emojiUrl),
+    fetched(artUrl),
+    fetched(content.tag?.badgeUrl),
+    fetched(content.decorationUrl),
+    Promise.all(content.more.map((activity) => fetched(activity.imageUrl))),
+  ]);
+  return { avatar, emoji, art, badge, decoration, more };
+}
+
+/** The images a track card shows: the user's avatar and each row's art, asked for together. */
+export async function trackCardImages(cache: ImageCache, content: TrackCardContent): Promise<TrackImages> {
+  const [avatar, ...art] = await Promise.all([
+    cache.first(content.user.avatarUrls),
+    ...content.rows.map((row) => (row.artUrl === null ? null : cache.get(row.artUrl))),
+  ]);
+  return { avatar: avatar ?? null, art };
 }
 
 async function readCapped(response: Response, maxBytes: number): Promise<Buffer> {

@@ -2,6 +2,7 @@ import { formatAgo } from './clock.js';
 import {
   artTile,
   avatar,
+  type CardParts,
   cardBackground,
   EMOJI_STACK,
   EQUALIZER_CSS,
@@ -13,9 +14,8 @@ import {
   safeImage,
 } from './draw.js';
 import { escapeXml, userText } from './escape.js';
+import { CARD_WIDTH } from './layout.js';
 import type { CardOptions } from './options.js';
-import { CARD_WIDTH } from './render.js';
-import type { CardParts } from './serving.js';
 import { num } from './svg.js';
 import { SOURCE_COLOURS, SOURCE_LABELS, THEMES, type Theme } from './theme.js';
 import type { TrackCardContent, TrackRow } from './track-content.js';
@@ -24,7 +24,7 @@ import { type FontSpec, textWidth, truncate } from './truncate.js';
 /**
  * The track cards as SVG: a header with the user (or, with `hideProfile`, the list's name alone), then a
  * row per track: its art, title and artist, and on the right when it was played (or how often) over
- * where it was played. Built as the status card is (render.ts): no I/O, no clock but `now`, every user
+ * where it was played. Built as the status card is (status-card.ts): no I/O, no clock but `now`, every user
  * string cleaned, cut to fit and passed through `userText`.
  */
 

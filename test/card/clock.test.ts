@@ -7,7 +7,7 @@ import {
   HOUR,
   MINUTE,
   SECOND,
-} from '../../../src/http/card/clock.js';
+} from '../../src/card/clock.js';
 import { parseCard, walk } from './support.js';
 
 const spec = (overrides: Partial<ClockSpec>): ClockSpec => ({

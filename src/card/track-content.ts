@@ -4,8 +4,8 @@ import {
   type TopTracksPeriod,
   type TrackEntry,
   trackIdentity,
-} from '../../model/history.js';
-import type { MusicSource, NowPlaying, PresenceSummary } from '../../presence/model.js';
+} from '../model/history.js';
+import type { MusicSource, NowPlaying, PresenceSummary } from '../presence/model.js';
 import { type CardContent, cardContent } from './content.js';
 import { cleanText } from './escape.js';
 import { DEFAULT_CARD_OPTIONS } from './options.js';

@@ -1,25 +1,21 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
-import { type CardContent, cardContent, unmonitoredContent } from '../../../src/http/card/content.js';
-import { DEFAULT_AVATAR_COLOURS } from '../../../src/http/card/default-avatar.js';
-import { cleanText } from '../../../src/http/card/escape.js';
-import { type CardOptions, DEFAULT_CARD_OPTIONS } from '../../../src/http/card/options.js';
-import {
-  CARD_WIDTH,
-  type CardImages,
-  COMPACT_WIDTH,
-  cardHeight,
-  renderCard,
-} from '../../../src/http/card/render.js';
-import { SOURCE_COLOURS, STATUS_COLOURS, THEMES } from '../../../src/http/card/theme.js';
-import type { DiscordStatus } from '../../../src/presence/model.js';
+import { type CardContent, cardContent, unmonitoredContent } from '../../src/card/content.js';
+import { DEFAULT_AVATAR_COLOURS } from '../../src/card/default-avatar.js';
+import { cleanText } from '../../src/card/escape.js';
+import type { CardImages } from '../../src/card/images.js';
+import { CARD_WIDTH, COMPACT_WIDTH, cardHeight } from '../../src/card/layout.js';
+import { type CardOptions, DEFAULT_CARD_OPTIONS } from '../../src/card/options.js';
+import { renderCard } from '../../src/card/status-card.js';
+import { SOURCE_COLOURS, STATUS_COLOURS, THEMES } from '../../src/card/theme.js';
+import type { DiscordStatus } from '../../src/presence/model.js';
 import {
   customStatusActivity,
   gameActivity,
   spotifyActivity,
   youtubeMusicActivity,
-} from '../../../src/simulator/activities.js';
-import { solidPng } from '../../../src/simulator/png.js';
+} from '../../src/simulator/activities.js';
+import { solidPng } from '../../src/simulator/png.js';
 import {
   byClass,
   CDN,

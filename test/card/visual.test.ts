@@ -5,22 +5,23 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_USERS } from '../../../src/demo/cast.js';
-import { demoPresences } from '../../../src/demo/script.js';
-import { type CardContent, cardContent, unmonitoredContent } from '../../../src/http/card/content.js';
-import { type CardOptions, DEFAULT_CARD_OPTIONS, parseCardOptions } from '../../../src/http/card/options.js';
-import { type CardImages, renderCard } from '../../../src/http/card/render.js';
-import { buildPresence } from '../../../src/presence/normalize/presence.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../../src/presence/normalize/youtube-music.js';
-import { colourFor, ringPng, solidPng } from '../../../src/simulator/png.js';
+import { type CardContent, cardContent, unmonitoredContent } from '../../src/card/content.js';
+import type { CardImages } from '../../src/card/images.js';
+import { type CardOptions, DEFAULT_CARD_OPTIONS, parseCardOptions } from '../../src/card/options.js';
+import { renderCard } from '../../src/card/status-card.js';
+import { DEMO_USERS } from '../../src/demo/cast.js';
+import { demoPresences } from '../../src/demo/script.js';
+import { buildPresence } from '../../src/presence/normalize/presence.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/normalize/youtube-music.js';
+import { colourFor, ringPng, solidPng } from '../../src/simulator/png.js';
 import {
   CARD_IMAGE_ID,
   type Chromium,
   chromiumAvailable,
   launchChromium,
   showAsImage,
-} from '../../support/chromium.js';
-import { type DecodedPng, decodePng } from '../../support/png-decode.js';
+} from '../support/chromium.js';
+import { type DecodedPng, decodePng } from '../support/png-decode.js';
 import { CDN, type ParsedElement, parseCard, walk } from './support.js';
 
 /**
@@ -34,7 +35,7 @@ import { CDN, type ParsedElement, parseCard, walk } from './support.js';
  */
 
 const RSVG = '/usr/bin/rsvg-convert';
-const OUT_DIR = fileURLToPath(new URL('../../../docs/cards/renderers/', import.meta.url));
+const OUT_DIR = fileURLToPath(new URL('../../docs/cards/renderers/', import.meta.url));
 const FONT_DIRS = {
   dejavu: '/usr/share/fonts/truetype/dejavu',
   noto: '/usr/share/fonts/truetype/noto',

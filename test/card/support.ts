@@ -1,9 +1,9 @@
 import type { GatewayActivity } from 'discord-api-types/v10';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { expect } from 'vitest';
-import type { DiscordStatus, DiscordUser, Freshness, Presence } from '../../../src/presence/model.js';
-import { buildPresence } from '../../../src/presence/normalize/presence.js';
-import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../../src/presence/normalize/youtube-music.js';
+import type { DiscordStatus, DiscordUser, Freshness, Presence } from '../../src/presence/model.js';
+import { buildPresence } from '../../src/presence/normalize/presence.js';
+import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../src/presence/normalize/youtube-music.js';
 
 export const CDN = 'https://cdn.discordapp.com';
 export const USER_ID = '94490510688792576';

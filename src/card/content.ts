@@ -1,12 +1,7 @@
-import type { DiscordStatus, DiscordUser, MusicSource, PresenceSummary } from '../../presence/model.js';
-import {
-  avatarHash,
-  avatarUrl,
-  defaultAvatarIndex,
-  defaultAvatarUrl,
-} from '../../presence/normalize/avatar.js';
-import { activityImageUrl } from '../../presence/normalize/images.js';
-import { cdnBase, field, isRecord, textOrNull, timestampOrNull } from '../../presence/normalize/values.js';
+import type { DiscordStatus, DiscordUser, MusicSource, PresenceSummary } from '../presence/model.js';
+import { avatarHash, avatarUrl, defaultAvatarIndex, defaultAvatarUrl } from '../presence/normalize/avatar.js';
+import { activityImageUrl } from '../presence/normalize/images.js';
+import { cdnBase, field, isRecord, textOrNull, timestampOrNull } from '../presence/normalize/values.js';
 import { cleanText } from './escape.js';
 import { type CardOptions, DEFAULT_IDLE_MESSAGE } from './options.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cleanText, escapeXml, isolate, userText } from '../../../src/http/card/escape.js';
-import { graphemes, textWidth, truncate } from '../../../src/http/card/truncate.js';
+import { cleanText, escapeXml, isolate, userText } from '../../src/card/escape.js';
+import { graphemes, textWidth, truncate } from '../../src/card/truncate.js';
 
 describe('escape', () => {
   it('escapes the five XML specials', () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { FONT_FILES, fontFaceFor } from '../../../src/http/card/font.js';
+import { FONT_FILES, fontFaceFor } from '../../src/card/font.js';
 
 /**
  * The card's font cut to a card's characters: the WOFF is read back here, table by table, and its glyphs

@@ -5,7 +5,7 @@ import {
   TOP_TRACKS_DEFAULT_PERIOD,
   TOP_TRACKS_PERIODS,
   type TopTracksPeriod,
-} from '../../model/history.js';
+} from '../model/history.js';
 import { lastQueryValue } from '../query-value.js';
 import { CARD_QUERY_OPTIONS, type CardOptions, parseCardOptions } from './options.js';
 

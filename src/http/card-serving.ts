@@ -1,17 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Metrics } from '../../ops/metrics.js';
-import type { Snowflake } from '../../presence/model.js';
-import { isSnowflake } from '../../presence/snowflake.js';
-import { prefersJsonTo } from '../accept.js';
-import { ApiError } from '../errors.js';
-import { noneMatch } from '../etag.js';
-import { answeredToOwner } from '../owner-reads.js';
-import { userIdFrom } from '../routes/users.js';
-import { emptyResponse, errorResponses } from '../schemas/envelope.js';
-import { FONT_DIGEST, fontFaceFor } from './font.js';
-import { PNG_RENDERER, rasterize } from './png.js';
-import { CardRenderCache, type RenderedCard } from './render-cache.js';
+import type { CardParts } from '../card/draw.js';
+import { FONT_DIGEST, fontFaceFor } from '../card/font.js';
+import { PNG_RENDERER, RendererBusyError, rasterize } from '../card/png.js';
+import { CardRenderCache, type RenderedCard } from '../card/render-cache.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Snowflake } from '../presence/model.js';
+import { isSnowflake } from '../presence/snowflake.js';
+import { prefersJsonTo } from './accept.js';
+import { ApiError } from './errors.js';
+import { noneMatch } from './etag.js';
+import { answeredToOwner } from './owner-reads.js';
+import { userIdFrom } from './routes/users.js';
+import { emptyResponse, errorResponses } from './schemas/envelope.js';
 
 /**
  * How every card is answered, whatever it draws: its two formats, its headers and ETag, and the caches
@@ -31,16 +32,6 @@ export const CARD_TIME_GRANULARITY_MS = 1_000;
  */
 export const CARD_CONTENT_SECURITY_POLICY =
   "default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'";
-
-/**
- * A drawn card as the markup before its font and after it: the font's @font-face rules (`fontFaceFor`,
- * most of a card's bytes) follow from the text after, so they are bytes made once for a set of characters,
- * the ETag is over the text alone, and the PNG renderer, which reads no @font-face, goes without them.
- */
-export interface CardParts {
-  before: string;
-  after: string;
-}
 
 export type CardFormat = 'svg' | 'png';
 
@@ -222,11 +213,11 @@ export class CardAnswers {
         // Too busy to draw it: the last one drawn is better than a broken image, if it was drawn from
         // the presence shown now: an older one may show what its user has hidden since, or a user
         // gone private.
-        if (!(error instanceof ApiError) || error.code !== 'rate_limited') throw error;
+        if (!(error instanceof RendererBusyError)) throw error;
         const last = this.lastDrawn.get(key);
         if (!last || last.from !== from) {
           reply.header('retry-after', '1');
-          throw error;
+          throw new ApiError(error.code, error.message);
         }
         made = last;
       }
