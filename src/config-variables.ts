@@ -1,10 +1,10 @@
 import { DEFAULT_KV_MAX_BYTES } from './kv/rules.js';
+import { HEAP_BYTES_PER_SOCKET } from './limits/heap-share.js';
 import { DEFAULT_MUSIC_APP_IDS } from './presence/normalize/music-apps.js';
 import {
   DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
   DEFAULT_YOUTUBE_MUSIC_NAMES,
 } from './presence/normalize/youtube-music.js';
-import { HEAP_BYTES_PER_SOCKET } from './socket/heap-share.js';
 import { SUBSCRIPTION_BYTES } from './socket/id-subscribers.js';
 import { DEFAULT_WEBHOOKS_PER_USER } from './webhooks/rules.js';
 

@@ -1,5 +1,6 @@
 import { VARIABLES } from './config-variables.js';
 import { KV_MAX_BYTES_MAX, KV_MAX_BYTES_MIN } from './kv/rules.js';
+import { defaultMaxSockets, defaultMaxSubscriptions, heapSizeLimit } from './limits/heap-share.js';
 import { parseTrustProxy, type TrustProxy } from './net/trust-proxy.js';
 import {
   APP_SOURCES,
@@ -8,7 +9,7 @@ import {
   DEFAULT_MUSIC_APP_IDS,
 } from './presence/normalize/music-apps.js';
 import { redactUrl } from './redact-url.js';
-import { defaultMaxSockets, defaultMaxSubscriptions, heapSizeLimit } from './socket/heap-share.js';
+import { SUBSCRIPTION_BYTES } from './socket/id-subscribers.js';
 import type { SqliteLocation } from './store/sqlite/index.js';
 import { WEBHOOKS_PER_USER_MAX } from './webhooks/rules.js';
 
@@ -368,7 +369,12 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
     rateLimitWrite: integer('RATE_LIMIT_WRITE', VARIABLES.RATE_LIMIT_WRITE.default, 0, 1_000_000),
     socketsPerIp: integer('SOCKETS_PER_IP', VARIABLES.SOCKETS_PER_IP.default, 0, 1_000_000),
     maxSockets: integer('MAX_SOCKETS', defaultMaxSockets(heapBytes), 0, 10_000_000),
-    maxSubscriptions: integer('MAX_SUBSCRIPTIONS', defaultMaxSubscriptions(heapBytes), 0, 1_000_000_000),
+    maxSubscriptions: integer(
+      'MAX_SUBSCRIPTIONS',
+      defaultMaxSubscriptions(heapBytes, SUBSCRIPTION_BYTES),
+      0,
+      1_000_000_000,
+    ),
     trustProxy,
     connectionsPerIp: integer('CONNECTIONS_PER_IP', VARIABLES.CONNECTIONS_PER_IP.default, 0, 1_000_000),
     subscriptionsPerSocket: integer(

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { defaultMaxSockets, HEAP_BYTES_PER_SOCKET, heapSizeLimit } from '../src/limits/heap-share.js';
 import { DEFAULT_MUSIC_APP_IDS } from '../src/presence/normalize/music-apps.js';
-import { defaultMaxSockets, HEAP_BYTES_PER_SOCKET, heapSizeLimit } from '../src/socket/heap-share.js';
 import { SUBSCRIPTION_BYTES } from '../src/socket/id-subscribers.js';
 
 describe('loadConfig', () => {

@@ -2,7 +2,7 @@ import { setPriority } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config.js';
 import { PATCH_BODY_LIMIT, PUT_BODY_LIMIT } from '../../src/http/routes/kv.js';
-import { SOCKET_COMMAND_BURST } from '../../src/socket/command-budget.js';
+import { SOCKET_COMMAND_BURST } from '../../src/limits/socket-budgets.js';
 import { HEARTBEAT_INTERVAL_MS } from '../../src/socket/protocol.js';
 import { addTally, disengage, engage, type Tally } from '../lib/attack.js';
 import { type BlockRecords, blockRecords, markBlock } from '../lib/blocks.js';

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { PerClientCap } from '../limits/per-client-cap.js';
 import { clientKey } from '../net/client-address.js';
 import { whenUpgraded } from '../net/upgraded.js';
 import { ERROR_STATUS, rawErrorAnswer } from './errors.js';
@@ -37,15 +38,13 @@ export function capConnections(server: Server, options: ConnectionCapOptions): v
       `at most ${options.perClient} connections at once per client`,
     ),
   );
-  const open = new Map<string, number>();
+  const open = new PerClientCap(options.perClient);
   const counted = new Map<Socket, string>();
   const release = (socket: Socket): void => {
     const key = counted.get(socket);
     if (key === undefined) return;
     counted.delete(socket);
-    const left = (open.get(key) ?? 1) - 1;
-    if (left > 0) open.set(key, left);
-    else open.delete(key);
+    open.release(key);
   };
 
   // node:http takes a connection in through its 'connection' listener: a refused one never reaches it.
@@ -55,13 +54,12 @@ export function capConnections(server: Server, options: ConnectionCapOptions): v
     const address = socket.remoteAddress;
     if (address !== undefined && !options.isTrustedProxy(address)) {
       const key = clientKey(address);
-      const held = open.get(key) ?? 0;
-      if (held >= options.perClient) {
+      if (open.full(key)) {
         options.onRefused?.();
         refuse(socket, refusal);
         return;
       }
-      open.set(key, held + 1);
+      open.take(key);
       counted.set(socket, key);
       socket.once('close', () => release(socket));
       // A WebSocket is counted by the socket caps instead, from the moment it is accepted.

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ReadBudget } from '../limits/read-budget.js';
 import { type ClientAddressOf, clientKey } from '../net/client-address.js';
 import { SECURITY_HEADERS } from '../net/security-headers.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { HeldBody, PresenceView } from '../presence/registry/registry.js';
+import type { PresenceBody, PresenceView } from '../presence/registry/registry.js';
 import { digestEtag, noneMatch } from './etag.js';
-import type { ReadBudget } from './read-budget.js';
 
 export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -108,7 +108,7 @@ export class FastReads {
 
   /** `answer` and `notModified`: ANSWER_HEADERS and NOT_MODIFIED_HEADERS, or their LIMITED forms. */
   private answer(
-    held: HeldBody,
+    held: PresenceBody,
     request: IncomingMessage,
     response: ServerResponse,
     answer: (string | number)[],
@@ -136,7 +136,7 @@ export class FastReads {
   }
 
   /** The body, or undefined when there is none or the view fails: Fastify answers those, errors included. */
-  private lookup(id: string): HeldBody | undefined {
+  private lookup(id: string): PresenceBody | undefined {
     try {
       return this.view.body(id);
     } catch {

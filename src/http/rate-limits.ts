@@ -1,15 +1,12 @@
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { ReadBudget } from '../limits/read-budget.js';
+import { type RequestBudgets, writeBudgetOf } from '../limits/request-budgets.js';
+import type { WindowCount } from '../limits/window-counter.js';
 import { clientKey } from '../net/client-address.js';
 import { refuseLater } from '../net/tarpit.js';
 import type { Snowflake } from '../presence/model.js';
 import { ApiError } from './errors.js';
-import { ReadBudget } from './read-budget.js';
 import type { RefusedWrites } from './refused-writes.js';
-
-/** Limits count requests per minute. */
-export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 /**
  * How many budgets of reads a client is refused at once, each refusal answered as soon as it is asked;
@@ -17,13 +14,8 @@ export const RATE_LIMIT_WINDOW_MS = 60_000;
  */
 export const READ_BUDGETS_REFUSED_AT_ONCE = 1;
 
-export interface RateLimitSettings {
-  /** Reads per window per client; 0: no limit. */
-  read: number;
-  /** KV writes per window per key owner, and refused ones per client; 0: no limit. */
-  write: number;
-  /** Scale-out: write counters in Redis, read counts synced through it: limits hold across API nodes. */
-  redis?: { client: Redis; prefix: string };
+/** The request budgets, and how requests past them are answered. */
+export interface RateLimitSettings extends RequestBudgets {
   /** Told of every request a limit refuses (metrics). */
   onLimited?(kind: LimitKind): void;
   /** Told of the clients whose budget for keyless writes is spent, to refuse their next ones at once. */
@@ -46,40 +38,6 @@ export function keylessWriteRefusal(max: number, seconds: number): string {
 }
 
 export type LimitKind = 'read' | 'write';
-
-type CounterOptions = Omit<Parameters<typeof rateLimit>[1], 'max'>;
-
-/**
- * The plugin's counters for `kind` in `scope`, in memory or Redis. A counter that cannot be reached
- * (Redis away) lets the request through: the limit protects the service, it must not take it down.
- */
-async function registerCounters(
-  scope: FastifyInstance,
-  kind: LimitKind,
-  settings: RateLimitSettings,
-  options: CounterOptions,
-): Promise<void> {
-  await scope.register(rateLimit, {
-    max: settings[kind],
-    timeWindow: RATE_LIMIT_WINDOW_MS,
-    enableDraftSpec: true,
-    skipOnError: true,
-    ...(settings.redis
-      ? { redis: settings.redis.client, nameSpace: `${settings.redis.prefix}rate-limit:${kind}:` }
-      : {}),
-    ...options,
-  });
-}
-
-/** The read budget `settings` ask for, counted in this process (read-budget.ts); null: reads not limited. */
-export function readBudgetOf(settings: RateLimitSettings): ReadBudget | null {
-  if (settings.read === 0) return null;
-  return new ReadBudget({
-    max: settings.read,
-    windowMs: RATE_LIMIT_WINDOW_MS,
-    ...(settings.redis ? { shared: { redis: settings.redis.client, prefix: settings.redis.prefix } } : {}),
-  });
-}
 
 /**
  * Sets the draft `RateLimit-*` headers of a client who has read `used` times this window, and `Retry-After`
@@ -188,38 +146,33 @@ export async function chargedWriter(
   return owner;
 }
 
-/** The write budgets of `scope`; null when writes are not limited. */
-export async function writeBudgetsOf(
-  scope: FastifyInstance,
-  settings: RateLimitSettings,
-): Promise<WriteBudgets | null> {
-  const max = settings.write;
-  if (max === 0) return null;
-  await registerCounters(scope, 'write', settings, {
-    // No hook of the plugin's own: the routes charge when they know whom (see kv.ts).
-    global: false,
-    keyGenerator: (request) => (request as unknown as { budget: string }).budget,
-  });
-  const limit = scope.createRateLimit();
-  /** `whose`: how the refusal names the budget, after "more than N KV writes a minute". */
-  const charge = async (reply: FastifyReply, budget: string, whose: string): Promise<void> => {
-    const state = await limit({ budget, routeOptions: { config: {} } } as unknown as FastifyRequest);
-    if (state.isAllowed) return;
-    reply.header('ratelimit-limit', state.max).header('ratelimit-reset', state.ttlInSeconds);
-    if (!state.isExceeded) {
-      reply.header('ratelimit-remaining', state.remaining);
+/** The write budgets `settings` ask for, charged to their requests; null when writes are not limited. */
+export function writeBudgetsOf(settings: RateLimitSettings): WriteBudgets | null {
+  const budget = writeBudgetOf(settings);
+  if (budget === null) return null;
+  const { max } = budget;
+  /**
+   * Sets the draft `RateLimit-*` headers of `charged`, and `Retry-After` and `429` when it is past the
+   * budget; `whose`: how the refusal names the budget, after "more than N KV writes a minute".
+   */
+  const answer = async (reply: FastifyReply, charged: Promise<WindowCount>, whose: string): Promise<void> => {
+    const { count, msLeft } = await charged;
+    const seconds = Math.ceil(msLeft / 1000);
+    reply.header('ratelimit-limit', max).header('ratelimit-reset', seconds);
+    if (count <= max) {
+      reply.header('ratelimit-remaining', Math.max(0, max - count));
       return;
     }
     settings.onLimited?.('write');
-    reply.header('ratelimit-remaining', 0).header('retry-after', state.ttlInSeconds);
-    throw new ApiError('rate_limited', writeRefusal(max, whose, state.ttlInSeconds));
+    reply.header('ratelimit-remaining', 0).header('retry-after', seconds);
+    throw new ApiError('rate_limited', writeRefusal(max, whose, seconds));
   };
   return {
-    chargeOwner: (reply, owner) => charge(reply, `user:${owner}`, ''),
+    chargeOwner: (reply, owner) => answer(reply, budget.chargeOwner(owner), ''),
     chargeClient: async (request, reply) => {
       const client = clientKey(request.ip);
       try {
-        await charge(reply, `ip:${client}`, KEYLESS);
+        await answer(reply, budget.chargeClient(client), KEYLESS);
       } catch (error) {
         settings.refused?.spent(client, Number(reply.getHeader('retry-after')));
         throw error;

@@ -2,11 +2,13 @@ import { createServer, type IncomingMessage } from 'node:http';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
+import { cardImageSources, ImageCache } from '../card/images.js';
 import type { InstallLinks } from '../discord/install-links.js';
 import type { RecentStatuses } from '../history/recent-status.js';
 import type { ReadTokenService } from '../keys/read-tokens.js';
 import type { ApiKeyService } from '../keys/service.js';
 import type { KvService } from '../kv/service.js';
+import { readBudgetOf } from '../limits/request-budgets.js';
 import { clientAddressOf } from '../net/client-address.js';
 import { lingeringClose } from '../net/lingering-close.js';
 import { pipelinedTurns } from '../net/pipelined-turns.js';
@@ -23,7 +25,6 @@ import type { HistoryStore } from '../store/ports.js';
 import type { VersionInfo } from '../version.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { MAX_BULK_IDS } from './bulk-read.js';
-import { cardImageSources, ImageCache } from './card/images.js';
 import { capConnections } from './connection-cap.js';
 import { ApiError, answerClientError, installErrorHandling, sendError } from './errors.js';
 import { FastReads, type RequestHandler } from './fast-read.js';
@@ -36,7 +37,6 @@ import type { PageExample } from './page/render.js';
 import {
   limitReads,
   type RateLimitSettings,
-  readBudgetOf,
   readChargeOf,
   readLimit,
   writeBudgetsOf,
@@ -425,7 +425,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   if (options.demoBot) await app.register(demoBotRoutes(options.demoBot));
   if (options.serveApi !== false) {
     await app.register(async (writes) => {
-      const budgets = await writeBudgetsOf(writes, { ...limits, ...(refused ? { refused } : {}) });
+      const budgets = writeBudgetsOf({ ...limits, ...(refused ? { refused } : {}) });
       await writes.register(kvRoutes({ keys: options.keys, kv: options.kv, budgets }));
       if (options.webhooks) {
         await writes.register(

@@ -29,8 +29,8 @@ export function pageContentSecurityPolicy(
 /**
  * What every answer carries, whoever writes it: Fastify (a hook in server.ts), the fast read path
  * (fast-read.ts), and the answers written straight to a socket for requests that reach no route
- * (errors.ts) or upgrades that do not become sockets (socket/gateway.ts). `nosniff`: an answer is what its
- * Content-Type says, and no browser may guess otherwise.
+ * (errors.ts) or upgrades that do not become sockets (socket/admission.ts). `nosniff`: an answer is what
+ * its Content-Type says, and no browser may guess otherwise.
  */
 export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',

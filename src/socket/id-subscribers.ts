@@ -24,14 +24,19 @@ const PAGE_INTS = 4096 / Int32Array.BYTES_PER_ELEMENT;
  * almost every time, and the first of them would stall for a while. The other arrays fill in order.
  */
 const COPIES_PER_PAGE = 32;
-/** Per id in the slots' room: the id's first pair, and how many holders it has. */
-const USER_ROOM_INTS = 2;
+/**
+ * Int32s each id keeps in its slot's record, beside its key (SnowflakeSlots' `room`): the id's first pair,
+ * and how many holders it has.
+ */
+const ID_RECORD_INTS = 2;
+const FIRST_PAIR = 0;
+const HOLDER_COUNT = 1;
 const NO_HOLDERS: Int32Array = new Int32Array(0);
 
 /**
  * Bytes one pair costs at most in the arrays: six Int32s of its own, and two buckets of the table.
- * An id held by one holder costs its slot too (SnowflakeSlots: a record of three doubles, key and room;
- * two buckets; one released entry).
+ * An id held by one holder costs its slot too (SnowflakeSlots: a record of three doubles, its key and
+ * ID_RECORD_INTS; two buckets; one released entry).
  */
 export const PAIR_BYTES = 8 * Int32Array.BYTES_PER_ELEMENT;
 export const ID_BYTES = 3 * Float64Array.BYTES_PER_ELEMENT + 3 * Int32Array.BYTES_PER_ELEMENT;
@@ -79,7 +84,7 @@ export class IdSubscribers {
   /** `pairs`, `ids`: how many to make room for at once, so that filling them never grows the arrays. */
   constructor(pairs = 0, ids = 0) {
     const length = powerOfTwoAtLeast(FIRST_PAIRS, pairs);
-    this.ids = new SnowflakeSlots(USER_ROOM_INTS, ids);
+    this.ids = new SnowflakeSlots(ID_RECORD_INTS, ids);
     // Pairs from `used` on are never read before they are handed out: no fill needed.
     this.pairIds = new Int32Array(length);
     this.pairHolders = new Int32Array(length);
@@ -110,7 +115,7 @@ export class IdSubscribers {
   }
 
   /** Whether anybody holds `id`. */
-  heard(id: Snowflake): boolean {
+  isHeld(id: Snowflake): boolean {
     return this.ids.slotOf(id) !== NO_SLOT;
   }
 
@@ -129,10 +134,10 @@ export class IdSubscribers {
     const slot = this.ids.slotOf(id);
     if (slot === NO_SLOT) return NO_HOLDERS;
     const at = this.ids.roomAt(slot);
-    const room = this.ids.room;
-    const holders = new Int32Array(room[at + 1] as number);
+    const records = this.ids.room;
+    const holders = new Int32Array(records[at + HOLDER_COUNT] as number);
     let index = 0;
-    for (let pair = room[at] as number; pair !== NONE; pair = this.nextOfId[pair] as number) {
+    for (let pair = records[at + FIRST_PAIR] as number; pair !== NONE; pair = this.nextOfId[pair] as number) {
       holders[index++] = this.pairHolders[pair] as number;
     }
     return holders;
@@ -290,14 +295,15 @@ export class IdSubscribers {
     this.pairIds[pair] = slot;
     this.pairHolders[pair] = holder;
 
-    const room = this.ids.room;
+    const records = this.ids.room;
     const at = this.ids.roomAt(slot);
-    const idFirst = (room[at + 1] as number) === 0 ? NONE : (room[at] as number);
+    const idFirst =
+      (records[at + HOLDER_COUNT] as number) === 0 ? NONE : (records[at + FIRST_PAIR] as number);
     this.nextOfId[pair] = idFirst;
     this.previousOfId[pair] = NONE;
     if (idFirst !== NONE) this.previousOfId[idFirst] = pair;
-    room[at] = pair;
-    room[at + 1] = (room[at + 1] as number) + 1;
+    records[at + FIRST_PAIR] = pair;
+    records[at + HOLDER_COUNT] = (records[at + HOLDER_COUNT] as number) + 1;
 
     const holderFirst = this.holderFirsts[holder] as number;
     this.nextOfHolder[pair] = holderFirst;
@@ -317,15 +323,15 @@ export class IdSubscribers {
     const holder = this.pairHolders[pair] as number;
     this.empty(hole);
 
-    const room = this.ids.room;
+    const records = this.ids.room;
     const at = this.ids.roomAt(slot);
     const nextOfId = this.nextOfId[pair] as number;
     const previousOfId = this.previousOfId[pair] as number;
-    if (previousOfId === NONE) room[at] = nextOfId;
+    if (previousOfId === NONE) records[at + FIRST_PAIR] = nextOfId;
     else this.nextOfId[previousOfId] = nextOfId;
     if (nextOfId !== NONE) this.previousOfId[nextOfId] = previousOfId;
-    room[at + 1] = (room[at + 1] as number) - 1;
-    if (room[at + 1] === 0) this.ids.release(slot);
+    records[at + HOLDER_COUNT] = (records[at + HOLDER_COUNT] as number) - 1;
+    if (records[at + HOLDER_COUNT] === 0) this.ids.release(slot);
 
     const nextOfHolder = this.nextOfHolder[pair] as number;
     const previousOfHolder = this.previousOfHolder[pair] as number;

@@ -1,7 +1,7 @@
+import { SubscriptionCap } from '../limits/subscription-cap.js';
 import type { Snowflake } from '../presence/model.js';
 import { CommandQueue } from './command-queue.js';
 import { IdSubscribers } from './id-subscribers.js';
-import { SubscriptionBudget } from './subscription-budget.js';
 
 /** Ids let go, or pairs copied into other arrays, per item of the work queue. */
 export const TIDY_SLICE_PAIRS = 512;
@@ -9,7 +9,7 @@ export const TIDY_SLICE_PAIRS = 512;
 /**
  * Who listens to whom. Subscribers are numbered, and who holds which id is kept by number in typed arrays
  * (id-subscribers.ts): an id costs a few dozen bytes outside the JS heap, not a Set, a Map entry and a
- * string on it. Every id subscribed is taken from the process's budget, and given back when let go.
+ * string on it. Every id subscribed counts against the process's cap (MAX_SUBSCRIPTIONS) until let go.
  *
  * A subscriber released hears nothing more at once, but its ids are let go, and the arrays moved into
  * shorter ones once they are sparse, a slice at a time in the work queue: twenty thousand sockets of a
@@ -30,25 +30,25 @@ export class Subscriptions<S> {
   private readonly toAll = new Set<S>();
 
   constructor(
-    private readonly budget = new SubscriptionBudget(0),
+    private readonly cap = new SubscriptionCap(0),
     private readonly work: Pick<CommandQueue, 'push'> = new CommandQueue(),
   ) {}
 
-  /** Whether the budget has room for the ids the subscriber does not hold yet: ask before `subscribe`. */
+  /** Whether the cap has room for the ids the subscriber does not hold yet: ask before `subscribe`. */
   fits(subscriber: S, ids: readonly Snowflake[]): boolean {
-    if (this.budget.fits(ids.length)) return true;
+    if (this.cap.fits(ids.length)) return true;
     const number = this.numbers.get(subscriber);
     let count = 0;
     for (const id of new Set(ids)) if (number === undefined || !this.index.has(number, id)) count++;
-    return this.budget.fits(count);
+    return this.cap.fits(count);
   }
 
-  /** Adds ids (repeats ignored), taking them from the budget; returns how many ids the subscriber now holds. */
+  /** Adds ids (repeats ignored), counted against the cap; returns how many ids the subscriber now holds. */
   subscribe(subscriber: S, ids: readonly Snowflake[], all: boolean): number {
     const number = this.numberOf(subscriber);
     let added = 0;
     for (const id of ids) if (this.index.add(number, id)) added++;
-    this.budget.take(added);
+    this.cap.take(added);
     this.index = this.index.moved() ?? this.index;
     // Arrays moving into longer ones also move between subscribes, so that they are done before full.
     if (this.index.moving) this.tidy();
@@ -68,7 +68,7 @@ export class Subscriptions<S> {
 
   /**
    * Everything the subscriber held: called when its socket closes. It hears nothing from now on; its ids
-   * go back to the budget as they are let go, over the next turns.
+   * go back to the cap as they are let go, over the next turns.
    */
   release(subscriber: S): void {
     this.toAll.delete(subscriber);
@@ -93,9 +93,9 @@ export class Subscriptions<S> {
   }
 
   /** Whether anybody hears of this user's changes: most users' changes go to nobody. */
-  heard(userId: Snowflake): boolean {
+  hasSubscribers(userId: Snowflake): boolean {
     if (this.toAll.size > 0) return true;
-    if (!this.index.heard(userId)) return false;
+    if (!this.index.isHeld(userId)) return false;
     // Its holders may all be subscribers released whose ids are not let go yet.
     if (this.leaving.length === 0) return true;
     for (const number of this.index.holdersOf(userId))
@@ -149,7 +149,7 @@ export class Subscriptions<S> {
   }
 
   private letGo(removed: number): void {
-    this.budget.give(removed);
+    this.cap.give(removed);
     if (this.index.sparse()) this.tidy();
   }
 
@@ -165,7 +165,7 @@ export class Subscriptions<S> {
     if (number !== undefined) {
       const removed = this.index.removeSome(number, TIDY_SLICE_PAIRS);
       this.leavingIds -= removed;
-      this.budget.give(removed);
+      this.cap.give(removed);
       if (this.index.held(number) === 0) {
         this.leaving.pop();
         this.freeNumbers.push(number);

@@ -1,16 +1,16 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { PushSlots } from '../net/push-slots.js';
+import type { SocketSlots } from '../limits/socket-slots.js';
+import { StreamOpenBudget } from '../limits/stream-opens.js';
+import { SubscriptionCap } from '../limits/subscription-cap.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';
 import type { PresenceSource } from '../presence/registry/registry.js';
 import type { PresenceSnapshot } from '../presence/registry/snapshot.js';
 import { FanOutPacer, paceChanges } from '../socket/fanout-pace.js';
 import { SEND_BUFFER_CAP_BYTES } from '../socket/protocol.js';
-import { SubscriptionBudget } from '../socket/subscription-budget.js';
 import { Subscriptions } from '../socket/subscriptions.js';
 import { EventIds } from './event-id.js';
-import { ReconnectBudget } from './reconnect-budget.js';
 import { ReplayRing } from './replay.js';
 import { SseStream } from './stream.js';
 import { changeEvent, chunkOf, idLine, KEEP_ALIVE, presenceBody, retryChunk, type SseChunk } from './wire.js';
@@ -33,9 +33,9 @@ export interface SseHubOptions {
    */
   ownSource?: PresenceSource;
   /** SOCKETS_PER_IP and MAX_SOCKETS, shared with the socket gateway. */
-  slots: PushSlots;
+  slots: SocketSlots;
   /** MAX_SUBSCRIPTIONS, shared with the socket gateway; none: no cap. */
-  budget?: SubscriptionBudget;
+  subscriptionCap?: SubscriptionCap;
   logger: Logger;
   metrics?: Metrics;
   keepAliveMs?: number;
@@ -84,12 +84,12 @@ export interface OwnerGrant {
  * stream opened without them, a reconnect included. It is sent the presence afresh whenever it opens.
  */
 export class SseHub {
-  private readonly budget: SubscriptionBudget;
+  private readonly subscriptionCap: SubscriptionCap;
   private readonly subscriptions: Subscriptions<SseStream>;
   private readonly streams = new Set<SseStream>();
   private readonly ids = new EventIds();
   private readonly ring: ReplayRing;
-  private readonly reconnects: ReconnectBudget;
+  private readonly streamOpens: StreamOpenBudget;
   private readonly retry: SseChunk;
   private readonly capBytes: number;
   private readonly stalledStreamMs: number;
@@ -107,10 +107,10 @@ export class SseHub {
   private readonly stopOwnChanges: () => void;
 
   constructor(private readonly options: SseHubOptions) {
-    this.budget = options.budget ?? new SubscriptionBudget(0);
-    this.subscriptions = new Subscriptions(this.budget);
+    this.subscriptionCap = options.subscriptionCap ?? new SubscriptionCap(0);
+    this.subscriptions = new Subscriptions(this.subscriptionCap);
     this.ring = new ReplayRing(options.replayChanges, options.replayBytes, options.replayPerReconnect);
-    this.reconnects = new ReconnectBudget(options.slots.perClient);
+    this.streamOpens = new StreamOpenBudget(options.slots.perClient);
     this.retry = retryChunk(options.retryMs ?? RETRY_MS);
     this.capBytes = options.sendBufferCapBytes ?? SEND_BUFFER_CAP_BYTES;
     this.stalledStreamMs = options.stalledStreamMs ?? STALLED_STREAM_MS;
@@ -178,17 +178,17 @@ export class SseHub {
         message: `this server holds as many sockets and event streams as it may (${slots.max}); try again later`,
       };
     }
-    if (!this.budget.fits(ids)) {
+    if (!this.subscriptionCap.fits(ids)) {
       metrics?.rateLimited('max_subscriptions');
       return {
         code: 'try_again_later',
-        message: `this server holds as many subscriptions as it may (${this.budget.max}); try again later`,
+        message: `this server holds as many subscriptions as it may (${this.subscriptionCap.max}); try again later`,
       };
     }
-    const retryAfterSeconds = this.reconnects.take(client);
+    const retryAfterSeconds = this.streamOpens.take(client);
     if (retryAfterSeconds === 0) return null;
     metrics?.rateLimited('stream_opens');
-    const { burst, perMinute } = this.reconnects;
+    const { burst, perMinute } = this.streamOpens;
     return {
       code: 'rate_limited',
       message: `at most ${burst} event streams opened in a row per IP, then ${perMinute} a minute; retry in ${retryAfterSeconds} ${retryAfterSeconds === 1 ? 'second' : 'seconds'}`,
@@ -223,8 +223,8 @@ export class SseHub {
       stream.end();
       return;
     }
-    // The opening is read before the stream subscribes: a user first rendered by it (a member held as
-    // listed) is announced to the others, and sent to this stream once, in its opening.
+    // The opening is read before the stream subscribes: a user first rendered by it (a pending member)
+    // is announced to the others, and sent to this stream once, in its opening.
     this.opening(stream, ids, lastEventId);
     this.subscriptions.subscribe(stream, ids, false);
     if (tentative !== undefined) this.tentative.set(stream, tentative);
@@ -298,7 +298,7 @@ export class SseHub {
 
   /** A change out of the pacer: numbered, encoded once if anybody streams the user, and sent to them all. */
   private changed(userId: Snowflake, snapshot: PresenceSnapshot): void {
-    if (!this.subscriptions.heard(userId)) {
+    if (!this.subscriptions.hasSubscribers(userId)) {
       this.ring.push(userId, null);
       return;
     }
@@ -361,7 +361,7 @@ export class SseHub {
    */
   private tick(): void {
     this.recheckOwners();
-    this.reconnects.sweep();
+    this.streamOpens.sweep();
     const stalledBefore = Date.now() - this.stalledStreamMs;
     for (const stream of this.streams) {
       if (stream.stalledSince !== null && stream.stalledSince < stalledBefore) {

@@ -1,6 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
+import { installErrorHandling } from '../../src/http/errors.js';
+import { limitReads, readChargeOf } from '../../src/http/rate-limits.js';
 import { generateApiKey } from '../../src/keys/api-key.js';
+import { ReadBudget } from '../../src/limits/read-budget.js';
+import { RATE_LIMIT_WINDOW_MS } from '../../src/limits/request-budgets.js';
 import { insertApiKey } from '../support/api-key.js';
 import { startApiNode } from '../support/api-node.js';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -249,4 +254,120 @@ describe('rate limits', () => {
       }
     },
   );
+
+  it.skipIf(!hasRedis)(
+    'with Redis, a write budget holds across API nodes: one counter per client, whichever node it writes to',
+    async () => {
+      const prefix = uniquePrefix();
+      for (let i = 0; i < 2; i++) apps.push(await startApiNode(prefix, { RATE_LIMIT_WRITE: '2' }));
+      const [a, b] = apps as [App, App];
+      const { Redis } = await import('ioredis');
+      const redis = new Redis(REDIS_TEST_URL);
+      const put = (node: App) =>
+        fetch(`${node.url}/v1/users/${USER}/kv/note`, {
+          method: 'PUT',
+          headers: { authorization: generateApiKey() },
+          body: 'x',
+        });
+      try {
+        expect([(await put(a)).status, (await put(b)).status]).toEqual([401, 401]);
+        await expectLimited(await put(a), 2);
+        await expectLimited(await put(b), 2);
+        expect(await redis.keys(`${prefix}rate-limit:write:*`)).toEqual([
+          `${prefix}rate-limit:write:ip:127.0.0.1`,
+        ]);
+        expect(await redis.get(`${prefix}rate-limit:write:ip:127.0.0.1`)).toBe('4');
+      } finally {
+        await dropPrefix(redis, prefix);
+        redis.disconnect();
+      }
+    },
+  );
+});
+
+/** `RateLimit-Limit`, `-Remaining`, `-Reset` and `Retry-After` of an answer. */
+const told = (answer: LightMyRequestResponse) =>
+  ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'].map(
+    (name) => answer.headers[name],
+  );
+
+describe('a read budget on Fastify routes', () => {
+  /** 12:00:15 UTC: 45 s before the window ends. */
+  const AT_15_S = Date.UTC(2026, 0, 1, 12, 0, 15);
+  const budgets: ReadBudget[] = [];
+  const servers: FastifyInstance[] = [];
+  afterEach(async () => {
+    vi.useRealTimers();
+    for (const budget of budgets.splice(0)) budget.close();
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  function budget(options: { max: number }): ReadBudget {
+    const made = new ReadBudget({ ...options, windowMs: RATE_LIMIT_WINDOW_MS });
+    budgets.push(made);
+    return made;
+  }
+
+  /** GET /read (one read) and GET /bulk?n= (n reads), limited by `reads`, as server.ts wires them. */
+  async function serve(reads: ReadBudget, limited: string[]): Promise<FastifyInstance> {
+    const app = Fastify();
+    servers.push(app);
+    installErrorHandling(app);
+    const settings = { read: reads.max, write: 0, onLimited: (kind: string) => limited.push(kind) };
+    await app.register(async (scope) => {
+      limitReads(scope, reads, settings);
+      const charge = readChargeOf(reads, settings);
+      scope.get('/read', async () => 'ok');
+      scope.get('/bulk', async (request, reply) => {
+        charge?.(request, reply, Number((request.query as { n: string }).n));
+        return 'ok';
+      });
+    });
+    return app;
+  }
+
+  it('answers the draft headers, then 429 rate_limited with Retry-After and the message it always had', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(AT_15_S);
+    const limited: string[] = [];
+    const app = await serve(budget({ max: 2 }), limited);
+    const first = await app.inject('/read');
+    expect(first.statusCode).toBe(200);
+    expect(told(first)).toEqual(['2', '1', '45', undefined]);
+    expect(told(await app.inject('/read'))).toEqual(['2', '0', '45', undefined]);
+    const refused = await app.inject('/read');
+    expect(refused.statusCode).toBe(429);
+    expect(told(refused)).toEqual(['2', '0', '45', '45']);
+    expect(refused.json()).toEqual({
+      success: false,
+      error: { code: 'rate_limited', message: 'more than 2 reads a minute; retry in 45 seconds' },
+    });
+    expect(limited).toEqual(['read']);
+
+    vi.setSystemTime(AT_15_S + 45_000);
+    expect((await app.inject('/read')).headers['ratelimit-remaining']).toBe('1');
+    expect((await app.inject('/read')).statusCode).toBe(200);
+    expect((await app.inject('/read')).json().error.message).toBe(
+      'more than 2 reads a minute; retry in 1 minute',
+    );
+  });
+
+  it('charges a bulk read one read per id, the request’s own included, and refuses one the budget cannot pay', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(AT_15_S + 44_000);
+    const limited: string[] = [];
+    const app = await serve(budget({ max: 10 }), limited);
+    const four = await app.inject('/bulk?n=4');
+    expect(four.statusCode).toBe(200);
+    expect(four.headers['ratelimit-remaining']).toBe('6');
+    expect((await app.inject('/bulk?n=1')).headers['ratelimit-remaining']).toBe('5');
+    const six = await app.inject('/bulk?n=6');
+    expect(six.statusCode).toBe(429);
+    expect(told(six)).toEqual(['10', '0', '1', '1']);
+    expect(six.json().error.message).toBe(
+      'more than 10 reads a minute (a bulk read counts one per id); retry in 1 second',
+    );
+    expect((await app.inject('/read')).statusCode).toBe(429);
+    expect(limited).toEqual(['read', 'read']);
+  });
 });

@@ -5,7 +5,7 @@ import type { KvState } from '../../src/presence/model.js';
 import { deltaOf } from '../../src/presence/registry/kv-delta.js';
 import { customStatusActivity, spotifyActivity } from '../../src/simulator/activities.js';
 import type { DiscordSimulator, MemberInput } from '../../src/simulator/index.js';
-import { CLOSE_GRACE_MS } from '../../src/socket/gateway.js';
+import { CLOSE_GRACE_MS } from '../../src/socket/open-socket.js';
 import { eventually } from '../support/eventually.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { type Frame, terminateAll } from './client.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { framePace } from '../../src/socket/frame-budget.js';
+import { framePace } from '../../src/limits/socket-budgets.js';
 import { HEARTBEAT_INTERVAL_MS } from '../../src/socket/protocol.js';
 import type { Harness } from '../support/harness.js';
 import { sampleValue, scrape } from '../support/prometheus.js';

@@ -282,7 +282,7 @@ describe('the socket gateway on a live service', () => {
       expect(updatedUsers(await untilBarrier(h, client))).toEqual([DAVE]);
     });
 
-    it('a member held as listed, not rendered yet, is rendered for the subscriber and reaches it in INIT_STATE only', async () => {
+    it('a pending member, not rendered yet, is rendered for the subscriber and reaches it in INIT_STATE only', async () => {
       const listed = '90000000000000002';
       const toAll = await SocketClient.connect(h.base);
       await toAll.subscribe({ subscribe_to_all: true });
@@ -306,7 +306,7 @@ describe('the socket gateway on a live service', () => {
       h.app.registry.memberRemoved(GUILD_A, listed); // leave the fixture as it was
     });
 
-    it('subscribe_to_all while listed members wait to be rendered: answered once they are, with them, then the commands after it', async () => {
+    it('subscribe_to_all while pending members wait to be rendered: answered once they are, with them, then the commands after it', async () => {
       const listed = ['90000000000000003', '90000000000000004'];
       for (const id of listed) {
         h.app.registry.memberListed(
@@ -322,7 +322,7 @@ describe('the socket gateway on a live service', () => {
       expect(await client.ping()).toBe('pong');
       expect(client.pending).toEqual([]);
 
-      h.app.registry.settleListed(10);
+      h.app.registry.renderPending(10);
       const all = await client.next();
       expect(all).toMatchObject({ op: 0, seq: 1, t: 'INIT_STATE' });
       for (const id of listed) {
@@ -691,7 +691,7 @@ describe('slow consumers', () => {
     socket.pause();
 
     // The server's own view of its sockets, to stop pushing as soon as it gave up on the slow one.
-    const serverClients = (h.app.sockets as unknown as { clients: Set<{ closing: boolean }> }).clients;
+    const serverClients = (h.app.sockets as unknown as { sockets: Set<{ closing: boolean }> }).sockets;
     let pushed = 0;
     while (![...serverClients].some((client) => client.closing)) {
       if (pushed === 150) throw new Error('the slow socket was never closed');

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { SubscriptionCap } from '../../src/limits/subscription-cap.js';
 import { IdSubscribers, SUBSCRIPTION_BYTES } from '../../src/socket/id-subscribers.js';
-import { SubscriptionBudget } from '../../src/socket/subscription-budget.js';
 import { Subscriptions, TIDY_SLICE_PAIRS } from '../../src/socket/subscriptions.js';
 
 /** Ids of every shape a snowflake can take: short, leading zeros, 20 digits up to 2^64 - 1. */
@@ -99,7 +99,7 @@ describe('holders of snowflakes in typed arrays', () => {
           for (const id of pool) {
             const holders = [...model].filter(([, set]) => set.has(id)).map(([holder]) => holder);
             expect([...index.holdersOf(id)].sort((a, b) => a - b)).toEqual(holders.sort((a, b) => a - b));
-            expect(index.heard(id)).toBe(holders.length > 0);
+            expect(index.isHeld(id)).toBe(holders.length > 0);
             for (let holder = 0; holder <= 12; holder++)
               expect(index.has(holder, id)).toBe(held(holder).has(id));
           }
@@ -110,7 +110,7 @@ describe('holders of snowflakes in typed arrays', () => {
 
   it('a subscription to an id nobody else holds costs at most SUBSCRIPTION_BYTES, in arrays off the JS heap', () => {
     const work = new HandQueue();
-    const budget = new SubscriptionBudget(200_000);
+    const budget = new SubscriptionCap(200_000);
     const subs = new Subscriptions<object>(budget, work);
     const empty = subs.bytes;
     const staying = {};
@@ -141,7 +141,7 @@ describe('holders of snowflakes in typed arrays', () => {
 
   it('a flood of new ids after many holders of a few costs no more than SUBSCRIPTION_BYTES each as the arrays grow', () => {
     const work = new HandQueue();
-    const subs = new Subscriptions<object>(new SubscriptionBudget(1_000_000), work);
+    const subs = new Subscriptions<object>(new SubscriptionCap(1_000_000), work);
     // Sockets that follow the same few users: many pairs, few ids.
     for (let n = 0; n < 100; n++) subs.subscribe({}, ids((n * 7) % 50, 10), false);
     while (work.runOne());
@@ -154,7 +154,7 @@ describe('holders of snowflakes in typed arrays', () => {
   });
 
   it('takes each id subscribed from the budget, gives it back when let go, and says when more would not fit', () => {
-    const budget = new SubscriptionBudget(5);
+    const budget = new SubscriptionCap(5);
     const work = new HandQueue();
     const subs = new Subscriptions<string>(budget, work);
     expect(subs.subscribe('x', ids(0, 3), true)).toBe(3);
@@ -175,6 +175,6 @@ describe('holders of snowflakes in typed arrays', () => {
     expect(budget.count).toBe(2);
     while (work.runOne());
     expect(budget.count).toBe(0);
-    expect(new SubscriptionBudget(0).fits(Number.MAX_SAFE_INTEGER)).toBe(true);
+    expect(new SubscriptionCap(0).fits(Number.MAX_SAFE_INTEGER)).toBe(true);
   });
 });

@@ -196,7 +196,7 @@ describe('a socket that stops reading a large INIT_STATE', () => {
 
   /** Whether the server has begun closing one of its sockets: a client that does not read cannot see it yet. */
   const closingOne = (h: Harness): boolean =>
-    [...(h.app.sockets as unknown as { clients: Set<{ closing: boolean }> }).clients].some(
+    [...(h.app.sockets as unknown as { sockets: Set<{ closing: boolean }> }).sockets].some(
       (client) => client.closing,
     );
 

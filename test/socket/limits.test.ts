@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SOCKET_COMMAND_BURST } from '../../src/limits/socket-budgets.js';
 import { createLogger } from '../../src/log.js';
-import { SOCKET_COMMAND_BURST } from '../../src/socket/command-budget.js';
 import { eventually } from '../support/eventually.js';
 import type { Harness } from '../support/harness.js';
 import { sampleValue, scrape } from '../support/prometheus.js';

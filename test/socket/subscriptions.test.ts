@@ -7,10 +7,10 @@ const C = '100000000000000003';
 
 type Sub = { name: string };
 const sub = (name: string): Sub => ({ name });
-/** The user's subscribers' names; `heard` must say there are some exactly when there are. */
+/** The user's subscribers' names; `hasSubscribers` must say there are some exactly when there are. */
 const of = (subs: Subscriptions<Sub>, id: string): string[] => {
   const names = [...subs.subscribersOf(id)].map((s) => s.name).sort();
-  expect(subs.heard(id)).toBe(names.length > 0);
+  expect(subs.hasSubscribers(id)).toBe(names.length > 0);
   return names;
 };
 

@@ -126,9 +126,9 @@ describe('a stream', () => {
     h().simulator.removeMember(GUILD_A, newcomer);
   });
 
-  it('a member held as listed, not rendered yet, is rendered for the stream and sent once, in its opening', async () => {
+  it('a pending member, not rendered yet, is rendered for the stream and sent once, in its opening', async () => {
     const listed = '80351110224678998';
-    // As a member chunk has it: the service's settler is not told, so it waits for this stream.
+    // As a member chunk has it: the service's pending renderer is not told, so it waits for this stream.
     h().app.registry.memberListed(
       GUILD_A,
       { id: listed, username: 'listed' },

@@ -30,7 +30,7 @@ export interface EventRouteDeps {
   chargeReads: ReadCharge | null;
 }
 
-/** What a refused socket upgrade says too (socket/gateway.ts). */
+/** What a refused socket upgrade says too (socket/admission.ts). */
 const RETRY_AFTER_SECONDS = 60;
 
 const STREAM_HEADERS = {

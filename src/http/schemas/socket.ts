@@ -4,7 +4,7 @@ import type { ErrorCode } from '../errors.js';
 import { ERROR_CONDITIONS, errorEnvelope } from './envelope.js';
 
 /**
- * `GET /socket` in the OpenAPI document. The socket is no Fastify route (socket/gateway.ts takes the
+ * `GET /socket` in the OpenAPI document. The socket is no Fastify route (socket/admission.ts takes the
  * upgrade off the HTTP server), and OpenAPI cannot model a WebSocket protocol: the document describes the
  * upgrade, sums the protocol up and sends readers to the API reference for the rest.
  */
@@ -33,7 +33,7 @@ The server closes a socket with:
 ${closes}
 | 1009 | a client frame over ${MAX_CLIENT_FRAME_BYTES / 1024} KiB |`;
 
-/** An upgrade refused: answered in the envelope (socket/gateway.ts), then the connection closes. */
+/** An upgrade refused: answered in the envelope (socket/admission.ts), then the connection closes. */
 function refusal(code: ErrorCode, when: string) {
   return {
     description: `\`${code}\`: ${when}`,

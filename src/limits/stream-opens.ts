@@ -1,4 +1,4 @@
-import { CommandBudget } from '../socket/command-budget.js';
+import { TokenBuckets } from './token-bucket.js';
 
 /**
  * Streams a client may open in a row, per stream it may hold (SOCKETS_PER_IP): enough for all of them to
@@ -11,49 +11,40 @@ export const STREAM_OPENS_PER_MINUTE_PER_SLOT = 1;
  * Clients counted at once at most: one more is let through uncounted rather than letting a flood of
  * addresses grow the process without bound (the cap of streams per client still holds it).
  */
-export const MAX_RECONNECTING_CLIENTS = 100_000;
+export const MAX_OPENING_CLIENTS = 100_000;
 
 /**
  * Each client's budget of event streams opened, first connections and reconnects alike: an opening costs a
  * replay or every presence afresh, which a client reconnecting in a tight loop must not get for free.
  * A client is forgotten once its budget is whole again.
  */
-export class ReconnectBudget {
+export class StreamOpenBudget {
   readonly burst: number;
   readonly perMinute: number;
-  private readonly budgets = new Map<string, CommandBudget>();
+  private readonly buckets: TokenBuckets;
 
   constructor(
     /** SOCKETS_PER_IP; 0: no budget. */
     slotsPerClient: number,
-    private readonly maxClients = MAX_RECONNECTING_CLIENTS,
+    maxClients = MAX_OPENING_CLIENTS,
   ) {
     this.burst = STREAM_OPENS_BURST_PER_SLOT * slotsPerClient;
     this.perMinute = STREAM_OPENS_PER_MINUTE_PER_SLOT * slotsPerClient;
+    this.buckets = new TokenBuckets({ burst: this.burst, perMinute: this.perMinute }, maxClients);
   }
 
   /** Takes one opening of `client`'s: 0 when taken, else the whole seconds until one is there again. */
   take(client: string): number {
-    if (this.perMinute === 0) return 0;
-    let budget = this.budgets.get(client);
-    if (!budget) {
-      if (this.budgets.size >= this.maxClients) return 0;
-      budget = new CommandBudget(this.perMinute, this.burst);
-      this.budgets.set(client, budget);
-    }
-    if (budget.take()) return 0;
-    // An opening is there again once no more than burst - 1 are spent.
-    const minutes = (budget.spent() - (this.burst - 1)) / this.perMinute;
-    return Math.max(1, Math.ceil(minutes * 60));
+    return this.buckets.take(client) ? 0 : this.buckets.secondsUntilNext(client);
   }
 
   /** Forgets the clients whose budget is whole again. */
   sweep(): void {
-    for (const [client, budget] of this.budgets) if (budget.spent() === 0) this.budgets.delete(client);
+    this.buckets.sweep();
   }
 
   /** Clients counted now. */
   get clients(): number {
-    return this.budgets.size;
+    return this.buckets.clients;
   }
 }

@@ -1,4 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { RedisWindowCounter, UNCOUNTED, type WindowCount } from './window-counter.js';
 
 /**
  * Clients one window counts at most: one first seen once the window holds this many is let through
@@ -29,20 +30,6 @@ const UNKNOWN = 'unknown';
  * window keeps are addresses, never text a client chose.
  */
 const NOT_AN_ADDRESS = 'invalid';
-
-/**
- * KEYS: a client's count in one window. ARGV: reads to add, how long a new count is kept (ms). The new
- * total, every node's reads together.
- */
-const ADD = `
-local total = redis.call('INCRBY', KEYS[1], ARGV[1])
-if total == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return total
-`;
-
-interface AddScript {
-  readBudgetAdd(key: string, reads: number, keepMs: number): ChainableCommander;
-}
 
 export interface SharedReads {
   /** A connection that fails at once while Redis is away (ClusterLink.limiter). */
@@ -110,16 +97,18 @@ function dotted(number: number): string {
  * minute from :00), so every node agrees on them and a window's counts go all at once when it ends.
  *
  * With Redis (scale-out) each node still decides alone, from the cluster's total as it last read it plus
- * what it has counted since; every `syncMs` it adds what it counted to each client's shared count (one
- * pipelined INCRBY a client) and takes the totals back. A node's view of the others lags by at most two
- * syncs (theirs, then its own), which bounds what the nodes together admit past the limit. A sync that
- * fails (Redis away) refuses nobody: its reads are added again at the next one.
+ * what it has counted since; every `syncMs` it adds what it counted to each client's shared count (a Redis
+ * window counter keyed by the clock's window and the client, one pipelined charge a client) and takes the
+ * totals back. A node's view of the others lags by at most two syncs (theirs, then its own), which bounds
+ * what the nodes together admit past the limit. A sync that fails (Redis away) refuses nobody: its reads
+ * are added again at the next one.
  */
 export class ReadBudget {
   readonly max: number;
   private readonly windowMs: number;
   private readonly maxClients: number;
-  private readonly shared: (SharedReads & { redis: Redis & AddScript }) | null;
+  /** Scale-out: each client's reads of every node, a count per client and window. */
+  private readonly shared: RedisWindowCounter | null;
   private readonly timer: NodeJS.Timeout | null;
   private window = 0;
   private windowEnd = 0;
@@ -142,8 +131,12 @@ export class ReadBudget {
     this.maxClients = Math.min(options.maxClients ?? MAX_CLIENTS_PER_WINDOW, OTHER_CLIENTS - 1);
     const shared = options.shared;
     if (shared) {
-      shared.redis.defineCommand('readBudgetAdd', { numberOfKeys: 1, lua: ADD });
-      this.shared = shared as SharedReads & { redis: Redis & AddScript };
+      // A count outlives its window by one, so a node whose clock is a little behind still finds it.
+      this.shared = new RedisWindowCounter(
+        shared.redis,
+        `${shared.prefix}rate-limit:read:`,
+        2 * this.windowMs,
+      );
       this.timer = setInterval(() => void this.sync(), shared.syncMs ?? READ_SYNC_MS).unref();
     } else {
       this.shared = null;
@@ -206,25 +199,15 @@ export class ReadBudget {
     const numbers = this.unsynced.map((number) => number >>> 0);
     this.unsynced = [];
     const window = this.window;
-    // A count outlives its window by one, so a node whose clock is a little behind still finds it.
-    const keepMs = 2 * this.windowMs;
-    const pipeline = shared.redis.pipeline() as ChainableCommander & AddScript;
-    const sent = numbers.map((number) => {
+    const sent = numbers.map((number): [string, number] => {
       const at = this.find(number);
       const reads = this.slots[at + UNSYNCED] as number;
       this.slots[at + UNSYNCED] = 0;
-      pipeline.readBudgetAdd(
-        `${shared.prefix}rate-limit:read:${window}:${this.nameOf(number)}`,
-        reads,
-        keepMs,
-      );
-      return reads;
+      return [`${window}:${this.nameOf(number)}`, reads];
     });
-    let totals: [error: Error | null, total: unknown][] | null = null;
+    let totals: WindowCount[];
     try {
-      totals = await pipeline.exec();
-    } catch {
-      // Redis away: counted again at the next sync, refused by nobody meanwhile.
+      totals = await shared.chargeAll(sent);
     } finally {
       this.syncing = false;
     }
@@ -234,13 +217,14 @@ export class ReadBudget {
       const number = numbers[i] as number;
       const at = this.find(number);
       const unsynced = this.slots[at + UNSYNCED] as number;
-      const [error, total] = totals?.[i] ?? [null, null];
-      if (error === null && typeof total === 'number') {
-        this.slots[at + USED] = Math.max(this.slots[at + USED] as number, total + unsynced);
+      const total = totals[i] ?? UNCOUNTED;
+      if (total !== UNCOUNTED) {
+        this.slots[at + USED] = Math.max(this.slots[at + USED] as number, total.count + unsynced);
         continue;
       }
+      // Redis away: counted again at the next sync, refused by nobody meanwhile.
       if (unsynced === 0) this.unsynced.push(number | 0);
-      this.slots[at + UNSYNCED] = unsynced + (sent[i] as number);
+      this.slots[at + UNSYNCED] = unsynced + (sent[i] as [string, number])[1];
     }
   }
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ReconnectBudget } from '../../src/sse/reconnect-budget.js';
+import { StreamOpenBudget } from '../../src/limits/stream-opens.js';
 
 /** The budget of streams each client opens, on a clock the test moves. */
 
@@ -10,7 +10,7 @@ afterEach(() => {
 describe('a budget of stream openings', () => {
   it('takes two per stream a client may hold in a row, then says when the next is back', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
-    const budget = new ReconnectBudget(3);
+    const budget = new StreamOpenBudget(3);
     for (let i = 0; i < 6; i++) expect(budget.take('192.0.2.1')).toBe(0);
     expect(budget.take('192.0.2.1')).toBe(20);
     vi.setSystemTime(Date.now() + 5_000);
@@ -23,14 +23,14 @@ describe('a budget of stream openings', () => {
   });
 
   it('counts nobody with SOCKETS_PER_IP off', () => {
-    const budget = new ReconnectBudget(0);
+    const budget = new StreamOpenBudget(0);
     for (let i = 0; i < 100; i++) expect(budget.take('192.0.2.1')).toBe(0);
     expect(budget.clients).toBe(0);
   });
 
   it('forgets a client once its budget is whole again', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
-    const budget = new ReconnectBudget(3);
+    const budget = new StreamOpenBudget(3);
     budget.take('192.0.2.1');
     budget.take('192.0.2.2');
     vi.setSystemTime(Date.now() + 10_000);
@@ -49,7 +49,7 @@ describe('a budget of stream openings', () => {
   });
 
   it('past the clients it may count, lets a new one through uncounted rather than grow', () => {
-    const budget = new ReconnectBudget(1, 2);
+    const budget = new StreamOpenBudget(1, 2);
     expect(budget.take('192.0.2.1')).toBe(0);
     expect(budget.take('192.0.2.2')).toBe(0);
     for (let i = 0; i < 10; i++) expect(budget.take('192.0.2.3')).toBe(0);

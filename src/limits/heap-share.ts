@@ -1,5 +1,4 @@
 import { getHeapStatistics } from 'node:v8';
-import { SUBSCRIPTION_BYTES } from './id-subscribers.js';
 
 /**
  * Heap one socket or event stream is allowed: an idle one holds a few KB (its connection, its parser,
@@ -7,8 +6,8 @@ import { SUBSCRIPTION_BYTES } from './id-subscribers.js';
  */
 export const HEAP_BYTES_PER_SOCKET = 64 * 1024;
 /**
- * Subscriptions to ids are held outside the heap (id-subscribers.ts): all of them together may take
- * as much memory again as the heap's limit, at their most costly.
+ * Subscriptions to ids are held outside the heap (socket/id-subscribers.ts): all of them together may
+ * take as much memory again as the heap's limit, at their most costly.
  */
 export const SUBSCRIPTIONS_SHARE_OF_HEAP = 1;
 
@@ -25,7 +24,10 @@ export function defaultMaxSockets(heapBytes: number): number {
   return Math.max(1, Math.floor(heapBytes / HEAP_BYTES_PER_SOCKET));
 }
 
-/** `MAX_SUBSCRIPTIONS` unless set: as many as fit in SUBSCRIPTIONS_SHARE_OF_HEAP of the heap's limit. */
-export function defaultMaxSubscriptions(heapBytes: number): number {
-  return Math.max(1, Math.floor((heapBytes * SUBSCRIPTIONS_SHARE_OF_HEAP) / SUBSCRIPTION_BYTES));
+/**
+ * `MAX_SUBSCRIPTIONS` unless set: as many as fit in SUBSCRIPTIONS_SHARE_OF_HEAP of the heap's limit, each
+ * costing `subscriptionBytes` at most (socket/id-subscribers.ts, SUBSCRIPTION_BYTES).
+ */
+export function defaultMaxSubscriptions(heapBytes: number, subscriptionBytes: number): number {
+  return Math.max(1, Math.floor((heapBytes * SUBSCRIPTIONS_SHARE_OF_HEAP) / subscriptionBytes));
 }

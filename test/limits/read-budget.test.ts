@@ -1,10 +1,7 @@
 import { once } from 'node:events';
-import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { installErrorHandling } from '../../src/http/errors.js';
-import { limitReads, readChargeOf } from '../../src/http/rate-limits.js';
-import { ReadBudget } from '../../src/http/read-budget.js';
+import { ReadBudget } from '../../src/limits/read-budget.js';
 import { eventually } from '../support/eventually.js';
 import {
   dropPrefix,
@@ -22,13 +19,11 @@ const AT_15_S = Date.UTC(2026, 0, 1, 12, 0, 15);
 const NEVER = 3_600_000;
 
 const budgets: ReadBudget[] = [];
-const servers: FastifyInstance[] = [];
 const connections: Redis[] = [];
 
 afterEach(async () => {
   vi.useRealTimers();
   for (const budget of budgets.splice(0)) budget.close();
-  for (const server of servers.splice(0)) await server.close();
   for (const redis of connections.splice(0)) redis.disconnect();
 });
 
@@ -130,77 +125,6 @@ describe('a read budget', () => {
     vi.advanceTimersByTime(MINUTE);
     expect(reads.charge('198.51.100.2', 1)).toBe(1);
     expect(reads.clients).toBe(1);
-  });
-});
-
-/** `RateLimit-Limit`, `-Remaining`, `-Reset` and `Retry-After` of an answer. */
-const told = (answer: LightMyRequestResponse) =>
-  ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'].map(
-    (name) => answer.headers[name],
-  );
-
-describe('a read budget on Fastify routes', () => {
-  /** GET /read (one read) and GET /bulk?n= (n reads), limited by `reads`, as server.ts wires them. */
-  async function serve(reads: ReadBudget, limited: string[]): Promise<FastifyInstance> {
-    const app = Fastify();
-    servers.push(app);
-    installErrorHandling(app);
-    const settings = { read: reads.max, write: 0, onLimited: (kind: string) => limited.push(kind) };
-    await app.register(async (scope) => {
-      limitReads(scope, reads, settings);
-      const charge = readChargeOf(reads, settings);
-      scope.get('/read', async () => 'ok');
-      scope.get('/bulk', async (request, reply) => {
-        charge?.(request, reply, Number((request.query as { n: string }).n));
-        return 'ok';
-      });
-    });
-    return app;
-  }
-
-  it('answers the draft headers, then 429 rate_limited with Retry-After and the message it always had', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(AT_15_S);
-    const limited: string[] = [];
-    const app = await serve(budget({ max: 2 }), limited);
-    const first = await app.inject('/read');
-    expect(first.statusCode).toBe(200);
-    expect(told(first)).toEqual(['2', '1', '45', undefined]);
-    expect(told(await app.inject('/read'))).toEqual(['2', '0', '45', undefined]);
-    const refused = await app.inject('/read');
-    expect(refused.statusCode).toBe(429);
-    expect(told(refused)).toEqual(['2', '0', '45', '45']);
-    expect(refused.json()).toEqual({
-      success: false,
-      error: { code: 'rate_limited', message: 'more than 2 reads a minute; retry in 45 seconds' },
-    });
-    expect(limited).toEqual(['read']);
-
-    vi.setSystemTime(AT_15_S + 45_000);
-    expect((await app.inject('/read')).headers['ratelimit-remaining']).toBe('1');
-    expect((await app.inject('/read')).statusCode).toBe(200);
-    expect((await app.inject('/read')).json().error.message).toBe(
-      'more than 2 reads a minute; retry in 1 minute',
-    );
-  });
-
-  it('charges a bulk read one read per id, the request’s own included, and refuses one the budget cannot pay', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(AT_15_S + 44_000);
-    const limited: string[] = [];
-    const app = await serve(budget({ max: 10 }), limited);
-    const four = await app.inject('/bulk?n=4');
-    expect(four.statusCode).toBe(200);
-    expect(four.headers['ratelimit-remaining']).toBe('6');
-    expect((await app.inject('/bulk?n=1')).headers['ratelimit-remaining']).toBe('5');
-    const six = await app.inject('/bulk?n=6');
-    expect(six.statusCode).toBe(429);
-    expect(told(six)).toEqual(['10', '0', '1', '1']);
-    expect(six.json().error.message).toBe(
-      'more than 10 reads a minute (a bulk read counts one per id); retry in 1 second',
-    );
-    expect((await app.inject('/read')).statusCode).toBe(429);
-    expect(limited).toEqual(['read', 'read']);
   });
 });
 

@@ -2,7 +2,7 @@
  * The subscriptions to ids the process holds, sockets' and event streams' together, against
  * `MAX_SUBSCRIPTIONS`: each costs memory however many sockets hold them, so the process caps their sum.
  */
-export class SubscriptionBudget {
+export class SubscriptionCap {
   private held = 0;
 
   /** `max`: subscriptions the process holds at most; 0: no cap. */
