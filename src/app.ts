@@ -20,8 +20,9 @@ import { buildHttpServer } from './http/server.js';
 import { ReadTokenService } from './keys/read-tokens.js';
 import { ApiKeyService } from './keys/service.js';
 import { KvService } from './kv/service.js';
+import { SocketSlots } from './limits/socket-slots.js';
+import { SubscriptionCap } from './limits/subscription-cap.js';
 import { clientAddressOf } from './net/client-address.js';
-import { PushSlots } from './net/push-slots.js';
 import { trustFunction } from './net/trust-proxy.js';
 import { Metrics, type StoreBackend } from './ops/metrics.js';
 import { gatewayCheck, type ReadinessCheck, redisCheck, replicaCheck, storeCheck } from './ops/readiness.js';
@@ -37,14 +38,13 @@ import { PublicView } from './privacy/public-view.js';
 import { PrivacyService } from './privacy/service.js';
 import { redactUrl } from './redact-url.js';
 import { SocketGateway, type SocketGatewayOptions } from './socket/gateway.js';
-import { SubscriptionBudget } from './socket/subscription-budget.js';
 import { SseHub, type SseHubOptions } from './sse/hub.js';
 import type { Store } from './store/ports.js';
 import { openPostgresStore } from './store/postgres/index.js';
 import { openRedisStore } from './store/redis/index.js';
 import { openSqliteStore } from './store/sqlite/index.js';
 import { readVersionInfo } from './version.js';
-import { tapKvWrites } from './webhooks/kv-tap.js';
+import { busReportingKvWrites } from './webhooks/kv-writes-bus.js';
 import { startWebhooks, type WebhookOptions, type WebhookSide } from './webhooks/side.js';
 
 export interface App {
@@ -171,7 +171,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     const readTokens = new ReadTokenService(store.readTokens, bus, logger);
     const kv = new KvService(
       store.kv,
-      tapKvWrites(bus, webhooks.feed.kvWritten),
+      busReportingKvWrites(bus, webhooks.feed.kvWritten),
       config.kvMaxBytes,
       replicaSync
         ? (userId, revision) => replicaSync.waitForKv(userId, revision, KV_VISIBLE_TIMEOUT_MS)
@@ -261,19 +261,20 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     if (discordSide) readiness.push(gatewayCheck(discordSide.gateway, discordSide));
     if (replicaSync) readiness.push(replicaCheck(replicaSync));
 
-    // Shutdown begins with everything that takes work in, all at once: the HTTP server stops accepting,
-    // sockets are sent away with 1001, Discord is disconnected. It ends when the last request in flight
-    // has been answered; only then do history, the bus and the store close (the cleanups before this).
-    const intake: Array<() => Promise<void>> = [];
+    // Shutdown begins with every entry point, everything that takes work in, all at once: the HTTP server
+    // stops accepting, sockets are sent away with 1001, Discord is disconnected. It ends when the last
+    // request in flight has been answered; only then do history, the bus and the store close (the
+    // cleanups before this).
+    const entryPoints: Array<() => Promise<void>> = [];
     cleanups.push(async () => {
-      const results = await Promise.allSettled(intake.map((stop) => stop()));
+      const results = await Promise.allSettled(entryPoints.map((stop) => stop()));
       const failed = results.find((result) => result.status === 'rejected');
       if (failed) throw failed.reason;
     });
 
     const trustProxy = trustFunction(config.trustProxy);
-    const slots = new PushSlots(config.socketsPerIp, config.maxSockets);
-    const budget = new SubscriptionBudget(config.maxSubscriptions);
+    const slots = new SocketSlots(config.socketsPerIp, config.maxSockets);
+    const subscriptionCap = new SubscriptionCap(config.maxSubscriptions);
     const sse =
       config.role === 'ingest'
         ? null
@@ -281,7 +282,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             source: view,
             ownSource: ownView,
             slots,
-            budget,
+            subscriptionCap,
             logger,
             metrics,
             // An API node's replica holds what the ingest nodes listed; only a node that lists knows its start.
@@ -289,7 +290,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             ...options.sse,
           });
     if (sse) {
-      intake.push(async () => sse.close());
+      entryPoints.push(async () => sse.close());
       privacyDirectory.onChange((userId) => sse.withdraw(userId));
       bus.subscribe('read-tokens.revoked', ({ userId, tokenId }) => sse.revoked(userId, tokenId));
     }
@@ -368,7 +369,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
           : null,
       ...(sse ? { events: { hub: sse, maxIds: config.subscriptionsPerSocket } } : {}),
     });
-    intake.push(
+    entryPoints.push(
       () => http.close(),
       () => webhooks.worker.close(),
     );
@@ -381,7 +382,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
             logger,
             socketsPerIp: config.socketsPerIp,
             slots,
-            budget,
+            subscriptionCap,
             clientAddress: clientAddressOf(trustProxy),
             maxIdsPerSocket: config.subscriptionsPerSocket,
             commandsPerMinute: config.socketCommandsPerMinute,
@@ -392,7 +393,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
               ? {}
               : { refusalDelayMs: options.abuseRefusalDelayMs }),
           });
-    if (sockets) intake.push(() => sockets.close());
+    if (sockets) entryPoints.push(() => sockets.close());
     const gateway = discordSide?.gateway;
     metrics.observe({
       monitoredUsers: () => view.size,
@@ -413,7 +414,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       ...(writeThreadDown ? { storeWriteThreadDown: writeThreadDown } : {}),
       ...(discordSide
         ? {
-            listedUnrendered: () => discordSide?.registry.unsettled ?? 0,
+            pendingMembers: () => discordSide?.registry.pendingCount ?? 0,
             staleUsers: () => discordSide?.registry.staleCount ?? 0,
           }
         : {}),
@@ -424,7 +425,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     // spend Discord's daily session starts.
     if (discordSide) {
       const side = discordSide;
-      intake.push(() => side.stop());
+      entryPoints.push(() => side.stop());
       side.gateway.start();
     }
     webhooks.worker.start();

@@ -96,6 +96,10 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   kv: ['http', 'socket', 'sse', 'discord'],
   // The agent endpoint: served over HTTP by http/, it reads what REST reads (the view, history/), never the store.
   mcp: ['http', 'socket', 'sse', 'store'],
+  // The cards drawn from plain values: http/ serves them, and the renderer knows nothing of requests.
+  card: ['http', 'socket', 'sse', 'store', 'discord'],
+  // The limits themselves (budgets, caps, shares): http/, socket/ and sse/ apply them to what they serve.
+  limits: ['http', 'socket', 'sse', 'store', 'discord'],
 };
 
 describe('layering', () => {

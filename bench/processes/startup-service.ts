@@ -92,7 +92,7 @@ report({
   logs: lines.filter((line) => /member|guild|ready/i.test(line.msg)),
 });
 // Members are served as soon as they are listed, and rendered and announced after: how long that takes.
-while (registry.unsettled > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+while (registry.pendingCount > 0) await new Promise((resolve) => setTimeout(resolve, 10));
 report({ type: 'settled', seconds: since(), cpuSeconds: cpuSeconds() });
 // A restart serves what it took back before its session has resumed: when it has, the driver counts it.
 const { gateway } = app;

@@ -122,9 +122,9 @@ export class RetentionSweep {
     if (this.closed || change.kind === 'updated') return;
     if (change.kind === 'monitored') {
       this.leaving.delete(change.userId);
-      // A listed member is in the registry from their listing on, which the refreshes walk; a sweep finds
+      // A pending member is in the registry from their listing on, which the refreshes walk; a sweep finds
       // them monitored anyway. A listing brings users by the million.
-      if (!this.known || change.listed) return;
+      if (!this.known || change.wasPending) return;
     } else if (this.timing.retentionMs === 0 && this.known) {
       this.leaving.set(change.userId, change.at);
     }

@@ -112,8 +112,8 @@ export class SharedPresencePublisher {
         : [];
       for (const userId of stale) this.track(this.leave(userId, undefined));
       await this.reloadKv();
-      // A listed member not rendered yet is published as it is rendered and announced, not all at once here.
-      for (const userId of registry.userIds()) if (!registry.isListed(userId)) this.republish(userId);
+      // A pending member is published as it is rendered and announced, not all at once here.
+      for (const userId of registry.userIds()) if (!registry.isPending(userId)) this.republish(userId);
       await this.settled();
       logger.info({ node, users: registry.size, left: stale.length }, 'shared presences in step with Redis');
     } catch (error) {

@@ -26,7 +26,7 @@ export interface IngestOptions {
   onShardSynced?(shardId: number): void;
   /**
    * A guild's members or a chunk of them were taken in: some may wait to be rendered
-   * (`PresenceRegistry.settleListed`), and a listing may have ended (`listing`).
+   * (`PresenceRegistry.renderPending`), and a listing may have ended (`listing`).
    */
   onMembersListed?(): void;
   logger: Logger;
@@ -107,7 +107,7 @@ export class GatewayIngest {
    * come after READY), and it is not a previous process's shard still to be resumed. Only such a shard's
    * session is saved to be resumed, since a resume lists nothing.
    */
-  settled(shardId: number): boolean {
+  knownInFull(shardId: number): boolean {
     if (this.unsynced.has(shardId) || this.restored.has(shardId)) return false;
     for (const listing of this.listings.values()) if (listing.shardId === shardId) return false;
     return true;
@@ -400,7 +400,7 @@ export class GatewayIngest {
   }
 
   /**
-   * Member listings carry presences only for members who are not offline, so a listed member without
+   * Member listings carry presences only for members who are not offline, so a member listed without
    * one is offline.
    */
   private seeMembers(

@@ -31,14 +31,14 @@ export class MonitoredLoader {
 
   constructor(private readonly options: MonitoredLoaderOptions) {}
 
-  /** The registry's listener. A member listed was read for when listed (`listed`). */
+  /** The registry's listener. A pending member was read for as they came (`pending`), not again now. */
   readonly observe = (change: PresenceChange): void => {
-    if (change.kind !== 'monitored' || change.listed) return;
+    if (change.kind !== 'monitored' || change.wasPending) return;
     this.waiting.add(change.userId);
   };
 
-  /** The registry's listener of members listed: read for as they come, before they are rendered. */
-  readonly listed = (userId: Snowflake): void => {
+  /** The registry's listener of pending members: read for as they come, before they are rendered. */
+  readonly pending = (userId: Snowflake): void => {
     this.waiting.add(userId);
   };
 

@@ -43,7 +43,7 @@ export interface RestartStateOptions {
   registry: PresenceRegistry;
   policy: MonitorPolicy;
   logger: Logger;
-  /** After presences were taken back: they wait to be rendered, as listed members do. */
+  /** After presences were taken back: they wait to be rendered, as pending members. */
   onRestored(): void;
   /**
    * On an instance that monitors only who opted in: who has. Saved with the state, so the next process
@@ -237,7 +237,7 @@ export class RestartState {
     const { store, node, gateway, ingest, registry, policy, logger, key } = this.options;
     const sessions = gateway
       .savedSessions()
-      .filter((session) => this.runs(session) && ingest.settled(session.shardId));
+      .filter((session) => this.runs(session) && ingest.knownInFull(session.shardId));
     const described = JSON.stringify(sessions);
     if (sessions.length === 0) {
       if (always) await this.clear();

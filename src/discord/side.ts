@@ -28,10 +28,10 @@ import { DiscordGateway, type GatewayOptions } from './gateway.js';
 import { GatewayIngest } from './ingest.js';
 import { installLinks } from './install-links.js';
 import { intentsFor } from './intents.js';
-import { ListedSettler } from './listed-settler.js';
 import { Messenger } from './messenger.js';
 import { MonitorPolicy } from './monitor-policy.js';
 import { MonitoredLoader } from './monitored-loader.js';
+import { PendingRenderer } from './pending-renderer.js';
 import { ProfileFetcher } from './profiles.js';
 import { RestartState } from './restart-state.js';
 import { stateKey } from './state-seal.js';
@@ -155,7 +155,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   const loader = new MonitoredLoader({ registry, profiles, kv: store.kv, logger });
   bus.subscribe('kv.changed', loader.kvChanged);
   registry.onChange(loader.observe);
-  registry.onListed(loader.listed);
+  registry.onPending(loader.pending);
 
   const gateway = new DiscordGateway({
     token: discord.token,
@@ -195,8 +195,8 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
   retention.start(firstListed);
   cleanups.push(() => retention.close());
   const startedAt = Date.now();
-  const settler = new ListedSettler(registry, logger, { listing: () => ingest.listing });
-  cleanups.push(() => settler.stop());
+  const renderer = new PendingRenderer(registry, logger, { listing: () => ingest.listing });
+  cleanups.push(() => renderer.stop());
   const policy = new MonitorPolicy({
     mode: config.monitor,
     roleId: config.monitorRoleId,
@@ -247,21 +247,21 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
       );
       if (publisher) void publisher.markSynced();
     },
-    onMembersListed: () => settler.kick(),
+    onMembersListed: () => renderer.kick(),
     logger,
   });
   gateway.onDispatch((payload, shardId) => ingest.handle(payload, shardId));
   gateway.onSessionLost((shardId) => {
     ingest.sessionLost(shardId);
-    settler.kick();
+    renderer.kick();
   });
   gateway.onShardGone((shardId, shardCount, runs) => {
     ingest.shardGone(shardId, shardCount, runs);
-    settler.kick();
+    renderer.kick();
   });
   gateway.onSilence((shardId, silent) => {
     ingest.shardSilent(shardId, silent);
-    settler.kick();
+    renderer.kick();
   });
   const restartState = deps.resumesAcrossRestarts
     ? new RestartState({
@@ -283,7 +283,7 @@ export function startDiscordSide(deps: DiscordSideDeps): DiscordSide {
         registry,
         policy,
         logger,
-        onRestored: () => settler.kick(),
+        onRestored: () => renderer.kick(),
         ...(policy.monitorsEveryone
           ? {}
           : {

@@ -91,7 +91,7 @@ export class HistoryReads {
       await askedAsForAnyone(this.deps.history.history(id, HISTORY_LIMIT));
       return { status_history: [], track_history: [] };
     }
-    // A member held as listed is rendered by this, and its first status recorded as recent.
+    // A pending member is rendered by this, and its first status recorded as recent.
     view.get(id);
     const hidden = this.hiddenOf(id, this.now());
     const { status, tracks } = await this.deps.history.history(id, HISTORY_LIMIT);

@@ -26,8 +26,8 @@ const SPARSE = 8;
 export class RecentStatuses {
   private held = new HeldStatuses();
   /**
-   * Users erased within RECENT_STATUS_MS, and when: a change seen before that and heard only now (a member
-   * rendered after being listed, stamped with when it was listed) is not held again.
+   * Users erased within RECENT_STATUS_MS, and when: a change seen before that and heard only now (a pending
+   * member rendered since, stamped with when it was listed) is not held again.
    */
   private readonly forgotten = new Map<Snowflake, number>();
   /**

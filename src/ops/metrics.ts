@@ -47,8 +47,8 @@ export interface MetricSources {
   staleUsers?(): number;
   /** The SQLite file's write thread has died (its writes are the event loop's from then on). */
   storeWriteThreadDown?(): boolean;
-  /** Members listed and held unrendered, not announced yet (`PresenceRegistry.unsettled`). */
-  listedUnrendered?(): number;
+  /** Pending members: served, not rendered and announced yet (`PresenceRegistry.pendingCount`). */
+  pendingMembers?(): number;
 }
 
 /** Discord's daily IDENTIFY budget as the gateway knows it; null until it has been read. */
@@ -304,7 +304,7 @@ export class Metrics {
     gauge(
       'presently_listed_members_unrendered',
       'Members of a listing served but not rendered and announced yet (to history, webhooks, subscribers).',
-      () => this.sources.listedUnrendered?.() ?? 0,
+      () => this.sources.pendingMembers?.() ?? 0,
     );
     this.httpRequests = new Counter({
       name: 'presently_http_requests_total',

@@ -1,7 +1,7 @@
 import type { Snowflake } from '../presence/model.js';
 import { hiddenBy } from '../presence/privacy.js';
 import type {
-  HeldBody,
+  PresenceBody,
   PresenceChange,
   PresenceListener,
   PresenceSource,
@@ -58,12 +58,12 @@ export class PublicView implements PresenceSource {
     return this.source.size;
   }
 
-  get unsettled(): number | undefined {
-    return this.source.unsettled;
+  get pendingCount(): number | undefined {
+    return this.source.pendingCount;
   }
 
-  settled(): Promise<void> {
-    return this.source.settled?.() ?? Promise.resolve();
+  allRendered(): Promise<void> {
+    return this.source.allRendered?.() ?? Promise.resolve();
   }
 
   /** Whether the user's presence is kept from anyone but them. */
@@ -75,7 +75,7 @@ export class PublicView implements PresenceSource {
     return this.isPrivate(userId) ? undefined : this.source.get(userId);
   }
 
-  body(userId: Snowflake): HeldBody | undefined {
+  body(userId: Snowflake): PresenceBody | undefined {
     return this.isPrivate(userId) ? undefined : this.source.body(userId);
   }
 

@@ -320,19 +320,19 @@ describe.skipIf(!hasRedis)('shared presences across nodes (Redis)', () => {
     expect(api.replica.get(ALICE.id)?.presence.discord_status).toBe('idle');
   });
 
-  it('marked synced after a listing, a node publishes its listed members as they are rendered, not all at once', async () => {
+  it('marked synced after a listing, a node publishes its pending members as they are rendered, not all at once', async () => {
     const zero = await ingestNode(0);
     const api = await apiNode();
     zero.registry.memberSeen(GUILD_ON_0, ALICE, online);
     zero.registry.memberListed(GUILD_ON_0, BOB, idle);
     await zero.publisher.markSynced();
-    // The resync renders nobody: Bob waits for the settler, unpublished.
-    expect(zero.registry.unsettled).toBe(1);
+    // The resync renders nobody: Bob waits for the pending renderer, unpublished.
+    expect(zero.registry.pendingCount).toBe(1);
     expect(zero.published.map((change) => change.userId)).toEqual([ALICE.id]);
     expect(api.replica.get(ALICE.id)).toBeDefined();
     expect(api.replica.get(BOB.id)).toBeUndefined();
 
-    zero.registry.settleListed(10);
+    zero.registry.renderPending(10);
     await eventually(() => expect(api.replica.get(BOB.id)?.presence.discord_status).toBe('idle'));
     expect(zero.published.map((change) => change.userId)).toEqual([ALICE.id, BOB.id]);
   });

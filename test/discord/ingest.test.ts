@@ -49,7 +49,7 @@ function setup() {
     requestMembers: (shardId, data) => requests.push({ shardId, data }),
     onUserUpdated: (id) => updatedUsers.push(id),
     onShardSynced: (shardId) => syncedShards.push(shardId),
-    onMembersListed: () => listed.push([registry.unsettled, ingest.listing]),
+    onMembersListed: () => listed.push([registry.pendingCount, ingest.listing]),
     logger: pino({ level: 'silent' }),
   });
   const dispatch = (t: string, d: unknown, shardId = 0) =>
@@ -123,7 +123,7 @@ describe('GatewayIngest', () => {
     ]);
     expect(registry.get('1')?.presence.discord_status).toBe('online');
     expect(registry.get('3')?.presence.discord_status).toBe('offline');
-    expect(registry.unsettled).toBe(1);
+    expect(registry.pendingCount).toBe(1);
   });
 
   it('on a fresh session, forgets guilds Discord no longer lists and members who left meanwhile', () => {

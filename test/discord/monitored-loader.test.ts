@@ -49,7 +49,7 @@ describe('loading what is stored for users who start being monitored', () => {
       ),
     });
     registry.onChange(loader.observe);
-    registry.onListed(loader.listed);
+    registry.onPending(loader.pending);
     return { store, registry, loader, profileBatches, kvBatches, logged };
   }
 
@@ -77,7 +77,7 @@ describe('loading what is stored for users who start being monitored', () => {
     expect(profileBatches).toHaveLength(3);
   });
 
-  it('reads for listed members as they are listed, not again when they are rendered; the KV renders its owner', async () => {
+  it('reads for pending members as they are listed, not again when they are rendered; the KV renders its owner', async () => {
     const { store, registry, profileBatches, kvBatches } = await setup();
     await store.kv.writeKv(userId(3), { set: new Map([['note', 'kept']]), delete: [] }, KV_LIMITS);
     const announced: string[] = [];
@@ -98,10 +98,10 @@ describe('loading what is stored for users who start being monitored', () => {
     // Only the member with a stored KV is rendered for it; the others wait, read for all the same.
     await eventually(() => expect(announced).toEqual([userId(3)]));
     expect(registry.get(userId(3))?.presence.kv).toEqual({ note: 'kept' });
-    expect(registry.unsettled).toBe(4);
+    expect(registry.pendingCount).toBe(4);
     expect(kvBatches).toEqual([5]);
     expect(profileBatches).toEqual([Array.from({ length: 5 }, (_, n) => userId(n))]);
-    registry.settleListed(10);
+    registry.renderPending(10);
     expect(announced).toHaveLength(5);
     // A turn later, the announcements have asked for nothing.
     await new Promise((resolve) => setImmediate(resolve));

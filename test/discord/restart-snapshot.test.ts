@@ -98,7 +98,7 @@ describe('a snapshot of the presences held', () => {
     clock.now += 1_000;
     reg.memberSeen(GUILD_B, ALICE, listening);
     reg.memberSeen(GUILD_A, BOB, playing);
-    // Listed and never rendered: saved as listed.
+    // Pending, never rendered: saved as it is kept.
     reg.memberListed(GUILD_B, CAROL, listening);
     reg.memberSeen(GUILD_B, DAVE, playing);
     // B's shard lost its session: Carol and Dave, seen through B alone, are stale.
@@ -153,7 +153,7 @@ describe('a snapshot of the presences held', () => {
     const changes: PresenceChange[] = [];
     next.onChange((change) => changes.push(change));
     next.get(BOB.id);
-    expect(changes).toMatchObject([{ kind: 'monitored', userId: BOB.id, at: T0, listed: true }]);
+    expect(changes).toMatchObject([{ kind: 'monitored', userId: BOB.id, at: T0, wasPending: true }]);
   });
 
   it('leaves a user monitored already as they are', async () => {

@@ -61,7 +61,7 @@ async function start(
   await eventually(() => expect(h.app.registry.size).toBe(2));
   // The listings answered: no request of the client's is in flight when the test breaks the session.
   await eventually(() => expect(h.simulator.memberRequests.length).toBeGreaterThanOrEqual(2));
-  await h.app.registry.settled();
+  await h.app.registry.allRendered();
   return h;
 }
 

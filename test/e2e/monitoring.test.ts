@@ -53,7 +53,7 @@ async function start(env: Record<string, string>): Promise<Harness> {
   const harness = h;
   // Ready: every guild listed, so whoever is not monitored by now was left out, not yet to come.
   await eventually(async () => expect((await fetch(`${harness.base}/v1/ready`)).status).toBe(200));
-  await harness.app.registry.settled();
+  await harness.app.registry.allRendered();
   return harness;
 }
 

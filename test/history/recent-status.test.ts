@@ -191,7 +191,13 @@ describe('RecentStatuses', () => {
     const recent = new RecentStatuses(() => now);
     recent.forget(USER, 2_000);
     // A member listed at 1_500 and rendered after the erasure: announced with the moment it was listed.
-    recent.observe({ kind: 'monitored', userId: USER, current: snapshot('online'), at: 1_500, listed: true });
+    recent.observe({
+      kind: 'monitored',
+      userId: USER,
+      current: snapshot('online'),
+      at: 1_500,
+      wasPending: true,
+    });
     expect(recent.get(USER)).toBeUndefined();
     recent.observe(updated('online', 'idle', 2_001));
     expect(recent.get(USER)?.entries).toEqual([{ status: 'idle', ts: 2_001 }]);

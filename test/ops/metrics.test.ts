@@ -390,7 +390,7 @@ describe('presently_listed_members_unrendered', () => {
       youtubeMusic: { applicationIds: new Set(), names: new Set() },
     });
     const metrics = new Metrics();
-    metrics.observe({ monitoredUsers: () => registry.size, listedUnrendered: () => registry.unsettled });
+    metrics.observe({ monitoredUsers: () => registry.size, pendingMembers: () => registry.pendingCount });
     const read = async (name: string) => sampleValue(parseExposition((await metrics.scrape()).text), name);
     const offline: RawPresence = { status: 'offline', client_status: {}, activities: [] };
     for (let n = 0; n < 3; n++) {
@@ -398,7 +398,7 @@ describe('presently_listed_members_unrendered', () => {
     }
     expect(await read('presently_listed_members_unrendered')).toBe(3);
     expect(await read('presently_monitored_users')).toBe(3);
-    registry.settleListed(2);
+    registry.renderPending(2);
     expect(await read('presently_listed_members_unrendered')).toBe(1);
     registry.get('80351110224678914');
     expect(await read('presently_listed_members_unrendered')).toBe(0);

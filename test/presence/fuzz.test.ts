@@ -249,7 +249,7 @@ describe('normalization, fuzzed', () => {
       fc.record({ kind: fc.constant('member' as const), guild, user: userPayload, payload: presencePayload }),
       // A member chunk's members, held as they came until rendered.
       fc.record({ kind: fc.constant('listed' as const), guild, user: userPayload, payload: presencePayload }),
-      fc.record({ kind: fc.constant('settle' as const), max: fc.nat(2) }),
+      fc.record({ kind: fc.constant('renderPending' as const), max: fc.nat(2) }),
       fc.record({ kind: fc.constant('user' as const), user: userPayload }),
       fc.record({ kind: fc.constant('profile' as const), userId, profile }),
       fc.record({ kind: fc.constant('kv' as const), userId, kv, revision: fc.nat(5) }),
@@ -257,7 +257,7 @@ describe('normalization, fuzzed', () => {
       // A shard's session lost, a new one sending the guild again, stale users rendered in batches.
       fc.record({ kind: fc.constant('lost' as const), guild }),
       fc.record({ kind: fc.constant('relist' as const), guild }),
-      fc.record({ kind: fc.constant('settleStale' as const), max: fc.nat(2) }),
+      fc.record({ kind: fc.constant('renderStale' as const), max: fc.nat(2) }),
     );
     fc.assert(
       fc.property(fc.array(event, { maxLength: 12 }), (events) => {
@@ -281,8 +281,8 @@ describe('normalization, fuzzed', () => {
             case 'listed':
               registry.memberListed(e.guild, e.user as DiscordUser, rawPresenceFrom(e.payload));
               break;
-            case 'settle':
-              registry.settleListed(e.max);
+            case 'renderPending':
+              registry.renderPending(e.max);
               break;
             case 'user':
               registry.userUpdated(e.user as DiscordUser);
@@ -302,8 +302,8 @@ describe('normalization, fuzzed', () => {
             case 'relist':
               registry.beginGuildSync(e.guild);
               break;
-            case 'settleStale':
-              registry.settleStale(e.max);
+            case 'renderStale':
+              registry.renderStale(e.max);
               break;
           }
         }
@@ -318,7 +318,7 @@ describe('normalization, fuzzed', () => {
           expect(body.success).toBe(true);
           expectContractPresence(snapshot.presence, JSON.stringify(body.data));
         }
-        expect(registry.unsettled).toBe(0);
+        expect(registry.pendingCount).toBe(0);
         // Every read renders what its presence lags behind: each stale user says so.
         expect(registry.staleWaiting).toBe(0);
         expect(stale).toBe(registry.staleCount);

@@ -34,7 +34,7 @@ const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
 const MAX_ARRAY_INDEX = 2 ** 32 - 2;
 
 /**
- * `applyDelta` on a KV's JSON held as UTF-8 bytes (a large one), without decoding it: the entries are
+ * `applyDelta` on a KV's JSON kept as UTF-8 bytes (a large one), without decoding it: the entries are
  * found by their quotes, kept as views of the bytes, and only what the delta sets is encoded. For JSON
  * that JSON.stringify wrote, the result is byte for byte what `applyDelta` gives: a KV read from the store
  * and one changed here agree.

@@ -1,5 +1,5 @@
 import type { DiscordStatus, Presence, Snowflake } from '../model.js';
-import type { HeldBody, PresenceChange, PresenceListener, PresenceSource } from './registry.js';
+import type { PresenceBody, PresenceChange, PresenceListener, PresenceSource } from './registry.js';
 import { kvAtOf, type PresenceSnapshot, snapshotOfJson } from './snapshot.js';
 
 /** A user's shared presence as an ingest node published it: `json` null once nobody monitors them. */
@@ -33,7 +33,7 @@ interface Entry {
 
 /**
  * An API node's copy of the presences ingest nodes publish. Publications are applied in version order
- * per user: an older one than what is held is dropped, so a replay or a late message never rolls a
+ * per user: an older one than what is kept is dropped, so a replay or a late message never rolls a
  * presence back. Nothing here normalizes: the JSON is the one the ingest node built.
  */
 export class PresenceReplica implements PresenceSource {
@@ -48,7 +48,7 @@ export class PresenceReplica implements PresenceSource {
     return this.entries.get(userId)?.snapshot;
   }
 
-  body(userId: Snowflake): HeldBody | undefined {
+  body(userId: Snowflake): PresenceBody | undefined {
     const snapshot = this.entries.get(userId)?.snapshot;
     return snapshot && { body: snapshot.body, digest: snapshot.digest().toString('base64url') };
   }
@@ -62,7 +62,7 @@ export class PresenceReplica implements PresenceSource {
     return () => this.listeners.delete(listener);
   }
 
-  /** The version held for a user, 0 when none: a publication more than one ahead means one was missed. */
+  /** The version kept for a user, 0 when none: a publication more than one ahead means one was missed. */
   versionOf(userId: Snowflake): number {
     return this.entries.get(userId)?.snapshot.version ?? 0;
   }
@@ -71,10 +71,10 @@ export class PresenceReplica implements PresenceSource {
     return this.entries.get(userId)?.kvRevision ?? 0;
   }
 
-  /** The KV's JSON held for the user when it is the one of `kvTag`, to go into their next presence as is. */
+  /** The KV's JSON kept for the user when it is the one of `kvTag`, to go into their next presence as is. */
   kvJsonOf(userId: Snowflake, kvTag: string): string | Buffer | undefined {
-    const held = this.entries.get(userId);
-    return held?.kvTag === kvTag ? held.snapshot.kvJson() : undefined;
+    const kept = this.entries.get(userId);
+    return kept?.kvTag === kvTag ? kept.snapshot.kvJson() : undefined;
   }
 
   /**
@@ -82,9 +82,9 @@ export class PresenceReplica implements PresenceSource {
    * changed what this replica serves.
    */
   apply(published: PublishedPresence): boolean {
-    const held = this.entries.get(published.userId);
-    if (published.json !== null && held && published.version <= held.snapshot.version) return false;
-    return this.replace(published, held);
+    const kept = this.entries.get(published.userId);
+    if (published.json !== null && kept && published.version <= kept.snapshot.version) return false;
+    return this.replace(published, kept);
   }
 
   /**
@@ -96,31 +96,31 @@ export class PresenceReplica implements PresenceSource {
     const listed = new Set<Snowflake>();
     for (const published of listing) {
       listed.add(published.userId);
-      const held = this.entries.get(published.userId);
+      const kept = this.entries.get(published.userId);
       // Not by version: a user removed and monitored again while we were away restarts at a lower one.
-      if (held?.snapshot.version === published.version && held.snapshot.json === published.json) continue;
-      this.replace(published, held);
+      if (kept?.snapshot.version === published.version && kept.snapshot.json === published.json) continue;
+      this.replace(published, kept);
     }
-    for (const [userId, held] of [...this.entries]) {
-      if (!listed.has(userId)) this.replace({ userId, version: 0, kvRevision: 0, json: null }, held);
+    for (const [userId, kept] of [...this.entries]) {
+      if (!listed.has(userId)) this.replace({ userId, version: 0, kvRevision: 0, json: null }, kept);
     }
   }
 
-  private replace(published: PublishedPresence, held: Entry | undefined): boolean {
+  private replace(published: PublishedPresence, kept: Entry | undefined): boolean {
     const { userId } = published;
     // A full listing says when nothing was seen: it is seen now.
     const at = published.at ?? Date.now();
     if (published.json === null) {
-      if (!held) return false;
+      if (!kept) return false;
       this.entries.delete(userId);
-      this.emit({ kind: 'unmonitored', userId, previous: held.snapshot, at });
+      this.emit({ kind: 'unmonitored', userId, previous: kept.snapshot, at });
       return true;
     }
     const current = snapshotOfPublished(published.json, published);
     this.entries.set(userId, { snapshot: current, kvRevision: published.kvRevision, kvTag: published.kvTag });
     this.emit(
-      held
-        ? { kind: 'updated', userId, previous: held.snapshot, current, at }
+      kept
+        ? { kind: 'updated', userId, previous: kept.snapshot, current, at }
         : { kind: 'monitored', userId, current, at },
     );
     return true;

@@ -12,7 +12,7 @@ const BODY_TAIL = `}${ENVELOPE_TAIL}`;
 const BODY_TAIL_BYTES = Buffer.from(BODY_TAIL);
 
 /**
- * A body at least this long is held as UTF-8 bytes rather than as an ASCII string: every reader then gets
+ * A body at least this long is kept as UTF-8 bytes rather than as an ASCII string: every reader then gets
  * the same bytes (a REST answer, a socket frame) with no copy of its own, and a KV past this size is kept
  * as the bytes it is, not six times over as `\uXXXX` escapes.
  */
@@ -31,7 +31,7 @@ export const LARGE_BODY_BYTES = 32 * 1024;
  *
  * `kv` is the last field, and `kvAt` says where its JSON starts: it is taken back out as it is when the
  * rest of the presence changes, and readers of the other fields parse them without it. The presence as an
- * object is held only while its change is handed out (`release`).
+ * object is kept only while its change is handed out (`release`).
  */
 export class PresenceSnapshot {
   #summary: PresenceSummary | null;
@@ -53,7 +53,7 @@ export class PresenceSnapshot {
     this.#digest = digest;
   }
 
-  /** The body's digest (`bodyDigest`), made once: the same bytes have the same digest wherever they are held. */
+  /** The body's digest (`bodyDigest`), made once: the same bytes have the same digest wherever they are kept. */
   digest(): Buffer {
     this.#digest ??= bodyDigest(this.body);
     return this.#digest;
@@ -71,7 +71,7 @@ export class PresenceSnapshot {
       : this.body.toString('utf8', ENVELOPE_HEAD.length, this.body.length - ENVELOPE_TAIL.length);
   }
 
-  /** The presence's JSON as held: ASCII text, or a view of the large body's bytes (no copy). */
+  /** The presence's JSON as kept: ASCII text, or a view of the large body's bytes (no copy). */
   jsonData(): string | Buffer {
     return typeof this.body === 'string'
       ? this.json
@@ -83,7 +83,7 @@ export class PresenceSnapshot {
     return this.kvAt - ENVELOPE_HEAD.length;
   }
 
-  /** The KV's JSON as held (a view of the body's bytes when large), to go into the next body unchanged. */
+  /** The KV's JSON as kept (a view of the body's bytes when large), to go into the next body unchanged. */
   kvJson(): string | Buffer {
     const end = this.body.length - BODY_TAIL.length;
     return typeof this.body === 'string'
@@ -96,7 +96,7 @@ export class PresenceSnapshot {
     return JSON.parse(this.json) as Presence;
   }
 
-  /** Every field but `kv`: held while the change is handed out, then parsed without the KV. */
+  /** Every field but `kv`: kept while the change is handed out, then parsed without the KV. */
   summary(): PresenceSummary {
     if (this.#summary) return this.#summary;
     const end = this.kvAt - KV_KEY.length;
@@ -147,7 +147,7 @@ let scratch = Buffer.allocUnsafeSlow(16 * 1024);
 function asciiJoin(parts: readonly string[]): string {
   if (!parts.some((part) => HAS_BEYOND_ASCII.test(part))) {
     const text = parts.join('');
-    // Measuring flattens it, should the engine have kept pieces: what is held is then one string.
+    // Measuring flattens it, should the engine have kept pieces: what is kept is then one string.
     Buffer.byteLength(text);
     return text;
   }
@@ -203,7 +203,7 @@ export function asciiJson(json: string): string {
   return asciiJoin([json]);
 }
 
-/** The envelope around `json`, as ASCII, held at one byte per character. */
+/** The envelope around `json`, as ASCII, kept at one byte per character. */
 export function envelopeOf(json: string): string {
   return asciiJoin([ENVELOPE_HEAD, json, ENVELOPE_TAIL]);
 }
@@ -216,7 +216,7 @@ export interface PresenceParts {
   fieldsJson: string;
   /** Written after the fields, before the KV. */
   freshness: Freshness;
-  /** The KV's JSON: fresh text, or taken out of the previous body as it was held. */
+  /** The KV's JSON: fresh text, or taken out of the previous body as it was kept. */
   kvJson: string | Buffer;
 }
 
@@ -236,7 +236,7 @@ export interface PresenceBody {
 
 /**
  * The envelope of a presence serialized in parts: ASCII text in one flat string while it is smaller
- * than LARGE_BODY_BYTES, UTF-8 bytes past that. A KV held as bytes goes into the new body as it is.
+ * than LARGE_BODY_BYTES, UTF-8 bytes past that. A KV kept as bytes goes into the new body as it is.
  */
 export function assembleBody({ userJson, fieldsJson, freshness, kvJson }: PresenceParts): PresenceBody {
   const fields = fieldsJson.slice(1, -1);
@@ -245,8 +245,8 @@ export function assembleBody({ userJson, fieldsJson, freshness, kvJson }: Presen
   const unescaped = USER_HEAD.length + userJson.length + fields.length + fresh.length + kvJson.length;
   if (typeof kvJson === 'string' && unescaped < LARGE_BODY_BYTES) {
     // Each part is looked at once, and only one beyond ASCII is escaped (usually the fields: a user and a
-    // KV out of a held body are ASCII already). The text need not be flattened here: comparing it with
-    // the body held, or writing it into the arena, does that.
+    // KV out of a kept body are ASCII already). The text need not be flattened here: comparing it with
+    // the body kept, or writing it into the arena, does that.
     const user = asciiPart(userJson);
     const kv = asciiPart(kvJson);
     const body = `${USER_HEAD}${user},${asciiPart(fields)}${fresh}${KV_KEY}${kv}${BODY_TAIL}`;
@@ -286,7 +286,7 @@ export function fieldsJsonIn(body: string | Buffer, userLength: number, kvAt: nu
 
 /**
  * A snapshot of a presence's JSON as another node serialized it. `kvAt` is where the KV's JSON starts in
- * `json`, in UTF-8 bytes. Small ASCII JSON is held as text, anything else as bytes.
+ * `json`, in UTF-8 bytes. Small ASCII JSON is kept as text, anything else as bytes.
  */
 export function snapshotOfJson(
   json: string,

@@ -105,7 +105,7 @@ describe('observed_at', () => {
     expect(freshness(ALICE.id).observed_at).toBe(T0);
   });
 
-  it('of a listed member is the moment of the listing', () => {
+  it('of a pending member is the moment of the listing', () => {
     const { reg, clock, freshness } = registry();
     reg.memberListed(GUILD_A, ALICE, online());
     clock.now = T0 + 9_000;
@@ -134,7 +134,7 @@ describe('stale', () => {
 
     reg.guildsLost([GUILD_B]);
     expect(reg.staleCount).toBe(2);
-    expect(reg.settleStale(10)).toBe(0);
+    expect(reg.renderStale(10)).toBe(0);
     expect(changes.map((change) => change.userId)).toEqual([ALICE.id, BOB.id]);
     expect(freshness(BOB.id).stale).toBe(true);
   });
@@ -147,11 +147,11 @@ describe('stale', () => {
     for (const id of ids) reg.memberSeen(GUILD_A, { id }, idle);
     changes.length = 0;
     reg.guildsLost([GUILD_A]);
-    expect(reg.settleStale(2)).toBe(3);
+    expect(reg.renderStale(2)).toBe(3);
     reg.guildsLost([GUILD_B]);
-    expect(reg.settleStale(2)).toBe(2);
-    expect(reg.settleStale(2)).toBe(0);
-    expect(reg.settleStale(2)).toBe(0);
+    expect(reg.renderStale(2)).toBe(2);
+    expect(reg.renderStale(2)).toBe(0);
+    expect(reg.renderStale(2)).toBe(0);
     expect(changes.map((change) => change.userId)).toEqual([ids[0], ids[1], BOB.id, ...ids.slice(2)]);
     expect(changes.every((change) => change.kind === 'updated' && change.current.summary().stale)).toBe(true);
   });
@@ -161,7 +161,7 @@ describe('stale', () => {
     reg.memberSeen(GUILD_A, ALICE, online());
     reg.memberSeen(GUILD_A, BOB, idle);
     reg.guildsLost([GUILD_A]);
-    reg.settleStale(10);
+    reg.renderStale(10);
     changes.length = 0;
 
     // A new session sends the guild again and lists it; until the listing reaches a member, they stay stale.
@@ -195,12 +195,12 @@ describe('stale', () => {
     expect(freshness(ALICE.id).stale).toBe(true);
   });
 
-  it('of a listed member not rendered yet is in their first version', () => {
+  it('of a pending member, not rendered yet, is in their first version', () => {
     const { reg, changes, freshness } = registry();
     reg.memberListed(GUILD_A, ALICE, online());
     reg.guildsLost([GUILD_A]);
     expect(reg.staleWaiting).toBe(0);
-    expect(reg.settleListed(10)).toBe(0);
+    expect(reg.renderPending(10)).toBe(0);
     expect(changes.map((change) => change.kind)).toEqual(['monitored']);
     expect(freshness(ALICE.id)).toEqual({ observed_at: T0, stale: true });
   });

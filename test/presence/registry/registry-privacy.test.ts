@@ -210,10 +210,10 @@ describe('PresenceRegistry under privacy settings', () => {
     expect(changes).toEqual([]);
   });
 
-  it('renders a listed member under their settings when they are first shown', () => {
+  it('renders a pending member under their settings when they are first shown', () => {
     const { registry, changes, body } = setup({ hide_custom_status: true });
     registry.memberListed(GUILD, USER, RAW);
-    registry.settleListed(10);
+    registry.renderPending(10);
     expect(changes.map((c) => c.kind)).toEqual(['monitored']);
     expect(body()).not.toContain('SECRET-STATUS');
   });

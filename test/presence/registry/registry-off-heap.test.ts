@@ -28,7 +28,7 @@ function presence(status: DiscordStatus, text: string): RawPresence {
 
 type Operation =
   | { kind: 'seen' | 'listed'; guild: number; user: number; status: DiscordStatus; text: string }
-  | { kind: 'settle'; max: number }
+  | { kind: 'renderPending'; max: number }
   | { kind: 'removed'; guild: number; user: number }
   | { kind: 'guildRemoved'; guild: number }
   | { kind: 'kv'; user: number; kv: Kv }
@@ -39,7 +39,7 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   {
     weight: 6,
     arbitrary: fc.record({
-      // Seen in a guild, or listed: held unrendered until asked for or settled, served the same.
+      // Seen in a guild, or listed: pending until asked for or rendered in a batch, served the same.
       kind: fc.constantFrom('seen' as const, 'listed' as const),
       guild: index(GUILDS.length),
       user: index(USERS.length),
@@ -47,7 +47,7 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
       text: fc.constantFrom('', 'héllo 🎧', 'coding', 'a "quoted" \\ back'),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('settle' as const), max: fc.nat(3) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('renderPending' as const), max: fc.nat(3) }) },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -98,8 +98,8 @@ describe('the registry holding many users off the heap', () => {
           }
         };
         for (const op of operations) {
-          if (op.kind === 'settle') {
-            reg.settleListed(op.max);
+          if (op.kind === 'renderPending') {
+            reg.renderPending(op.max);
           } else if (op.kind === 'seen' || op.kind === 'listed') {
             const id = USERS[op.user] as string;
             const see = op.kind === 'seen' ? reg.memberSeen : reg.memberListed;
@@ -141,9 +141,9 @@ describe('the registry holding many users off the heap', () => {
           }
         }
         expect(reg.size).toBe(shown.size);
-        expect(reg.unsettled).toBeLessThanOrEqual(reg.size);
+        expect(reg.pendingCount).toBeLessThanOrEqual(reg.size);
         expect(new Set([...reg.snapshots()].map(([id]) => id))).toEqual(new Set(shown.keys()));
-        expect(reg.unsettled).toBe(0);
+        expect(reg.pendingCount).toBe(0);
         for (const id of USERS) {
           const expected = shown.get(id);
           const snapshot = reg.get(id);
@@ -229,7 +229,7 @@ describe('the registry holding many users off the heap', () => {
 
   it('gives each snapshot and each read the digest of its own body, a new one with every change', () => {
     const { registry: reg } = registry();
-    // More users than snapshots kept: most reads make their snapshot from what is held.
+    // More users than snapshots kept: most reads make their snapshot from what the table keeps.
     const ids = Array.from({ length: 40_000 }, (_, n) => String(90000000000000000n + BigInt(n)));
     const see = (status: DiscordStatus, text: string) =>
       ids.forEach((id, n) => {

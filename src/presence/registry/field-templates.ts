@@ -19,11 +19,11 @@ interface Template {
 }
 
 /**
- * The fields of a presence with no activity and no profile held, which most members of a large guild
- * have, depend only on its status, the platforms it is active on and the account's age. They are made
- * once per status and platforms, and copied with `member_since`, the last field, written in.
+ * The fields of a presence with no activity and no profile, which most members of a large guild have,
+ * depend only on its status, the platforms it is active on and the account's age. They are made once per
+ * status and platforms, a template, and copied with `member_since`, the last field, written in.
  */
-export class QuietFields {
+export class FieldTemplates {
   private readonly templates: (Template | undefined)[] = [];
 
   constructor(private readonly options: NormalizeOptions) {}

@@ -4,7 +4,7 @@ import type { ClientStatus, DiscordStatus, RawPresence } from '../../../src/pres
 import { CLIENT_PLATFORMS } from '../../../src/presence/normalize/client-status.js';
 import { type NormalizeOptions, presenceFields } from '../../../src/presence/normalize/presence.js';
 import { DEFAULT_YOUTUBE_MUSIC_MATCHER } from '../../../src/presence/normalize/youtube-music.js';
-import { QuietFields } from '../../../src/presence/registry/quiet-fields.js';
+import { FieldTemplates } from '../../../src/presence/registry/field-templates.js';
 import { customStatusActivity } from '../../../src/simulator/activities.js';
 import { CDN } from '../payloads.js';
 
@@ -22,13 +22,13 @@ const userId = fc.oneof(
   fc.constantFrom('0', '', 'not-an-id', '123456789012345678901'),
 );
 
-describe('QuietFields', () => {
+describe('FieldTemplates', () => {
   it('gives what presenceFields gives, as the same JSON, for any status, platforms and account', () => {
-    const quiet = new QuietFields(OPTIONS);
+    const templates = new FieldTemplates(OPTIONS);
     fc.assert(
       fc.property(userId, status, clientStatus, (id, s, platforms) => {
         const raw = { status: s, activities: [], client_status: platforms } as unknown as RawPresence;
-        const made = quiet.of(id, raw, null);
+        const made = templates.of(id, raw, null);
         const expected = presenceFields({ userId: id, raw, profile: null }, OPTIONS);
         expect(made?.fields).toEqual(expected);
         expect(made?.json).toBe(JSON.stringify(expected));
@@ -38,22 +38,22 @@ describe('QuietFields', () => {
   });
 
   it('makes nothing for a presence with an activity or with a profile', () => {
-    const quiet = new QuietFields(OPTIONS);
+    const templates = new FieldTemplates(OPTIONS);
     const id = '123456789012345678';
     const raw: RawPresence = { status: 'online', activities: [], client_status: { desktop: 'online' } };
-    expect(quiet.of(id, { ...raw, activities: [customStatusActivity({ text: 'hi' })] }, null)).toBeNull();
-    expect(quiet.of(id, raw, { banner: null, accent_color: 0xff0000 })).toBeNull();
+    expect(templates.of(id, { ...raw, activities: [customStatusActivity({ text: 'hi' })] }, null)).toBeNull();
+    expect(templates.of(id, raw, { banner: null, accent_color: 0xff0000 })).toBeNull();
   });
 
   it('hands out fields a caller may change without changing the next ones', () => {
-    const quiet = new QuietFields(OPTIONS);
+    const templates = new FieldTemplates(OPTIONS);
     const raw: RawPresence = { status: 'idle', activities: [], client_status: { mobile: 'idle' } };
-    const first = quiet.of('123456789012345678', raw, null);
+    const first = templates.of('123456789012345678', raw, null);
     if (!first) throw new Error('expected fields');
     first.fields.discord_status = 'dnd';
-    expect(quiet.of('223456789012345678', raw, null)?.fields.discord_status).toBe('idle');
+    expect(templates.of('223456789012345678', raw, null)?.fields.discord_status).toBe('idle');
     // The activities are shared between them, and none can change them.
     expect(() => first.fields.activities.push(customStatusActivity({ text: 'hi' }))).toThrow(TypeError);
-    expect(quiet.of('323456789012345678', raw, null)?.fields.activities).toEqual([]);
+    expect(templates.of('323456789012345678', raw, null)?.fields.activities).toEqual([]);
   });
 });

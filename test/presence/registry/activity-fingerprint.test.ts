@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { RawPresence } from '../../../src/presence/model.js';
 import { activitiesFrom } from '../../../src/presence/normalize/activities.js';
 import { isGuildCopy } from '../../../src/presence/normalize/guild-copy.js';
-import { activitySketch } from '../../../src/presence/registry/activity-sketch.js';
+import { activityFingerprint } from '../../../src/presence/registry/activity-fingerprint.js';
 import { customStatusActivity, gameActivity } from '../../../src/simulator/activities.js';
 import { CDN } from '../payloads.js';
 
@@ -20,19 +20,19 @@ function playing(game: string, status: string, start: number): RawPresence['acti
   ];
 }
 
-describe('activitySketch', () => {
-  it('is the same for a guild copy as for the activities held, normalized', () => {
-    const held = activitiesFrom(playing('Celeste', 'hi 🎧', T), CDN);
+describe('activityFingerprint', () => {
+  it('is the same for a guild copy as for the current activities, normalized', () => {
+    const current = activitiesFrom(playing('Celeste', 'hi 🎧', T), CDN);
     const copy = playing('Celeste', 'hi 🎧', T + 400);
-    expect(isGuildCopy(presence(held), presence(copy))).toBe(true);
-    expect(activitySketch(copy)).toBe(activitySketch(held));
+    expect(isGuildCopy(presence(current), presence(copy))).toBe(true);
+    expect(activityFingerprint(copy)).toBe(activityFingerprint(current));
   });
 
   it('differs for another game, another status text or one activity fewer', () => {
-    const held = activitySketch(activitiesFrom(playing('Celeste', 'day 5', T), CDN));
-    expect(activitySketch(playing('Hades', 'day 5', T))).not.toBe(held);
-    expect(activitySketch(playing('Celeste', 'day 6', T))).not.toBe(held);
-    expect(activitySketch(playing('Celeste', 'day 5', T).slice(1))).not.toBe(held);
+    const current = activityFingerprint(activitiesFrom(playing('Celeste', 'day 5', T), CDN));
+    expect(activityFingerprint(playing('Hades', 'day 5', T))).not.toBe(current);
+    expect(activityFingerprint(playing('Celeste', 'day 6', T))).not.toBe(current);
+    expect(activityFingerprint(playing('Celeste', 'day 5', T).slice(1))).not.toBe(current);
   });
 
   it('is the same for any guild copy of normalized activities', () => {
@@ -51,9 +51,9 @@ describe('activitySketch', () => {
         (list, jitter) => {
           const raw = list.map((a) => JSON.parse(JSON.stringify(a)));
           const copy = raw.map((a) => ({ ...a, created_at: a.created_at + jitter }));
-          const held = activitiesFrom(raw, CDN);
-          expect(isGuildCopy(presence(held), presence(copy))).toBe(true);
-          expect(activitySketch(copy)).toBe(activitySketch(held));
+          const current = activitiesFrom(raw, CDN);
+          expect(isGuildCopy(presence(current), presence(copy))).toBe(true);
+          expect(activityFingerprint(copy)).toBe(activityFingerprint(current));
         },
       ),
     );

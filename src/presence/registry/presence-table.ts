@@ -15,14 +15,14 @@ const PLATFORM_MASK = (1 << PLATFORM_BITS) - 1;
  */
 const SNAPSHOT_CACHE_SIZE = 16 * 1024;
 
-/** A body of LARGE_BODY_BYTES or more, held as its bytes, and its digest. */
+/** A body of LARGE_BODY_BYTES or more, kept as its bytes, and its digest. */
 interface LargeBody {
   body: Buffer;
   digest: Buffer;
 }
 
-/** A presence as rendered, to be held. */
-export interface HeldPresence {
+/** What the table keeps of a rendered presence besides its snapshot. */
+export interface PresenceRow {
   body: string | Buffer;
   userLength: number;
   kvAt: number;
@@ -33,15 +33,15 @@ export interface HeldPresence {
 }
 
 /**
- * What the registry holds per monitored user, in columns of typed arrays by slot and bodies in an
- * arena: held for a million users, it is a few hundred objects on the JS heap rather than millions, which
+ * What the registry keeps per monitored user, in columns of typed arrays by slot and bodies in an
+ * arena: kept for a million users, it is a few hundred objects on the JS heap rather than millions, which
  * every full garbage collection would visit while the process serves reads. Rare things (a profile with a
  * banner, a body of LARGE_BODY_BYTES or more) are in maps by slot.
  *
  * A snapshot is made from the columns when read, unless it is one of the latest changes'; a REST read
- * takes the body and its digest as they are held, with no snapshot (`body`, `digestText`).
+ * takes the body and its digest as they are kept, with no snapshot (`body`, `digestText`).
  */
-export class HeldPresences {
+export class PresenceTable {
   private readonly slots = new SnowflakeSlots(ARENA_ROOM_INTS);
   private readonly arena = new BodyArena(this.slots);
   /** Large bodies: UTF-8 bytes, shared with their snapshots as they are, and their digests. */
@@ -54,7 +54,7 @@ export class HeldPresences {
   private statuses = new Uint8Array(0);
   private clientStatuses = new Uint16Array(0);
   private observedAts = new Float64Array(0);
-  /** 1 for a stale user: what their next rendering writes, apart from the body so a listed slot has it too. */
+  /** 1 for a stale user: what their next rendering writes, kept apart from the body for pending slots too. */
   private stales = new Uint8Array(0);
   private staleUsers = 0;
   private readonly cachedSlots = new Int32Array(SNAPSHOT_CACHE_SIZE).fill(NO_SLOT);
@@ -86,22 +86,22 @@ export class HeldPresences {
     return this.slots.idOf(slot);
   }
 
-  /** A slot for a user not held, with `presence` as their first version. */
-  add(userId: Snowflake, presence: HeldPresence, snapshot: PresenceSnapshot): number {
+  /** A slot for a user not in the table, with `row` as their first version. */
+  add(userId: Snowflake, row: PresenceRow, snapshot: PresenceSnapshot): number {
     const slot = this.slots.add(userId);
     if (slot >= this.versions.length) this.reserve(this.slots.capacity);
     this.kvRevisions[slot] = 0;
     this.profiles.delete(slot);
-    this.store(slot, presence, 1, snapshot);
+    this.store(slot, row, 1, snapshot);
     return slot;
   }
 
   /**
-   * A slot for a user not held whose presence is not rendered yet: `text` is what it will be rendered
-   * from, held where the body will be, as UTF-8 (which is what `isListed` asks of the arena). Version 0
-   * until `update` stores the first body.
+   * A slot for a user not in the table whose presence is not rendered yet (a pending member): `text` is
+   * what it will be rendered from, kept where the body will be, as UTF-8 (which is what `isPending` asks
+   * of the arena). Version 0 until `update` stores the first body.
    */
-  addListed(userId: Snowflake, text: string): number {
+  addPending(userId: Snowflake, text: string): number {
     const slot = this.slots.add(userId);
     if (slot >= this.versions.length) this.reserve(this.slots.capacity);
     this.kvRevisions[slot] = 0;
@@ -113,15 +113,15 @@ export class HeldPresences {
   }
 
   /**
-   * Whether the slot in use holds the text of `addListed` rather than a body: asked before every read, so
+   * Whether the slot in use holds the text of `addPending` rather than a body: asked before every read, so
    * answered from the arena's record, which the read goes on to use, rather than from another column.
    */
-  isListed(slot: number): boolean {
+  isPending(slot: number): boolean {
     return this.arena.holdsUtf8(slot);
   }
 
-  /** The text a listed slot will be rendered from. */
-  listedText(slot: number): string {
+  /** The text a pending slot will be rendered from. */
+  pendingText(slot: number): string {
     return this.arena.utf8Text(slot);
   }
 
@@ -138,9 +138,9 @@ export class HeldPresences {
     this.forgetSnapshot(slot);
   }
 
-  /** The slot's presence replaced by the next version, `snapshot` (a listed slot's first). */
-  update(slot: number, presence: HeldPresence, snapshot: PresenceSnapshot): void {
-    this.store(slot, presence, (this.versions[slot] as number) + 1, snapshot);
+  /** The slot's presence replaced by the next version, `snapshot` (a pending slot's first). */
+  update(slot: number, row: PresenceRow, snapshot: PresenceSnapshot): void {
+    this.store(slot, row, (this.versions[slot] as number) + 1, snapshot);
   }
 
   /** Keeps the platforms' statuses of a presence whose body stayed the same. */
@@ -200,7 +200,7 @@ export class HeldPresences {
     return clientStatus;
   }
 
-  /** Whether the platforms' statuses are those held, without building them. */
+  /** Whether the platforms' statuses are those kept, without building them. */
   sameClientStatus(slot: number, clientStatus: ClientStatus): boolean {
     return this.clientStatuses[slot] === clientStatusCode(clientStatus);
   }
@@ -231,14 +231,14 @@ export class HeldPresences {
     return this.profiles.get(slot) ?? null;
   }
 
-  /** Most users set neither banner nor accent: such a profile renders as none, and is held as none. */
+  /** Most users set neither banner nor accent: such a profile renders as none, and is kept as none. */
   setProfile(slot: number, profile: Profile): void {
     if (profile.banner === null && profile.accent_color === null) this.profiles.delete(slot);
     else this.profiles.set(slot, profile);
   }
 
-  private store(slot: number, presence: HeldPresence, version: number, snapshot: PresenceSnapshot): void {
-    const { body } = presence;
+  private store(slot: number, row: PresenceRow, version: number, snapshot: PresenceSnapshot): void {
+    const { body } = row;
     // One digest per change: the snapshot its readers share takes the one stored.
     if (typeof body === 'string') {
       this.arena.write(slot, body);
@@ -249,11 +249,11 @@ export class HeldPresences {
       this.large.set(slot, { body, digest: snapshot.digest() });
     }
     this.versions[slot] = version;
-    this.userLengths[slot] = presence.userLength;
-    this.kvAts[slot] = presence.kvAt;
-    this.statuses[slot] = STATUSES.indexOf(presence.status);
-    this.clientStatuses[slot] = clientStatusCode(presence.clientStatus);
-    this.observedAts[slot] = presence.observedAt;
+    this.userLengths[slot] = row.userLength;
+    this.kvAts[slot] = row.kvAt;
+    this.statuses[slot] = STATUSES.indexOf(row.status);
+    this.clientStatuses[slot] = clientStatusCode(row.clientStatus);
+    this.observedAts[slot] = row.observedAt;
     const at = slot & (SNAPSHOT_CACHE_SIZE - 1);
     this.cachedSlots[at] = slot;
     this.cached[at] = snapshot;

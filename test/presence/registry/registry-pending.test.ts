@@ -42,7 +42,7 @@ function listening(song: string): RawPresence {
 
 const OFFLINE: RawPresence = { status: 'offline', client_status: {}, activities: [] };
 
-describe('members from a listing', () => {
+describe('pending members, from a listing', () => {
   it('are monitored and served at once, and announced when first asked for, with the moment they were listed', () => {
     const clock = { now: 1_000 };
     const { registry: reg, changes } = registry(clock);
@@ -50,13 +50,13 @@ describe('members from a listing', () => {
     expect(reg.size).toBe(1);
     expect(reg.isMonitored(ALICE.id)).toBe(true);
     expect(reg.memberCount(GUILD_A)).toBe(1);
-    expect(reg.unsettled).toBe(1);
+    expect(reg.pendingCount).toBe(1);
     expect(changes).toHaveLength(0);
 
     clock.now = 9_000;
     const read = reg.body(ALICE.id);
     expect(changes.map((change) => [change.kind, change.at])).toEqual([['monitored', 1_000]]);
-    expect(reg.unsettled).toBe(0);
+    expect(reg.pendingCount).toBe(0);
     const snapshot = reg.get(ALICE.id);
     expect(read?.body).toBe(snapshot?.body);
     expect(snapshot?.version).toBe(1);
@@ -67,11 +67,11 @@ describe('members from a listing', () => {
     expect(changes).toHaveLength(1);
   });
 
-  it('hold the same bytes, and announce the same presence, as a member seen and rendered at once', () => {
+  it('keep the same bytes, and announce the same presence, as a member seen and rendered at once', () => {
     const user = fc.record(
       {
         id: fc.constant(ALICE.id),
-        // Any UTF-16, lone surrogates included: the payload is held as UTF-8 until rendered.
+        // Any UTF-16, lone surrogates included: the payload is kept as UTF-8 until rendered.
         username: fc.string({ unit: 'binary' }),
         global_name: fc.option(fc.string({ unit: 'grapheme' })),
         avatar: fc.option(fc.constantFrom('0123456789abcdef', 'a_0123456789abcdef')),
@@ -93,12 +93,12 @@ describe('members from a listing', () => {
     fc.assert(
       fc.property(user, raw, (member, presence) => {
         const eager = registry();
-        const listed = registry();
+        const pending = registry();
         eager.registry.memberSeen(GUILD_A, member as DiscordUser, presence);
-        listed.registry.memberListed(GUILD_A, member as DiscordUser, presence);
-        expect(listed.registry.settleListed(10)).toBe(0);
-        expect(listed.registry.get(ALICE.id)?.body).toBe(eager.registry.get(ALICE.id)?.body);
-        const [announced] = listed.changes;
+        pending.registry.memberListed(GUILD_A, member as DiscordUser, presence);
+        expect(pending.registry.renderPending(10)).toBe(0);
+        expect(pending.registry.get(ALICE.id)?.body).toBe(eager.registry.get(ALICE.id)?.body);
+        const [announced] = pending.changes;
         const [seen] = eager.changes;
         expect(announced?.kind).toBe('monitored');
         if (announced?.kind !== 'monitored' || seen?.kind !== 'monitored') return;
@@ -108,18 +108,18 @@ describe('members from a listing', () => {
     );
   });
 
-  it('are rendered by settleListed in the order they were listed, so many at a time', () => {
+  it('are rendered by renderPending in the order they were listed, so many at a time', () => {
     const { registry: reg, changes } = registry();
     reg.memberListed(GUILD_A, ALICE, OFFLINE);
     reg.memberListed(GUILD_A, BOB, listening('Nude'));
     reg.memberListed(GUILD_A, CAROL, OFFLINE);
-    expect(reg.settleListed(2)).toBe(1);
+    expect(reg.renderPending(2)).toBe(1);
     expect(changes.map((change) => change.userId)).toEqual([ALICE.id, BOB.id]);
     // One asked for meanwhile is not announced twice.
     reg.get(CAROL.id);
-    expect(reg.settleListed(2)).toBe(0);
+    expect(reg.renderPending(2)).toBe(0);
     expect(changes.map((change) => change.userId)).toEqual([ALICE.id, BOB.id, CAROL.id]);
-    expect(reg.settleListed(2)).toBe(0);
+    expect(reg.renderPending(2)).toBe(0);
     expect(changes).toHaveLength(3);
   });
 
@@ -146,7 +146,7 @@ describe('members from a listing', () => {
       ['monitored', CAROL.id, 1],
       ['updated', CAROL.id, 2],
     ]);
-    expect(reg.unsettled).toBe(0);
+    expect(reg.pendingCount).toBe(0);
     expect(reg.memberCount(GUILD_B)).toBe(1);
     expect(reg.get(ALICE.id)?.presence.now_playing?.song).toBe('Señorita');
     expect(reg.get(BOB.id)?.presence.kv).toEqual({ theme: 'dark' });
@@ -161,8 +161,8 @@ describe('members from a listing', () => {
     reg.profileFetched(ALICE.id, { banner: 'a_0123456789abcdef', accent_color: 0x5865f2 });
     reg.profileFetched(BOB.id, { banner: null, accent_color: null });
     expect(changes).toHaveLength(0);
-    expect(reg.unsettled).toBe(2);
-    expect(reg.settleListed(10)).toBe(0);
+    expect(reg.pendingCount).toBe(2);
+    expect(reg.renderPending(10)).toBe(0);
     const [alice, bob] = changes;
     expect(alice?.kind === 'monitored' && alice.current.version).toBe(1);
     expect(alice?.kind === 'monitored' && alice.current.summary()).toMatchObject({
@@ -194,12 +194,12 @@ describe('members from a listing', () => {
       ['unmonitored', CAROL.id],
     ]);
     expect(reg.size).toBe(0);
-    expect(reg.unsettled).toBe(0);
-    expect(reg.settleListed(10)).toBe(0);
+    expect(reg.pendingCount).toBe(0);
+    expect(reg.renderPending(10)).toBe(0);
     expect(changes).toHaveLength(6);
   });
 
-  it('a re-listing forgets, announced first, a listed member it does not list again', () => {
+  it('a re-listing forgets, announced first, a pending member it does not list again', () => {
     const { registry: reg, changes } = registry();
     reg.beginGuildSync(GUILD_A);
     reg.memberListed(GUILD_A, ALICE, OFFLINE);
@@ -254,8 +254,8 @@ describe('members from a listing', () => {
       activities: [],
     });
     // The first listener's failure reaches the caller, after the second has heard it too.
-    expect(() => reg.settleListed(10)).toThrow('listener failed');
-    expect(reg.settleListed(10)).toBe(0);
+    expect(() => reg.renderPending(10)).toThrow('listener failed');
+    expect(reg.renderPending(10)).toBe(0);
     expect(first).toEqual([ALICE.id, BOB.id, CAROL.id]);
     expect(second).toEqual([ALICE.id, BOB.id, CAROL.id]);
     expect(reg.get(BOB.id)?.version).toBe(1);
@@ -270,15 +270,15 @@ describe('members from a listing', () => {
       activities: [customStatusActivity({ text: long })],
     });
     expect(changes.map((change) => change.kind)).toEqual(['monitored']);
-    expect(reg.unsettled).toBe(0);
+    expect(reg.pendingCount).toBe(0);
   });
 
-  it('without a usable id are not held', () => {
+  it('without a usable id are not kept', () => {
     const { registry: reg, changes } = registry();
     reg.memberListed(GUILD_A, { id: 'not a snowflake' } as DiscordUser, OFFLINE);
     reg.memberListed(GUILD_A, undefined as unknown as DiscordUser, OFFLINE);
     expect(reg.size).toBe(0);
-    expect(reg.settleListed(10)).toBe(0);
+    expect(reg.renderPending(10)).toBe(0);
     expect(changes).toHaveLength(0);
   });
 });
