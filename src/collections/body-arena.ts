@@ -34,9 +34,9 @@ const SPARE_BUFFERS = 4;
 
 /**
  * ASCII texts, one per slot, side by side in chunks of memory outside the JS heap: a few buffers, not a
- * string per text for the garbage collector to visit. Each text is held after its digest (`bodyDigest`),
- * and where a slot's are is one record kept in the slot's room (`SlotRoom`), beside its key, so a read
- * of one slot among many goes to memory in few places. A slot may hold UTF-8 instead (`writeUtf8`), with
+ * string per text (why: docs/architecture.md#per-user-state-off-the-js-heap).
+ * Each text is held after its digest (`bodyDigest`), and where a slot's are is one record kept in the
+ * slot's room (`SlotRoom`), beside its key, so a read of one slot among many goes to memory in few places. A slot may hold UTF-8 instead (`writeUtf8`), with
  * the room for a digest left unused.
  *
  * A text is written after the last one, and a changed text is written anew, leaving a hole. A chunk

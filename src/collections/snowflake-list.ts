@@ -4,8 +4,8 @@ import { grown } from './snowflake-slots.js';
 const FIRST_CAPACITY = 16;
 
 /**
- * A list of snowflakes kept as digits in typed arrays: listed ids put no string on the JS heap for the
- * garbage collector to visit. Starts small, for many short lists.
+ * A list of snowflakes kept as digits in typed arrays: listed ids put no string on the JS heap (why:
+ * docs/architecture.md#per-user-state-off-the-js-heap). Starts small, for many short lists.
  */
 export class SnowflakeList implements Iterable<Snowflake> {
   private highs = new Float64Array(FIRST_CAPACITY);

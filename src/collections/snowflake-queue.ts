@@ -6,7 +6,7 @@ const FIRST_CAPACITY = 1024;
 /**
  * Snowflakes waiting their turn, each once, oldest first, as a Set keeps them: slots in typed arrays (a
  * SnowflakeSlots numbers them, a ring holds the slots in arrival order), so queued ids put no string on
- * the JS heap for the garbage collector to visit.
+ * the JS heap (why: docs/architecture.md#per-user-state-off-the-js-heap).
  */
 export class SnowflakeQueue {
   private slots = new SnowflakeSlots();

@@ -14,7 +14,8 @@ const INTS_PER_DOUBLE = Float64Array.BYTES_PER_ELEMENT / Int32Array.BYTES_PER_EL
 /**
  * Snowflakes numbered with small integers (slots), a slot reused once its snowflake is let go, found
  * through an open-addressing table with linear probing: everything is in typed arrays, so however many
- * ids there are, none is an object on the JS heap for the garbage collector to visit.
+ * ids there are, none is an object on the JS heap
+ * (why: docs/architecture.md#per-user-state-off-the-js-heap).
  *
  * A slot's key is a record, and the record may have room beside the key for its owner's columns
  * (`roomInts`): a lookup that goes on to read them finds them beside the key, in the cache line it was

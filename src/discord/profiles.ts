@@ -59,8 +59,8 @@ export class ProfileFetcher {
    * Who was fetched when, by the minute (PROFILE_AGE_STEP_MS): what the sweep ages. A list per minute,
    * not a time per user: a map entry per user would outweigh what else is held for them beside their
    * presence. A user fetched again since (USER_UPDATE) stays listed under the old minute too, and is
-   * fetched once more when it is due. The lists hold ids in typed arrays, for the garbage collector to
-   * have nothing per user to visit.
+   * fetched once more when it is due. The lists hold ids in typed arrays (why:
+   * docs/architecture.md#per-user-state-off-the-js-heap).
    */
   private readonly fetchedIn = new Map<number, SnowflakeList>();
   private retryTimer: NodeJS.Timeout | undefined;

@@ -12,9 +12,8 @@ const PLAYING = 255;
 /**
  * What the history rules remember, per user, for a million users: most remember a status alone, which is
  * a byte per user in a typed array (its status and whether it was seen live); those who played something
- * keep their last play, an object, in a map by slot. The ids are numbered in typed arrays, so a user who
- * plays nothing is no object on the JS heap for the garbage collector to visit, as a map by id would make
- * each of them.
+ * keep their last play, an object, in a map by slot. A user who plays nothing is no object on the JS heap
+ * (why: docs/architecture.md#per-user-state-off-the-js-heap).
  */
 export class HistoryMemories {
   private readonly slots = new SnowflakeSlots();

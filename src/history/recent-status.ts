@@ -132,8 +132,8 @@ export class RecentStatuses {
 /**
  * What RecentStatuses holds, in typed arrays: per user (a slot) where their newest entry is, when they
  * were last seen and touched, and their neighbours in the order they were touched; per entry its status,
- * its moment and the same user's entry before it. Held for every member of a large guild, it is a few
- * arrays rather than objects per member for the garbage collector to visit.
+ * its moment and the same user's entry before it. Held for every member of a large guild: a few arrays,
+ * not objects per member (why: docs/architecture.md#per-user-state-off-the-js-heap).
  */
 class HeldStatuses {
   private readonly slots = new SnowflakeSlots();

@@ -46,8 +46,9 @@ export const SUBSCRIPTION_BYTES = 2 * (PAIR_BYTES + ID_BYTES);
 /**
  * Which numbered holders hold which snowflakes, entirely in typed arrays: an id a holder holds is a pair
  * (the id's slot, the holder), found by an open-addressing table and linked into the id's list of pairs and
- * the holder's. However many ids are held, none is a string, Set or Map on the JS heap: an id nobody else
- * holds costs a few dozen bytes outside it (PAIR_BYTES, ID_BYTES), and nothing for the collector to visit.
+ * the holder's. However many ids are held, none is a string, Set or Map on the JS heap (why:
+ * docs/architecture.md#per-user-state-off-the-js-heap): an id nobody else holds costs a few dozen bytes
+ * outside it (PAIR_BYTES, ID_BYTES).
  */
 export class IdSubscribers {
   private readonly ids: SnowflakeSlots;

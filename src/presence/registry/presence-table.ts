@@ -34,9 +34,9 @@ export interface PresenceRow {
 
 /**
  * What the registry keeps per monitored user, in columns of typed arrays by slot and bodies in an
- * arena: kept for a million users, it is a few hundred objects on the JS heap rather than millions, which
- * every full garbage collection would visit while the process serves reads. Rare things (a profile with a
- * banner, a body of LARGE_BODY_BYTES or more) are in maps by slot.
+ * arena: for a million users, a few hundred objects on the JS heap rather than millions (why:
+ * docs/architecture.md#per-user-state-off-the-js-heap). Rare things (a profile with a banner, a body
+ * of LARGE_BODY_BYTES or more) are in maps by slot.
  *
  * A snapshot is made from the columns when read, unless it is one of the latest changes'; a REST read
  * takes the body and its digest as they are kept, with no snapshot (`body`, `digestText`).
