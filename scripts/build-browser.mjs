@@ -1,13 +1,13 @@
 /**
  * `npm run build`'s last step: the browser scripts (embed.js from src/embed/, the landing page's viewer
  * from src/viewer/), bundled by esbuild and written where the compiled service serves them from, in dist/.
- * The bundler's options are the service's own (src/http/embed/bundle.ts, compiled by the step before), the
+ * The bundler's options are the service's own (src/http/browser-scripts.ts, compiled by the step before), the
  * ones it builds with when run from source. A script over its size budget fails the build.
  */
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { BROWSER_SCRIPTS, builtScript, bundleBrowserScript } from '../dist/http/embed/bundle.js';
+import { BROWSER_SCRIPTS, builtScript, bundleBrowserScript } from '../dist/http/browser-scripts.js';
 
 const SOURCE = new URL('../src/', import.meta.url);
 

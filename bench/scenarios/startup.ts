@@ -55,7 +55,7 @@ interface Served extends Message {
   presences?: number;
 }
 
-/** The service: every listed member rendered and announced, after they were served. */
+/** The service: every pending member rendered and announced, after they were served. */
 interface Settled extends Message {
   seconds: number;
   cpuSeconds: number;
@@ -225,7 +225,7 @@ export async function startup(): Promise<Row[]> {
         `then on op 8 ${stats.listingFrames} GUILD_MEMBERS_CHUNKs, ${formatNumber(stats.listingBytes / 1e6)} MB ` +
         `of JSON, with ${formatNumber(online)} presences (the rest offline); making and queueing them took it ` +
         `${s(stats.listingSeconds)}, all at once. Members: ${POPULATION_MIX}. The service stores in a SQLite ` +
-        `file (WAL, synchronous=FULL). A listed member is served at once and rendered and announced to ` +
+        `file (WAL, synchronous=FULL). A pending member (listed, not rendered yet) is served at once and rendered and announced to ` +
         `history, the KV and profile loader and subscribers in the background (next row). RSS settled after ` +
         `full GCs with the guild loaded and rendered ` +
         `${memory ? `${formatNumber(memory.rss / 1e6)} MB, heap used ${formatNumber(memory.heapUsed / 1e6)} MB` : '?'}. ` +
@@ -239,7 +239,7 @@ export async function startup(): Promise<Row[]> {
       baseline: { label: 'bare @discordjs/ws client, all parsed', value: seconds(bare) },
       target: null,
       notes:
-        `every listed member rendered, its monitored change heard by history, the KV and profile loader ` +
+        `every pending member rendered, its monitored change heard by history, the KV and profile loader ` +
         `and subscribers; runs ${spread(
           settled.map((run) => run.seconds),
           s,

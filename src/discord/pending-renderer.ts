@@ -99,7 +99,7 @@ export class PendingRenderer {
       // A listener's failure: every listener heard of the user, who stays rendered; the rest go on.
       this.logger.error(
         { err: error },
-        stale ? 'failed to announce a stale presence' : 'failed to announce a listed member',
+        stale ? 'failed to announce a stale presence' : 'failed to announce a pending member',
       );
     }
     this.kick();

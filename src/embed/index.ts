@@ -1,6 +1,6 @@
 /**
  * embed.js: defines `<presently-presence>` (element.ts). Bundled for browsers by esbuild
- * (src/http/embed/bundle.ts); a page that loads it twice keeps the first definition.
+ * (src/http/browser-scripts.ts); a page that loads it twice keeps the first definition.
  */
 import { PresentlyPresence } from './element.js';
 import { ELEMENT_NAME } from './options.js';

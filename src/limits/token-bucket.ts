@@ -63,7 +63,7 @@ export class TokenBuckets {
   private readonly buckets = new Map<string, TokenBucket>();
 
   constructor(
-    readonly pace: Pace,
+    private readonly pace: Pace,
     private readonly maxClients = Number.POSITIVE_INFINITY,
   ) {}
 

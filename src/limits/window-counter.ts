@@ -55,15 +55,17 @@ export class MemoryWindowCounter implements WindowCounter {
 
 /**
  * KEYS: a key's count. ARGV: what to add, how long a new count is kept (ms). The new count, and the
- * milliseconds it is kept for from now.
+ * milliseconds it is kept for from now. A count found without an expiry (one written by hand, say) is
+ * given one, so no client is refused for ever.
  */
 const CHARGE = `
 local count = redis.call('INCRBY', KEYS[1], ARGV[1])
-if count == tonumber(ARGV[1]) then
+local left = redis.call('PTTL', KEYS[1])
+if count == tonumber(ARGV[1]) or left < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {count, tonumber(ARGV[2])}
 end
-return {count, redis.call('PTTL', KEYS[1])}
+return {count, left}
 `;
 
 interface ChargeScript {

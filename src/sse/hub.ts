@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { SocketSlots } from '../limits/socket-slots.js';
-import { StreamOpenBudget } from '../limits/stream-opens.js';
+import { StreamOpenBudget } from '../limits/stream-open-budget.js';
 import { SubscriptionCap } from '../limits/subscription-cap.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Snowflake } from '../presence/model.js';

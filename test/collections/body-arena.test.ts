@@ -32,7 +32,7 @@ describe('texts held side by side outside the heap', () => {
               arena.free(slot);
               model.delete(slot);
             } else if (utf8) {
-              // Any text, held as UTF-8: a listed member's payload.
+              // Any text, held as UTF-8: a pending member's payload.
               const held = `${written}é🎧${written.slice(0, 5)}`;
               arena.writeUtf8(slot, held);
               model.set(slot, { text: held, utf8 });

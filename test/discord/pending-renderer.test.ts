@@ -75,7 +75,7 @@ describe('PendingRenderer', () => {
     await nextTurn();
     await nextTurn();
     expect(announced).toEqual(Array.from({ length: 6 }, (_, n) => idOf(n)));
-    expect(errors).toEqual([expect.objectContaining({ msg: 'failed to announce a listed member' })]);
+    expect(errors).toEqual([expect.objectContaining({ msg: 'failed to announce a pending member' })]);
     expect(registry.get(idOf(1))?.version).toBe(1);
   });
 

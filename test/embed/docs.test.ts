@@ -7,8 +7,8 @@ import {
   STREAM_SILENCE_MS,
 } from '../../src/embed/feed.js';
 import { DEFAULT_LAYOUT, DEFAULT_THEME, LAYOUTS, MAX_FIELDS, THEMES } from '../../src/embed/options.js';
+import { EMBED_SIZE_BUDGET_GZIP_BYTES } from '../../src/http/browser-scripts.js';
 import { MAX_BULK_IDS } from '../../src/http/bulk-read.js';
-import { EMBED_SIZE_BUDGET_GZIP_BYTES } from '../../src/http/embed/bundle.js';
 import { embedPagePolicy } from '../../src/http/embed/page.js';
 import { EMBED_CACHE_CONTROL } from '../../src/http/routes/embed.js';
 

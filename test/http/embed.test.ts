@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EMBED_SIZE_BUDGET_GZIP_BYTES } from '../../src/http/embed/bundle.js';
+import { EMBED_SIZE_BUDGET_GZIP_BYTES } from '../../src/http/browser-scripts.js';
 import { embedPagePolicy } from '../../src/http/embed/page.js';
 import { EMBED_CACHE_CONTROL } from '../../src/http/routes/embed.js';
 import { startHttpServer } from '../support/http-server.js';

@@ -113,6 +113,15 @@ describe.skipIf(!hasRedis)('a window counter in Redis', () => {
     await eventually(async () => expect(await counter.charge('a')).toEqual({ count: 1, msLeft: 200 }));
   });
 
+  it('gives a count found without an expiry one, so its key is not refused for ever', async () => {
+    const keys = await prefix();
+    const redis = await limiterConnection();
+    await redis.set(`${keys}user:1`, '1000');
+    const counter = new RedisWindowCounter(redis, keys, MINUTE);
+    expect(await counter.charge('user:1')).toEqual({ count: 1001, msLeft: MINUTE });
+    expect(await redis.pttl(`${keys}user:1`)).toBeGreaterThan(0);
+  });
+
   it('charges many keys in one round trip', async () => {
     const counter = new RedisWindowCounter(await limiterConnection(), await prefix(), MINUTE);
     await counter.charge('a', 2);

@@ -286,7 +286,7 @@ describe('the socket gateway on a live service', () => {
       const listed = '90000000000000002';
       const toAll = await SocketClient.connect(h.base);
       await toAll.subscribe({ subscribe_to_all: true });
-      // As a member chunk has it: the service's settler is not told, so it waits for this read.
+      // As a member chunk has it: the service's pending renderer is not told, so it waits for this read.
       h.app.registry.memberListed(
         GUILD_A,
         { id: listed, username: 'listed' },

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { browserScript, VIEWER_SCRIPT } from '../embed/bundle.js';
+import { browserScript, VIEWER_SCRIPT } from '../browser-scripts.js';
 
 /** A file the page loads, under a name that changes with its content: it can be cached for good. */
 export interface PageAsset {

@@ -9,7 +9,7 @@ import type { PresenceRow } from './presence-table.js';
 import { assembleBody, type PresenceParts, PresenceSnapshot } from './snapshot.js';
 
 /** The KV of every user who has none. */
-export const NO_KV_JSON = '{}';
+const NO_KV_JSON = '{}';
 
 /** What rendering needs besides the presence: how to normalize, and whose settings hide what. */
 export interface RenderOptions extends NormalizeOptions {

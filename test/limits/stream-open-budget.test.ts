@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { StreamOpenBudget } from '../../src/limits/stream-opens.js';
+import { StreamOpenBudget } from '../../src/limits/stream-open-budget.js';
 
 /** The budget of streams each client opens, on a clock the test moves. */
 
