@@ -1,10 +1,10 @@
-import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ReadBudget } from '../../src/limits/read-budget.js';
 import { eventually } from '../support/eventually.js';
 import {
   dropPrefix,
+  limiterConnection,
   REDIS_TEST_URL,
   redisAvailable,
   startPrivateRedis,
@@ -31,20 +31,6 @@ function budget(options: Partial<ConstructorParameters<typeof ReadBudget>[0]> = 
   const made = new ReadBudget({ max: 5, windowMs: MINUTE, ...options });
   budgets.push(made);
   return made;
-}
-
-/** A connection as a node's limiter has one (a command fails at once while Redis is away), once it is up. */
-async function limiterConnection(url = REDIS_TEST_URL): Promise<Redis> {
-  const redis = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: 500,
-    retryStrategy: () => 50,
-  });
-  redis.on('error', () => {});
-  connections.push(redis);
-  await once(redis, 'ready');
-  return redis;
 }
 
 describe('a read budget', () => {
@@ -139,7 +125,7 @@ describe.skipIf(!hasRedis)('read budgets of several nodes sharing one Redis', ()
   async function nodes(count: number, max: number): Promise<ReadBudget[]> {
     const prefix = uniquePrefix();
     prefixes.push(prefix);
-    const redis = await limiterConnection();
+    const redis = await limiterConnection(connections);
     return Array.from({ length: count }, () => budget({ max, shared: { redis, prefix, syncMs: NEVER } }));
   }
 
@@ -198,7 +184,7 @@ describe.skipIf(!hasRedis)('read budgets of several nodes sharing one Redis', ()
     a.charge('198.51.100.7', 3);
     a.charge('2001:db8:0:1::', 2);
     await a.sync();
-    const redis = await limiterConnection();
+    const redis = await limiterConnection(connections);
     const window = `${prefixes[0]}rate-limit:read:${Math.floor(AT_15_S / MINUTE)}`;
     expect((await redis.keys(`${prefixes[0]}rate-limit:read:*`)).sort()).toEqual([
       `${window}:198.51.100.7`,
@@ -217,7 +203,7 @@ describe.skipIf(!hasRedis)('read budgets of several nodes sharing one Redis', ()
     const server = await startPrivateRedis();
     try {
       const prefix = uniquePrefix();
-      const redis = await limiterConnection(server.url);
+      const redis = await limiterConnection(connections, server.url);
       const node = budget({ max: 5, shared: { redis, prefix, syncMs: NEVER } });
       expect(admitted(node, '2001:db8:0:9::')).toBe(true);
       await node.sync();

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -10,6 +9,7 @@ import {
 import { eventually } from '../support/eventually.js';
 import {
   dropPrefix,
+  limiterConnection,
   REDIS_TEST_URL,
   redisAvailable,
   startPrivateRedis,
@@ -68,20 +68,6 @@ describe.skipIf(!hasRedis)('a window counter in Redis', () => {
     for (const connection of connections.splice(0)) connection.disconnect();
   });
 
-  /** A connection as a node's limiter has one (a command fails at once while Redis is away), once it is up. */
-  async function limiterConnection(url = REDIS_TEST_URL): Promise<Redis> {
-    const redis = new Redis(url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: 500,
-      retryStrategy: () => 50,
-    });
-    redis.on('error', () => {});
-    connections.push(redis);
-    await once(redis, 'ready');
-    return redis;
-  }
-
   async function prefix(): Promise<string> {
     const made = uniquePrefix();
     prefixes.push(made);
@@ -90,10 +76,10 @@ describe.skipIf(!hasRedis)('a window counter in Redis', () => {
 
   it('counts each key under the prefix, kept a window from its first charge, one count for every node', async () => {
     const keys = await prefix();
-    const redis = await limiterConnection();
+    const redis = await limiterConnection(connections);
     // Two nodes, each with a connection of its own.
     const a: WindowCounter = new RedisWindowCounter(redis, keys, MINUTE);
-    const b: WindowCounter = new RedisWindowCounter(await limiterConnection(), keys, MINUTE);
+    const b: WindowCounter = new RedisWindowCounter(await limiterConnection(connections), keys, MINUTE);
     expect(await a.charge('user:1')).toEqual({ count: 1, msLeft: MINUTE });
     const second = await b.charge('user:1');
     expect(second.count).toBe(2);
@@ -107,7 +93,7 @@ describe.skipIf(!hasRedis)('a window counter in Redis', () => {
   });
 
   it('starts a new window once the last one has ended', async () => {
-    const counter = new RedisWindowCounter(await limiterConnection(), await prefix(), 200);
+    const counter = new RedisWindowCounter(await limiterConnection(connections), await prefix(), 200);
     await counter.charge('a');
     expect((await counter.charge('a')).count).toBe(2);
     await eventually(async () => expect(await counter.charge('a')).toEqual({ count: 1, msLeft: 200 }));
@@ -115,7 +101,7 @@ describe.skipIf(!hasRedis)('a window counter in Redis', () => {
 
   it('gives a count found without an expiry one, so its key is not refused for ever', async () => {
     const keys = await prefix();
-    const redis = await limiterConnection();
+    const redis = await limiterConnection(connections);
     await redis.set(`${keys}user:1`, '1000');
     const counter = new RedisWindowCounter(redis, keys, MINUTE);
     expect(await counter.charge('user:1')).toEqual({ count: 1001, msLeft: MINUTE });
@@ -123,7 +109,7 @@ describe.skipIf(!hasRedis)('a window counter in Redis', () => {
   });
 
   it('charges many keys in one round trip', async () => {
-    const counter = new RedisWindowCounter(await limiterConnection(), await prefix(), MINUTE);
+    const counter = new RedisWindowCounter(await limiterConnection(connections), await prefix(), MINUTE);
     await counter.charge('a', 2);
     const counted = await counter.chargeAll([
       ['a', 3],
@@ -136,7 +122,7 @@ describe.skipIf(!hasRedis)('a window counter in Redis', () => {
   it('Redis away: every charge is UNCOUNTED, and counted again once it is back', async () => {
     const server = await startPrivateRedis();
     try {
-      const redis = await limiterConnection(server.url);
+      const redis = await limiterConnection(connections, server.url);
       const counter = new RedisWindowCounter(redis, uniquePrefix(), MINUTE);
       expect((await counter.charge('a')).count).toBe(1);
       server.kill();

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,4 +106,21 @@ export async function startPrivateRedis(options: { password?: string } = {}): Pr
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A connection as a node's limiter has one (a command fails at once while Redis is away), once it is up;
+ * added to `opened`, for the test to disconnect.
+ */
+export async function limiterConnection(opened: Redis[], url = REDIS_TEST_URL): Promise<Redis> {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    retryStrategy: () => 50,
+  });
+  redis.on('error', () => {});
+  opened.push(redis);
+  await once(redis, 'ready');
+  return redis;
 }
