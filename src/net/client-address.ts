@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
-import { normalizeIP } from '@fastify/rate-limit';
 import ipaddr from 'ipaddr.js';
 import type { TrustFunction } from './trust-proxy.js';
 
@@ -84,5 +83,9 @@ function believeOnly(request: IncomingMessage, chain: (string | undefined)[], ho
  * address as its /64. IPv4 (no colon) is taken as it is: this runs on every limited read.
  */
 export function clientKey(address: string): string {
-  return address.includes(':') ? normalizeIP(address, IPV6_CLIENT_PREFIX) : address;
+  if (!address.includes(':') || !ipaddr.IPv6.isValid(address)) return address;
+  const ip = ipaddr.IPv6.parse(address);
+  if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();
+  const prefixParts = IPV6_CLIENT_PREFIX / 16;
+  return new ipaddr.IPv6(ip.parts.map((part, n) => (n < prefixParts ? part : 0))).toString();
 }
