@@ -19,8 +19,9 @@ const closeWhenWritten = (Socket.prototype as ClosingSocket).destroySoon;
  * after an answer sent before its body was read (a 413 from Content-Length, a 401, a 429, a held refusal)
  * does not close on what the client is still sending. Closed there, it would be reset, and the client,
  * still writing, would often lose the answer with its connection (EPIPE, a broken pipe) rather than read it.
- * Instead the answer goes out with the end of our side, and what arrives is read and dropped until the
- * client closes too, more than LINGER_MAX_BYTES have arrived, or LINGER_MS have passed.
+ * Instead the answer goes out with the end of our side, and what arrives is read into one scratch buffer
+ * and dropped until the client closes too, more than LINGER_MAX_BYTES have arrived, or LINGER_MS have
+ * passed.
  */
 export function lingeringClose(handler: Handler): Handler {
   return (request, response) => {
@@ -53,7 +54,45 @@ function linger(socket: Socket, request: IncomingMessage): void {
   }, LINGER_CHECK_MS).unref();
   socket.once('close', () => clearInterval(watch));
   socket.once('end', cut);
+  readIntoScratch(socket);
   // A route that began reading the body and stopped (a chunked body past its limit) left it paused.
   request.resume();
   socket.resume();
+}
+
+/** Where every lingering connection's bytes are read, to be dropped: one buffer for the process. */
+const SCRATCH = Buffer.allocUnsafe(64 * 1024);
+
+/** The parts of node:http's and node:net's sockets that reading into a buffer of ours needs. */
+interface ReadableHandle {
+  _consumed?: boolean;
+  useUserBuffer?(buffer: Uint8Array): void;
+}
+type ServerSocket = Socket & { parser?: { unconsume?(): void } | null; _handle?: ReadableHandle | null };
+
+/**
+ * Reads what the client still sends into SCRATCH instead of a new buffer for each read and a copy of each
+ * body chunk: a client streaming bodies to be dropped would otherwise make the process allocate at its
+ * pace, and each few megabytes would cost every other client a full garbage collection. This is what
+ * net.Socket's `onread` option does (https://nodejs.org/api/net.html#new-netsocketoptions), which a
+ * socket accepted by node:http cannot be given: the HTTP parser stops reading from the connection, and
+ * the socket takes the buffer and its callback under Node's own names for them. Where those names are not
+ * found, bytes are dropped as node:http reads them.
+ */
+function readIntoScratch(socket: ServerSocket): void {
+  const handle = socket._handle;
+  const symbols = Object.getOwnPropertySymbols(socket);
+  const buffer = symbols.find((symbol) => symbol.description === 'kBuffer');
+  const callback = symbols.find((symbol) => symbol.description === 'kBufferCb');
+  if (!handle?.useUserBuffer || !buffer || !callback) return;
+  if (handle._consumed) {
+    socket.parser?.unconsume?.();
+    handle._consumed = false;
+  }
+  socket.removeAllListeners('data');
+  const fields = socket as unknown as Record<symbol, unknown>;
+  fields[buffer] = SCRATCH;
+  // The byte count is the socket's own (bytesRead): nothing to do with what was read but drop it.
+  fields[callback] = () => true;
+  handle.useUserBuffer(SCRATCH);
 }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
+import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -179,6 +180,8 @@ describe('the lingering close', () => {
   /** A body announced far past the bound: a lingering close checks its bounds now and then, not per byte. */
   const ANNOUNCED = 16 * LINGER_MAX_BYTES;
   const HEAD = `PUT ${PATH} HTTP/1.1\r\nHost: x\r\nContent-Length: ${ANNOUNCED}\r\n\r\n`;
+  /** The body, written again and again: the client allocates nothing as it sends. */
+  const CHUNK = Buffer.alloc(MIB, 120);
 
   it('ends our side with the answer, reads on, and closes LINGER_MS later', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'Date'] });
@@ -196,23 +199,47 @@ describe('the lingering close', () => {
     }
   });
 
-  it('cuts a client that sends more than LINGER_MAX_BYTES after the answer', async () => {
+  /** Sends HEAD, then the body until the server cuts the connection; resolves with what was sent. */
+  async function sendUntilCut(): Promise<{ sent: number; received: string }> {
     const { socket, received, cut } = await halfOpen();
     let gone = false;
     const closed = cut.then(() => {
       gone = true;
     });
     socket.write(HEAD);
-    const chunk = Buffer.alloc(MIB, 120);
     let sent = 0;
     while (!gone && !socket.destroyed && sent < ANNOUNCED) {
-      if (!socket.write(chunk)) await Promise.race([once(socket, 'drain').catch(() => undefined), closed]);
-      sent += chunk.length;
+      if (!socket.write(CHUNK)) await Promise.race([once(socket, 'drain').catch(() => undefined), closed]);
+      sent += CHUNK.length;
     }
     await closed;
     socket.destroy();
-    expect(received()).toMatch(/^HTTP\/1\.1 401 /);
+    return { sent, received: received() };
+  }
+
+  it('cuts a client that sends more than LINGER_MAX_BYTES after the answer', async () => {
+    const { sent, received } = await sendUntilCut();
+    expect(received).toMatch(/^HTTP\/1\.1 401 /);
     expect(sent).toBeGreaterThan(LINGER_MAX_BYTES);
     expect(sent).toBeLessThan(ANNOUNCED);
+  });
+
+  it('drops what it reads without allocating for it, so no full garbage collection comes of it', async () => {
+    const majors: number[] = [];
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
+        if (detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors.push(entry.duration);
+      }
+    });
+    observer.observe({ entryTypes: ['gc'] });
+    try {
+      let dropped = 0;
+      for (let n = 0; n < 4; n++) dropped += (await sendUntilCut()).sent;
+      expect(dropped).toBeGreaterThan(4 * LINGER_MAX_BYTES);
+    } finally {
+      observer.disconnect();
+    }
+    expect(majors).toEqual([]);
   });
 });
