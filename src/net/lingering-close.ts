@@ -94,5 +94,6 @@ function readIntoScratch(socket: ServerSocket): void {
   fields[buffer] = SCRATCH;
   // The byte count is the socket's own (bytesRead): nothing to do with what was read but drop it.
   fields[callback] = () => true;
+  // biome-ignore lint/correctness/useHookAtTopLevel: a method of Node's TCP handle, not a React hook.
   handle.useUserBuffer(SCRATCH);
 }
