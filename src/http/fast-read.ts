@@ -4,7 +4,9 @@ import { type ClientAddressOf, clientKey } from '../net/client-address.js';
 import { SECURITY_HEADERS } from '../net/security-headers.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { PresenceBody, PresenceView } from '../presence/registry/registry.js';
+import { STREAM_HIGH_WATER_BYTES } from '../socket/outbound.js';
 import { digestEtag, noneMatch } from './etag.js';
+import { endInSlices } from './sliced-body.js';
 
 export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -128,9 +130,10 @@ export class FastReads {
     answer[LENGTH_AT] = body.length;
     response.writeHead(200, answer);
     // An ASCII body as Latin-1 is copied out as it is, with no UTF-8 encoding, and goes out in one write
-    // with the head; a large one is bytes already, written from the one buffer every reader shares.
+    // with the head; a large one is bytes already, written in slices from the one buffer every reader shares.
     if (typeof body === 'string') response.end(body, 'latin1');
-    else response.end(body);
+    else if (body.length <= STREAM_HIGH_WATER_BYTES) response.end(body);
+    else endInSlices(response, body).catch(() => response.destroy());
     this.metrics?.fastRead();
     return true;
   }
