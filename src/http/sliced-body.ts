@@ -10,7 +10,7 @@ import { STREAM_HIGH_WATER_BYTES, turnWithRoom } from '../socket/outbound.js';
 export async function endInSlices(response: ServerResponse, body: Buffer): Promise<void> {
   for (let from = 0; from < body.length; from += STREAM_HIGH_WATER_BYTES) {
     if (response.destroyed) return;
-    if (response.writableLength > 0) await drained(response);
+    if (response.writableNeedDrain) await drained(response);
     const slice = body.subarray(from, from + STREAM_HIGH_WATER_BYTES);
     await turnWithRoom(slice.length);
     if (response.destroyed) return;

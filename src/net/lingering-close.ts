@@ -48,7 +48,7 @@ function linger(socket: Socket, request: IncomingMessage): void {
   const cut = (): void => {
     socket.destroy();
   };
-  // node:http drops a body it has given up on before any 'data' event: what arrived is the socket's count.
+  // What arrives is counted by the socket (bytesRead), however it is read and dropped.
   const watch = setInterval(() => {
     if (socket.bytesRead - started > LINGER_MAX_BYTES || Date.now() >= until) cut();
   }, LINGER_CHECK_MS).unref();
@@ -68,7 +68,11 @@ interface ReadableHandle {
   _consumed?: boolean;
   useUserBuffer?(buffer: Uint8Array): void;
 }
-type ServerSocket = Socket & { parser?: { unconsume?(): void } | null; _handle?: ReadableHandle | null };
+interface ConsumingParser {
+  _consumed?: boolean;
+  unconsume?(): void;
+}
+type ServerSocket = Socket & { parser?: ConsumingParser | null; _handle?: ReadableHandle | null };
 
 /**
  * Reads what the client still sends into SCRATCH instead of a new buffer for each read and a copy of each
@@ -82,15 +86,18 @@ type ServerSocket = Socket & { parser?: { unconsume?(): void } | null; _handle?:
 function readIntoScratch(socket: ServerSocket): void {
   const handle = socket._handle;
   const symbols = Object.getOwnPropertySymbols(socket);
-  const buffer = symbols.find((symbol) => symbol.description === 'kBuffer');
-  const callback = symbols.find((symbol) => symbol.description === 'kBufferCb');
-  if (!handle?.useUserBuffer || !buffer || !callback) return;
-  if (handle._consumed) {
-    socket.parser?.unconsume?.();
+  const named = (name: string) => symbols.find((symbol) => symbol.description === name);
+  const [buffer, callback, generator] = [named('kBuffer'), named('kBufferCb'), named('kBufferGen')];
+  const fields = socket as unknown as Record<symbol, unknown>;
+  // A generator of buffers, when set, is called on every read: only a socket without one takes ours.
+  if (!handle?.useUserBuffer || !buffer || !callback || !generator || fields[generator] !== null) return;
+  const { parser } = socket;
+  if (parser && handle._consumed) {
+    parser.unconsume?.();
+    parser._consumed = false;
     handle._consumed = false;
   }
   socket.removeAllListeners('data');
-  const fields = socket as unknown as Record<symbol, unknown>;
   fields[buffer] = SCRATCH;
   // The byte count is the socket's own (bytesRead): nothing to do with what was read but drop it.
   fields[callback] = () => true;

