@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { AVATAR_CACHE_CONTROL } from '../../src/http/routes/avatar.js';
 import { LARGE_BODY_BYTES } from '../../src/presence/registry/snapshot.js';
@@ -105,6 +107,31 @@ describe('a presence with a KV of megabytes over REST', () => {
       expect(answer.status).toBe(200);
       expect(answer.bytes.equals(reference.bytes)).toBe(true);
     }
+  });
+
+  it('a reader that stops reading gets the rest once it reads again, and others are answered meanwhile', async () => {
+    const reference = await read(url(`/v1/users/${LARGE.id}`));
+    const { hostname, port } = new URL(service().base);
+    const slow = connect({ host: hostname, port: Number(port) });
+    const received: Buffer[] = [];
+    slow.on('data', (chunk: Buffer) => {
+      received.push(chunk);
+      // Takes what the first read brings, then reads no more until told.
+      slow.pause();
+    });
+    await once(slow, 'connect');
+    slow.write(`GET /v1/users/${LARGE.id} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    await eventually(() => expect(received.length).toBeGreaterThan(0));
+    const meanwhile = await read(url(`/v1/users/${LARGE.id}`));
+    expect(meanwhile.bytes.equals(reference.bytes)).toBe(true);
+    const ended = once(slow, 'end');
+    slow.on('data', () => slow.resume());
+    slow.resume();
+    await ended;
+    const answer = Buffer.concat(received);
+    const headEnd = answer.indexOf('\r\n\r\n') + 4;
+    expect(answer.subarray(0, headEnd).toString('latin1')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer.subarray(headEnd).equals(reference.bytes)).toBe(true);
   });
 
   it('a change of the rest of the presence keeps the KV as it was; a KV write that changes nothing changes nothing', async () => {
