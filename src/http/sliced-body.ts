@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { STREAM_HIGH_WATER_BYTES, turnWithRoom } from '../socket/outbound.js';
+import { drained, STREAM_HIGH_WATER_BYTES, turnWithRoom } from '../socket/outbound.js';
 
 /**
  * Ends `response` with `body` written as views of at most STREAM_HIGH_WATER_BYTES, each once the
@@ -17,16 +17,4 @@ export async function endInSlices(response: ServerResponse, body: Buffer): Promi
     if (from + STREAM_HIGH_WATER_BYTES >= body.length) response.end(slice);
     else response.write(slice);
   }
-}
-
-function drained(response: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      response.off('drain', done);
-      response.off('close', done);
-      resolve();
-    };
-    response.on('drain', done);
-    response.on('close', done);
-  });
 }

@@ -1,4 +1,4 @@
-import type { Duplex } from 'node:stream';
+import type { Duplex, Writable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { WebSocket } from 'ws';
 import { FRAGMENT_AT_BYTES, type Fragments, type MessageStream, type SharedEvent } from './frames.js';
@@ -28,6 +28,19 @@ export async function turnWithRoom(bytes: number): Promise<void> {
     });
   }
   writtenThisTurn += bytes;
+}
+
+/** Resolves once `response` has drained what it holds, or has closed. */
+export function drained(response: Pick<Writable, 'on' | 'off'>): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
 }
 
 export interface OutboundHooks {

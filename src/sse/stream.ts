@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Snowflake } from '../presence/model.js';
 import { FRAGMENT_AT_BYTES } from '../socket/frames.js';
-import { STREAM_HIGH_WATER_BYTES, turnWithRoom } from '../socket/outbound.js';
+import { drained, STREAM_HIGH_WATER_BYTES, turnWithRoom } from '../socket/outbound.js';
 import type { SseChunk } from './wire.js';
 
 /** A chunk waiting behind a large one, and whose presence it carries (null: no presence). */
@@ -118,15 +118,6 @@ export class SseStream {
   }
 
   private drained(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.response.off('drain', done);
-        this.response.off('close', done);
-        resolve();
-      };
-      this.response.on('drain', done);
-      this.response.on('close', done);
-    });
+    return this.closed ? Promise.resolve() : drained(this.response);
   }
 }
