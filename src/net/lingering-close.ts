@@ -54,7 +54,10 @@ function linger(socket: Socket, request: IncomingMessage): void {
   }, LINGER_CHECK_MS).unref();
   socket.once('close', () => clearInterval(watch));
   socket.once('end', cut);
-  readIntoScratch(socket);
+  if (readIntoScratch(socket)) {
+    readingIntoScratch.add(socket);
+    socket.once('close', () => readingIntoScratch.delete(socket));
+  }
   // A route that began reading the body and stopped (a chunked body past its limit) left it paused.
   request.resume();
   socket.resume();
@@ -62,6 +65,41 @@ function linger(socket: Socket, request: IncomingMessage): void {
 
 /** Where every lingering connection's bytes are read, to be dropped: one buffer for the process. */
 const SCRATCH = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * What all lingering connections together read in one turn of the event loop; past it they all stop
+ * reading until the next turn. Connections refused together each hold megabytes in the kernel by the time
+ * they linger: read in one go, that is a turn of tens of milliseconds in which no other client is served.
+ */
+export const LINGER_TURN_BYTES = 256 * 1024;
+
+/** Lingering connections reading into SCRATCH, which LINGER_TURN_BYTES holds back together. */
+const readingIntoScratch = new Set<Socket>();
+let readThisTurn = 0;
+let turnEndScheduled = false;
+let heldUntilNextTurn = false;
+
+/** Counts what a lingering connection read; false (stop reading) once the turn's budget is spent. */
+function chargeTurn(bytes: number): boolean {
+  readThisTurn += bytes;
+  if (!turnEndScheduled) {
+    turnEndScheduled = true;
+    setImmediate(endTurn);
+  }
+  if (readThisTurn >= LINGER_TURN_BYTES && !heldUntilNextTurn) {
+    heldUntilNextTurn = true;
+    for (const socket of readingIntoScratch) socket.pause();
+  }
+  return !heldUntilNextTurn;
+}
+
+function endTurn(): void {
+  turnEndScheduled = false;
+  readThisTurn = 0;
+  if (!heldUntilNextTurn) return;
+  heldUntilNextTurn = false;
+  for (const socket of readingIntoScratch) socket.resume();
+}
 
 /** The parts of node:http's and node:net's sockets that reading into a buffer of ours needs. */
 interface ReadableHandle {
@@ -81,16 +119,18 @@ type ServerSocket = Socket & { parser?: ConsumingParser | null; _handle?: Readab
  * net.Socket's `onread` option does (https://nodejs.org/api/net.html#new-netsocketoptions), which a
  * socket accepted by node:http cannot be given: the HTTP parser stops reading from the connection, and
  * the socket takes the buffer and its callback under Node's own names for them. Where those names are not
- * found, bytes are dropped as node:http reads them.
+ * found, bytes are dropped as node:http reads them. Returns whether the socket reads into SCRATCH.
  */
-function readIntoScratch(socket: ServerSocket): void {
+function readIntoScratch(socket: ServerSocket): boolean {
   const handle = socket._handle;
   const symbols = Object.getOwnPropertySymbols(socket);
   const named = (name: string) => symbols.find((symbol) => symbol.description === name);
   const [buffer, callback, generator] = [named('kBuffer'), named('kBufferCb'), named('kBufferGen')];
   const fields = socket as unknown as Record<symbol, unknown>;
   // A generator of buffers, when set, is called on every read: only a socket without one takes ours.
-  if (!handle?.useUserBuffer || !buffer || !callback || !generator || fields[generator] !== null) return;
+  if (!handle?.useUserBuffer || !buffer || !callback || !generator || fields[generator] !== null) {
+    return false;
+  }
   const { parser } = socket;
   if (parser && handle._consumed) {
     parser.unconsume?.();
@@ -99,8 +139,9 @@ function readIntoScratch(socket: ServerSocket): void {
   }
   socket.removeAllListeners('data');
   fields[buffer] = SCRATCH;
-  // The byte count is the socket's own (bytesRead): nothing to do with what was read but drop it.
-  fields[callback] = () => true;
+  // What was read is dropped (the socket counts it in bytesRead); returning false stops the socket reading.
+  fields[callback] = chargeTurn;
   // biome-ignore lint/correctness/useHookAtTopLevel: a method of Node's TCP handle, not a React hook.
   handle.useUserBuffer(SCRATCH);
+  return true;
 }

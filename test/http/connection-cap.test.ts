@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REFUSED_LINGER_BYTES, REFUSED_LINGER_MS } from '../../src/http/connection-cap.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/net/security-headers.js';
@@ -195,5 +196,16 @@ describe('CONNECTIONS_PER_IP and upgrades that are refused', () => {
     first.socket.resetAndDestroy();
     await first.closed;
     await served(h.base);
+  });
+});
+
+describe('docs/limits.md', () => {
+  it('gives the bounds of reading a refused connection the code has', () => {
+    const row = readFileSync(new URL('../../docs/limits.md', import.meta.url), 'utf8')
+      .split('\n')
+      .find((line) => line.startsWith('| ') && line.includes('`REFUSED_LINGER_MS`'));
+    expect(row).toContain(
+      `for at most ${REFUSED_LINGER_MS / 1000} s and ${REFUSED_LINGER_BYTES / 1024} KiB (\`REFUSED_LINGER_MS\`, \`REFUSED_LINGER_BYTES\`)`,
+    );
   });
 });

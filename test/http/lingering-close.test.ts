@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
@@ -7,7 +8,7 @@ import { request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateApiKey } from '../../src/keys/api-key.js';
 import type { ApiKeyService } from '../../src/keys/service.js';
-import { LINGER_MAX_BYTES, LINGER_MS } from '../../src/net/lingering-close.js';
+import { LINGER_MAX_BYTES, LINGER_MS, LINGER_TURN_BYTES } from '../../src/net/lingering-close.js';
 import { startHttpServer } from '../support/http-server.js';
 
 /**
@@ -162,7 +163,13 @@ describe('a keyless write held in the tarpit', () => {
  * A connection that keeps its side open after the server ends its own, as a client still sending does;
  * `cut` resolves when the server has closed the connection on its side.
  */
-async function halfOpen(): Promise<{ socket: Socket; received: () => string; cut: Promise<unknown> }> {
+async function halfOpen(): Promise<{
+  socket: Socket;
+  /** The server's side of the connection. */
+  ours: Socket;
+  received: () => string;
+  cut: Promise<unknown>;
+}> {
   const url = new URL(base);
   const accepted = once(app.server, 'connection') as Promise<[Socket]>;
   const socket = connect({ port: Number(url.port), host: url.hostname, allowHalfOpen: true });
@@ -173,7 +180,9 @@ async function halfOpen(): Promise<{ socket: Socket; received: () => string; cut
   socket.on('error', () => undefined);
   await once(socket, 'connect');
   const [ours] = await accepted;
-  return { socket, received: () => text, cut: once(ours, 'close') };
+  // On 'close', whatever came before it (the server's side errs when its client ends a body half sent).
+  const cut = new Promise((resolve) => ours.once('close', resolve));
+  return { socket, ours, received: () => text, cut };
 }
 
 describe('the lingering close', () => {
@@ -224,6 +233,48 @@ describe('the lingering close', () => {
     expect(sent).toBeLessThan(ANNOUNCED);
   });
 
+  it("reads connections refused together a turn's budget at a time, however much each has waiting", async () => {
+    const CONNECTIONS = 12;
+    const SENT = 6 * MIB;
+    /** What one read of a lingering connection takes at most: the scratch buffer. */
+    const READ_BYTES = 64 * 1024;
+    // One at a time: each is told from the others by the server's next connection.
+    const opened: Awaited<ReturnType<typeof halfOpen>>[] = [];
+    for (let n = 0; n < CONNECTIONS; n++) opened.push(await halfOpen());
+    // Every client sends its head and then its body as fast as the connection takes it, then ends.
+    const sending = opened.map(async ({ socket }) => {
+      socket.write(HEAD);
+      for (let sent = 0; sent < SENT && !socket.destroyed; sent += CHUNK.length) {
+        if (!socket.write(CHUNK)) await once(socket, 'drain').catch(() => undefined);
+      }
+      socket.end();
+    });
+    // Once the answers are out, every turn of the event loop: what the lingering connections read in it.
+    await Promise.all(opened.map(({ socket }) => once(socket, 'end')));
+    const readNow = () => opened.reduce((sum, { ours }) => sum + ours.bytesRead, 0);
+    const perTurn: number[] = [];
+    let before = readNow();
+    const allCut = Promise.all(opened.map(({ cut }) => cut));
+    let cutAll = false;
+    void allCut.then(() => {
+      cutAll = true;
+    });
+    while (!cutAll) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const now = readNow();
+      perTurn.push(now - before);
+      before = now;
+    }
+    await Promise.all(sending);
+    for (const { received, socket } of opened) {
+      expect(received()).toMatch(/^HTTP\/1\.1 401 /);
+      socket.destroy();
+    }
+    // Everything was read and dropped, in many turns, none of them past the budget and the read that spent it.
+    expect(perTurn.reduce((sum, bytes) => sum + bytes, 0)).toBeGreaterThan(CONNECTIONS * MIB);
+    expect(Math.max(...perTurn)).toBeLessThanOrEqual(LINGER_TURN_BYTES + READ_BYTES);
+  });
+
   it('drops what it reads without allocating for it, so no full garbage collection comes of it', async () => {
     const majors: number[] = [];
     const observer = new PerformanceObserver((list) => {
@@ -242,5 +293,17 @@ describe('the lingering close', () => {
     }
     // Half a gigabyte read at a new buffer each time makes several; one may come of the rest of the process.
     expect(majors.length).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('docs/limits.md', () => {
+  it('gives the bounds of a lingering close the code has', () => {
+    const row = readFileSync(new URL('../../docs/limits.md', import.meta.url), 'utf8')
+      .split('\n')
+      .find((line) => line.startsWith('| ') && line.includes('`LINGER_MAX_BYTES`'));
+    expect(row).toContain(`| ${LINGER_MAX_BYTES / MIB} MiB or ${LINGER_MS / 1000} s, whichever comes first`);
+    expect(row).toContain(
+      `read ${LINGER_TURN_BYTES / 1024} KiB per turn of the event loop (\`LINGER_TURN_BYTES\`)`,
+    );
   });
 });
