@@ -16,18 +16,54 @@ export const TURN_WRITE_BYTES = 256 * 1024;
 
 let writtenThisTurn = 0;
 let turnEndScheduled = false;
+/**
+ * Writes waiting for a turn with room, first come first served: each waits once, where asking again every
+ * turn would make hundreds of waiting writes allocate a promise each turn, and the garbage collections
+ * that follow would stall every client.
+ */
+const waiting: Array<{ bytes: number; go: () => void }> = [];
 
-/** Waits for a turn with room for `bytes` more, then counts them in it (SSE streams share the budget). */
-export async function turnWithRoom(bytes: number): Promise<void> {
-  while (writtenThisTurn > 0 && writtenThisTurn + bytes > TURN_WRITE_BYTES) await nextTurn();
-  if (!turnEndScheduled) {
-    turnEndScheduled = true;
-    setImmediate(() => {
-      writtenThisTurn = 0;
-      turnEndScheduled = false;
-    });
+/**
+ * Waits for a turn with room for `bytes` more, after every write that waited before, then counts them in it
+ * (sockets, event streams and REST bodies share the budget). A turn with nothing written yet takes any size.
+ */
+export function turnWithRoom(bytes: number): Promise<void> {
+  if (waiting.length === 0 && hasRoom(bytes)) {
+    count(bytes);
+    return Promise.resolve();
   }
+  return new Promise((go) => {
+    waiting.push({ bytes, go });
+    endTurnSoon();
+  });
+}
+
+const hasRoom = (bytes: number): boolean =>
+  writtenThisTurn === 0 || writtenThisTurn + bytes <= TURN_WRITE_BYTES;
+
+function count(bytes: number): void {
   writtenThisTurn += bytes;
+  endTurnSoon();
+}
+
+function endTurnSoon(): void {
+  if (turnEndScheduled) return;
+  turnEndScheduled = true;
+  setImmediate(endTurn);
+}
+
+/** A new turn: the writes that waited go, in order, while it has room. */
+function endTurn(): void {
+  turnEndScheduled = false;
+  writtenThisTurn = 0;
+  let admitted = 0;
+  while (admitted < waiting.length && hasRoom((waiting[admitted] as (typeof waiting)[number]).bytes)) {
+    const { bytes, go } = waiting[admitted] as (typeof waiting)[number];
+    count(bytes);
+    go();
+    admitted++;
+  }
+  waiting.splice(0, admitted);
 }
 
 /** Resolves once `response` has drained what it holds, or has closed. */
