@@ -2,7 +2,7 @@ import { Duplex } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { eventJson, helloJson, SharedEvent, singleFrame } from '../../src/socket/frames.js';
-import { adler32, adler32Combine } from '../../src/socket/zlib-pieces.js';
+import { adler32, adler32Combine, deflatePiece } from '../../src/socket/zlib-pieces.js';
 
 // The real zlib, with deflateRawSync counted: the shared tail must be deflated once per event.
 vi.mock('node:zlib', async (importOriginal) => {
@@ -291,6 +291,16 @@ describe('Adler-32', () => {
       expect(adler32(data)).toBe(zlibAdler(data));
       const ff = Buffer.alloc(length, 0xff);
       expect(adler32(ff)).toBe(zlibAdler(ff));
+    }
+  });
+
+  it("a deflated piece carries its text's checksum and inflates back to it, megabytes long too", async () => {
+    for (const length of [0, 1, 65_536, 4 * 1024 * 1024 + 3]) {
+      const text = randomBytes(length);
+      const piece = await deflatePiece(text);
+      expect(piece).toMatchObject({ adler: zlibAdler(text), length });
+      const inflated = zlib.inflateRawSync(piece.deflated, { finishFlush: zlib.constants.Z_SYNC_FLUSH });
+      expect(inflated.equals(text)).toBe(true);
     }
   });
 
