@@ -88,7 +88,7 @@ function chargeTurn(bytes: number): boolean {
   }
   if (readThisTurn >= LINGER_TURN_BYTES && !heldUntilNextTurn) {
     heldUntilNextTurn = true;
-    for (const socket of readingIntoScratch) socket.pause();
+    for (const socket of readingIntoScratch) setReading(socket, false);
   }
   return !heldUntilNextTurn;
 }
@@ -98,12 +98,28 @@ function endTurn(): void {
   readThisTurn = 0;
   if (!heldUntilNextTurn) return;
   heldUntilNextTurn = false;
-  for (const socket of readingIntoScratch) socket.resume();
+  for (const socket of readingIntoScratch) setReading(socket, true);
+}
+
+/**
+ * Stops or restarts a lingering connection's reads at its handle, as net.Socket's pause and resume do for a
+ * socket reading into its own buffer, without the stream's bookkeeping: that allocates on every call, and
+ * a flood of lingering connections would have every one of them paused and resumed each turn.
+ */
+function setReading(socket: ServerSocket, reading: boolean): void {
+  const handle = socket._handle;
+  if (!handle || socket.destroyed || handle.reading === reading) return;
+  handle.reading = reading;
+  const failed = reading ? handle.readStart?.() : handle.readStop?.();
+  if (failed) socket.destroy();
 }
 
 /** The parts of node:http's and node:net's sockets that reading into a buffer of ours needs. */
 interface ReadableHandle {
   _consumed?: boolean;
+  reading?: boolean;
+  readStart?(): number;
+  readStop?(): number;
   useUserBuffer?(buffer: Uint8Array): void;
 }
 interface ConsumingParser {
@@ -128,7 +144,8 @@ function readIntoScratch(socket: ServerSocket): boolean {
   const [buffer, callback, generator] = [named('kBuffer'), named('kBufferCb'), named('kBufferGen')];
   const fields = socket as unknown as Record<symbol, unknown>;
   // A generator of buffers, when set, is called on every read: only a socket without one takes ours.
-  if (!handle?.useUserBuffer || !buffer || !callback || !generator || fields[generator] !== null) {
+  const usable = handle?.readStart && handle.readStop;
+  if (!usable || !handle.useUserBuffer || !buffer || !callback || !generator || fields[generator] !== null) {
     return false;
   }
   const { parser } = socket;
