@@ -31,20 +31,20 @@ const flood = serveFlood(
 
 async function forge(started: () => void): Promise<void> {
   while (flood.active) {
-    const sent = loopbackRequest(url, {
-      method: 'GET',
-      path,
-      localAddress,
-      agent,
-      headers: { 'x-forwarded-for': `${randomBytes(8).toString('hex')}${padding}` },
-    });
-    started();
     try {
-      const { status } = await sent;
+      const { status } = await loopbackRequest(url, {
+        method: 'GET',
+        path,
+        localAddress,
+        agent,
+        headers: { 'x-forwarded-for': `${randomBytes(8).toString('hex')}${padding}` },
+      });
       bump(flood.tally, `forged X-Forwarded-For answered ${status}`);
     } catch (error) {
       bump(flood.tally, `forged X-Forwarded-For cut (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
+    // At work once answered: the blocks measure the flood, not its connections opening at once.
+    started();
   }
 }
 

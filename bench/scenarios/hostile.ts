@@ -1,10 +1,10 @@
-import { setPriority } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config.js';
 import { PATCH_BODY_LIMIT, PUT_BODY_LIMIT } from '../../src/http/routes/kv.js';
 import { SOCKET_COMMAND_BURST } from '../../src/limits/socket-budgets.js';
 import { HEARTBEAT_INTERVAL_MS } from '../../src/socket/protocol.js';
 import { addTally, disengage, engage, type Tally } from '../lib/attack.js';
+import { lowestPriority } from '../lib/attacker-priority.js';
 import { type BlockRecords, blockRecords, markBlock } from '../lib/blocks.js';
 import { type BenchChild, type LoopDelay, type Message, startChild } from '../lib/child.js';
 import { fileLimit, raiseFileLimit } from '../lib/fd-limit.js';
@@ -50,8 +50,6 @@ const RSS_SAMPLE_MS = 100;
 const MAX_HEAP_GROWTH_BYTES = 32 * 1024 * 1024;
 /** The service's peak resident memory under the forged-client flood, against its quiet blocks'. */
 const MAX_RSS_GROWTH_BYTES = 128 * 1024 * 1024;
-/** The attack's processes run at this niceness (the lowest priority): see `client` below. */
-const ATTACKER_NICENESS = 19;
 /** The subscription flood: sockets each holding ids of their own that nobody monitors, spread over addresses. */
 const SUBSCRIPTION_FLOOD_SOCKETS = 20_000;
 const SUBSCRIPTION_FLOOD_IDS = 1_000;
@@ -122,6 +120,8 @@ interface Measured {
   costs: Record<string, BlockCost>;
   /** What each phase's attack achieved over its blocks. */
   tallies: Record<string, Tally>;
+  /** How the attack's processes were scheduled (lowestPriority). */
+  attackerPriority: string;
 }
 
 const labelOf = (phase: string, side: Side, block: number) => `${phase}:${side}:${block}`;
@@ -159,7 +159,7 @@ const totalCpu = async (processes: readonly BenchChild[]): Promise<number> =>
 
 /** The rows of one phase: the normal clients' p99s under attack against quiet, and the service's CPU. */
 function phaseRows(phase: Phase, measured: Measured): Row[] {
-  const { reads, deliveries, costs, tallies } = measured;
+  const { reads, deliveries, costs, tallies, attackerPriority } = measured;
   const p99 = (records: BlockRecords, side: Side) => quantile(pooled(records, phase.key, side), 0.99);
   const costsOf = (side: Side) =>
     Array.from({ length: BLOCKS }, (_, b) => costs[labelOf(phase.key, side, b)] as BlockCost);
@@ -224,8 +224,8 @@ function phaseRows(phase: Phase, measured: Measured): Row[] {
         `the attack: ${phase.what}. What it got, over ${BLOCKS} blocks of ${BLOCK_MS / 1000} s: ` +
         `${listTally(tallies[phase.key] ?? {})}. Above 1× is the service's CPU spent on the attack, per ` +
         `normal operation. The service used ${busy('attack', 'service')} of a core under attack, ` +
-        `${busy('quiet', 'service')} quiet; the attack's clients ${busy('attack', 'attack')}, at niceness ` +
-        `${ATTACKER_NICENESS} (the machine's cores serve everything). Event-loop delay p99 of the worst block: service ${loop('attack', 0)} ` +
+        `${busy('quiet', 'service')} quiet; the attack's clients ${busy('attack', 'attack')}, ${attackerPriority} ` +
+        `(the machine's cores serve everything). Event-loop delay p99 of the worst block: service ${loop('attack', 0)} ` +
         `under attack, ${loop('quiet', 0)} quiet; the normal clients' own loops ${loop('attack', 1)} ` +
         `(readers) and ${loop('attack', 2)} (subscribers) under attack, ${loop('quiet', 1)} and ` +
         `${loop('quiet', 2)} quiet`,
@@ -347,6 +347,7 @@ export async function hostile(): Promise<Row[]> {
       if (exited !== null) throw new Error(`hostile: ${exited}`);
     };
     const member = benchUserId(MEMBER);
+    let attackerPriority = '';
     const client = async (
       script: string,
       env: Record<string, string>,
@@ -355,7 +356,7 @@ export async function hostile(): Promise<Row[]> {
       const child = startChild(script, [], { URL: ready.url, ...env });
       // On one machine the attack's own CPU would delay the very clients it is measured by: at the lowest
       // priority it takes what they leave, as an attacker on other machines would.
-      if (attack && child.process.pid !== undefined) setPriority(child.process.pid, ATTACKER_NICENESS);
+      if (attack && child.process.pid !== undefined) attackerPriority = lowestPriority(child.process.pid);
       // Clients are stopped before the service, which would otherwise close their sockets at them.
       children.unshift(child);
       await child.next('ready');
@@ -618,6 +619,7 @@ export async function hostile(): Promise<Row[]> {
       deliveries: await blockRecords(subscribers),
       costs,
       tallies,
+      attackerPriority,
     };
     alive();
 
