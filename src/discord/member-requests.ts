@@ -5,6 +5,7 @@ import {
 } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 import type { ListingWait } from '../ops/readiness.js';
+import { timerDelay } from '../ops/timer-delay.js';
 import type { Snowflake } from '../presence/model.js';
 import { type MemberBatch, MemberBatches } from './member-batches.js';
 import { SendPacer } from './send-pacer.js';
@@ -25,8 +26,6 @@ export const MEMBER_LISTING_WINDOW_MS = 30_000;
  */
 export const MEMBER_REQUESTS_PER_MINUTE = 100;
 const MINUTE_MS = 60_000;
-/** setTimeout's longest delay: a longer one would fire at once. */
-const MAX_DELAY_MS = 2_147_483_647;
 
 type Request = GatewayRequestGuildMembersData & { nonce: string };
 
@@ -272,5 +271,5 @@ function retryDelayMs(retryAfter: unknown): number {
   if (typeof retryAfter !== 'number' || !Number.isFinite(retryAfter) || retryAfter < 0) {
     return MEMBER_LISTING_WINDOW_MS;
   }
-  return Math.min(Math.ceil(retryAfter * 1000), MAX_DELAY_MS);
+  return timerDelay(Math.ceil(retryAfter * 1000));
 }

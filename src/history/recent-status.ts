@@ -1,5 +1,6 @@
 import { grown, NO_SLOT, SnowflakeSlots } from '../collections/snowflake-slots.js';
 import type { RecentStatus, StatusEntry } from '../model/history.js';
+import { timerDelay } from '../ops/timer-delay.js';
 import type { DiscordStatus, Snowflake } from '../presence/model.js';
 import type { PresenceChange } from '../presence/registry/registry.js';
 
@@ -112,7 +113,8 @@ export class RecentStatuses {
       this.sweep = null;
       this.prune();
       const touched = this.held.oldestTouched();
-      if (touched !== null) this.sweepIn(Math.max(touched + this.keepMs - this.now(), 0) + 1);
+      // An entry stamped ahead of the clock (the clock went back) waits its turn, at most the longest delay.
+      if (touched !== null) this.sweepIn(timerDelay(Math.max(touched + this.keepMs - this.now(), 0) + 1));
     }, ms);
     this.sweep.unref();
   }

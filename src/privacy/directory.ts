@@ -1,9 +1,9 @@
+import { timerDelay } from '../ops/timer-delay.js';
 import type { Snowflake } from '../presence/model.js';
 import { isPaused, type PrivacySettings, withDefaults } from '../presence/privacy.js';
 import type { PrivacyStore } from '../store/ports.js';
 
 /** The longest a timer may be set for (setTimeout's own bound); a later pause end is waited for in steps. */
-const MAX_TIMER_MS = 2_147_483_647;
 /** A user's settings that could not be read are read again after this, doubling up to the most. */
 export const PRIVACY_RETRY_MS = 1_000;
 export const PRIVACY_RETRY_MAX_MS = 60_000;
@@ -160,7 +160,7 @@ export class PrivacyDirectory {
       if (isPaused(settings, now)) first = Math.min(first, settings.paused_until as number);
     }
     if (first === Number.POSITIVE_INFINITY) return;
-    this.pauseTimer = setTimeout(() => this.pausesEnded(now), Math.min(first - now, MAX_TIMER_MS));
+    this.pauseTimer = setTimeout(() => this.pausesEnded(now), timerDelay(first - now));
     this.pauseTimer.unref();
   }
 

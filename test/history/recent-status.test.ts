@@ -7,6 +7,7 @@ import {
   statsFrom,
   statusHistoryWith,
 } from '../../src/model/history.js';
+import { MAX_TIMER_DELAY_MS } from '../../src/ops/timer-delay.js';
 import type { DiscordStatus, Snowflake } from '../../src/presence/model.js';
 import type { PresenceChange } from '../../src/presence/registry/registry.js';
 import { PresenceSnapshot } from '../../src/presence/registry/snapshot.js';
@@ -173,6 +174,25 @@ describe('RecentStatuses', () => {
     vi.advanceTimersByTime(RECENT_STATUS_MS / 2);
     expect(recent.size).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('after the clock goes back, waits for what is stamped ahead of it as long as a timer can, not every millisecond', () => {
+    vi.useFakeTimers();
+    const recent = new RecentStatuses();
+    recent.observe({ kind: 'monitored', userId: USER, current: snapshot('dnd'), at: Date.now() });
+    vi.setSystemTime(Date.now() - 365 * 24 * 60 * 60 * 1000);
+    // The sweep due now finds the entry a year ahead of the clock, and looks again…
+    vi.advanceTimersByTime(RECENT_STATUS_MS);
+    expect(recent.size).toBe(1);
+    const armed = vi.spyOn(globalThis, 'setTimeout');
+    // …no sooner than a timer's longest delay, where a delay past it would fire again at once.
+    vi.advanceTimersByTime(60_000);
+    expect(armed).not.toHaveBeenCalled();
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(MAX_TIMER_DELAY_MS);
+    expect(armed).toHaveBeenCalledTimes(1);
+    expect(recent.size).toBe(1);
+    armed.mockRestore();
   });
 
   it('a user who leaves while online was last seen then; ?forget drops what came before it', () => {
