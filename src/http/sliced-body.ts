@@ -12,7 +12,7 @@ export async function endInSlices(response: ServerResponse, body: Buffer): Promi
     if (response.destroyed) return;
     if (response.writableNeedDrain) await drained(response);
     const slice = body.subarray(from, from + STREAM_HIGH_WATER_BYTES);
-    await turnWithRoom(slice.length);
+    await turnWithRoom(slice.length, () => response.destroyed);
     if (response.destroyed) return;
     if (from + STREAM_HIGH_WATER_BYTES >= body.length) response.end(slice);
     else response.write(slice);

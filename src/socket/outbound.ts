@@ -21,19 +21,20 @@ let turnEndScheduled = false;
  * turn would make hundreds of waiting writes allocate a promise each turn, and the garbage collections
  * that follow would stall every client.
  */
-const waiting: Array<{ bytes: number; go: () => void }> = [];
+const waiting: Array<{ bytes: number; go: () => void; gone: () => boolean }> = [];
 
 /**
  * Waits for a turn with room for `bytes` more, after every write that waited before, then counts them in it
  * (sockets, event streams and REST bodies share the budget). A turn with nothing written yet takes any size.
+ * `gone`: whether the connection has closed meanwhile; its write then goes without taking room from others.
  */
-export function turnWithRoom(bytes: number): Promise<void> {
+export function turnWithRoom(bytes: number, gone: () => boolean): Promise<void> {
   if (waiting.length === 0 && hasRoom(bytes)) {
     count(bytes);
     return Promise.resolve();
   }
   return new Promise((go) => {
-    waiting.push({ bytes, go });
+    waiting.push({ bytes, go, gone });
     endTurnSoon();
   });
 }
@@ -57,11 +58,15 @@ function endTurn(): void {
   turnEndScheduled = false;
   writtenThisTurn = 0;
   let admitted = 0;
-  while (admitted < waiting.length && hasRoom((waiting[admitted] as (typeof waiting)[number]).bytes)) {
-    const { bytes, go } = waiting[admitted] as (typeof waiting)[number];
+  for (; admitted < waiting.length; admitted++) {
+    const { bytes, go, gone } = waiting[admitted] as (typeof waiting)[number];
+    if (gone()) {
+      go();
+      continue;
+    }
+    if (!hasRoom(bytes)) break;
     count(bytes);
     go();
-    admitted++;
   }
   waiting.splice(0, admitted);
 }
@@ -189,7 +194,7 @@ export class Outbound {
           : fragment;
       const last = from + STREAM_HIGH_WATER_BYTES >= fragment.length;
       if (from > 0 && this.ws.bufferedAmount >= STREAM_HIGH_WATER_BYTES) await this.drained();
-      if (piece.length >= FRAGMENT_AT_BYTES) await turnWithRoom(piece.length);
+      if (piece.length >= FRAGMENT_AT_BYTES) await turnWithRoom(piece.length, () => this.hooks.closed());
       if (this.hooks.closed()) return;
       this.ws.send(piece, { binary: this.binary, fin: fin && last });
     }

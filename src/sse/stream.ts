@@ -104,7 +104,7 @@ export class SseStream {
     for (let from = 0; from < piece.length && !this.closed; from += STREAM_HIGH_WATER_BYTES) {
       if (this.response.writableLength >= STREAM_HIGH_WATER_BYTES) await this.drained();
       const slice = piece.subarray(from, from + STREAM_HIGH_WATER_BYTES);
-      await turnWithRoom(slice.length);
+      await turnWithRoom(slice.length, () => this.closed);
       this.write(slice);
     }
   }

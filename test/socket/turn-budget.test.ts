@@ -23,10 +23,10 @@ describe('the per-turn budget of large writes', () => {
   it('lets waiting writes go first come first served, each turn up to the budget', async () => {
     const turns = turnCounter();
     // This turn is full.
-    await turnWithRoom(TURN_WRITE_BYTES);
+    await turnWithRoom(TURN_WRITE_BYTES, () => false);
     const went: Array<{ name: string; turn: number }> = [];
     const write = (name: string, bytes: number) =>
-      turnWithRoom(bytes).then(() => went.push({ name, turn: turns.now() }));
+      turnWithRoom(bytes, () => false).then(() => went.push({ name, turn: turns.now() }));
     await Promise.all([
       write('half', TURN_WRITE_BYTES / 2),
       write('whole', TURN_WRITE_BYTES),
@@ -40,10 +40,26 @@ describe('the per-turn budget of large writes', () => {
     expect(small).toBeGreaterThan(whole);
   });
 
+  it('lets a write whose connection closed while it waited go without taking room from the rest', async () => {
+    const turns = turnCounter();
+    await turnWithRoom(TURN_WRITE_BYTES, () => false);
+    let closed = false;
+    const went: Array<{ name: string; turn: number }> = [];
+    const write = (name: string, gone: () => boolean) =>
+      turnWithRoom(TURN_WRITE_BYTES, gone).then(() => went.push({ name, turn: turns.now() }));
+    const writes = [write('closed', () => closed), write('open', () => false)];
+    closed = true;
+    await Promise.all(writes);
+    turns.stop();
+    // Both go in the next turn: the closed one's room went to the open one behind it.
+    expect(went.map(({ name }) => name)).toEqual(['closed', 'open']);
+    expect(went[0]?.turn).toBe(went[1]?.turn);
+  });
+
   it('takes a write at once while nothing waits and the turn has room', async () => {
     await new Promise((resolve) => setImmediate(resolve));
     let went = false;
-    const writing = turnWithRoom(1).then(() => {
+    const writing = turnWithRoom(1, () => false).then(() => {
       went = true;
     });
     await Promise.resolve();
