@@ -54,13 +54,16 @@ function linger(socket: Socket, request: IncomingMessage): void {
   }, LINGER_CHECK_MS).unref();
   socket.once('close', () => clearInterval(watch));
   socket.once('end', cut);
-  if (readIntoScratch(socket)) {
+  const intoScratch = readIntoScratch(socket);
+  if (intoScratch) {
     readingIntoScratch.add(socket);
     socket.once('close', () => readingIntoScratch.delete(socket));
   }
   // A route that began reading the body and stopped (a chunked body past its limit) left it paused.
   request.resume();
   socket.resume();
+  // It waits for the next turn with the others if this one's budget is spent.
+  if (intoScratch && heldUntilNextTurn) setReading(socket, false);
 }
 
 /** Where every lingering connection's bytes are read, to be dropped: one buffer for the process. */
