@@ -49,7 +49,10 @@ export async function deflatePiece(text: Buffer): Promise<DeflatedPiece> {
  */
 function adler32OffLoop(text: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
-    deflate(text, { level: constants.Z_NO_COMPRESSION }, (error, stored) => {
+    // Room for all of it in one output chunk: in zlib's default 16 KiB ones, megabytes would come back
+    // as hundreds of callbacks and a copy, on the event loop.
+    const chunkSize = Math.max(constants.Z_MIN_CHUNK, text.length + (text.length >> 8) + 64);
+    deflate(text, { level: constants.Z_NO_COMPRESSION, chunkSize }, (error, stored) => {
       if (error) reject(error);
       else resolve(stored.readUInt32BE(stored.length - 4));
     });
