@@ -67,6 +67,9 @@ export class SendPacer {
   private drain(shard: Shard): void {
     const { limit, windowMs } = this.options;
     const now = this.options.now();
+    // After the clock went back, sends stamped ahead of it count as sent now: the wait is at most a window.
+    for (let i = shard.sentAt.length - 1; i >= 0 && (shard.sentAt[i] as number) > now; i--)
+      shard.sentAt[i] = now;
     while (shard.sentAt.length > 0 && now - (shard.sentAt[0] as number) >= windowMs) shard.sentAt.shift();
     while (shard.queue.length > 0 && shard.sentAt.length < limit) {
       const next = shard.queue.shift() as Waiting;
