@@ -52,13 +52,13 @@ function linger(socket: Socket, request: IncomingMessage): void {
   const watch = setInterval(() => {
     if (socket.bytesRead - started > LINGER_MAX_BYTES || Date.now() >= until) cut();
   }, LINGER_CHECK_MS).unref();
-  socket.once('close', () => clearInterval(watch));
   socket.once('end', cut);
   const intoScratch = readIntoScratch(socket);
-  if (intoScratch) {
-    readingIntoScratch.add(socket);
-    socket.once('close', () => readingIntoScratch.delete(socket));
-  }
+  if (intoScratch) readingIntoScratch.add(socket);
+  socket.once('close', () => {
+    clearInterval(watch);
+    readingIntoScratch.delete(socket);
+  });
   // A route that began reading the body and stopped (a chunked body past its limit) left it paused.
   request.resume();
   socket.resume();

@@ -1,4 +1,4 @@
-/** setTimeout's longest delay (2^31 − 1 ms, about 24.8 days): Node fires a longer one at once. */
+/** setTimeout's longest delay, 2^31 − 1: Node fires a longer one at once. */
 export const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 /**
