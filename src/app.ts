@@ -252,6 +252,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     const recent =
       config.role === 'ingest' ? undefined : new RecentStatuses(Date.now, RECENT_STATUS_MS, recordsOf);
     if (recent) {
+      cleanups.push(() => recent.close());
       ownView.onChange(recent.observe);
       // An erased history is erased here too, whichever node ran `?forget`.
       bus.subscribe('history.forgotten', ({ userId, at }) => recent.forget(userId, at));

@@ -108,19 +108,27 @@ export class RecentStatuses {
     if (this.sweep === null) this.sweepIn(this.keepMs);
   }
 
+  /** Stops the sweep: the process is shutting down. */
+  close(): void {
+    if (this.sweep !== null) clearTimeout(this.sweep);
+    this.sweep = null;
+  }
+
   private sweepIn(ms: number): void {
     this.sweep = setTimeout(() => {
       this.sweep = null;
       this.prune();
       const touched = this.held.oldestTouched();
-      // An entry stamped ahead of the clock (the clock went back) waits its turn, at most the longest delay.
       if (touched !== null) this.sweepIn(timerDelay(Math.max(touched + this.keepMs - this.now(), 0) + 1));
     }, ms);
     this.sweep.unref();
   }
 
   private prune(): void {
-    const before = this.now() - this.keepMs;
+    const now = this.now();
+    const before = now - this.keepMs;
+    // Users touched ahead of a clock that went back count as touched now: kept RECENT_STATUS_MS, no longer.
+    this.held.touchedNoLaterThan(now);
     if (this.held.prune(before)) this.compact();
     for (const [userId, at] of this.forgotten) if (at < before) this.forgotten.delete(userId);
   }
@@ -168,6 +176,7 @@ class HeldStatuses {
 
   /** The slot of `userId`, added if it had none, now the most recently touched; NO_SLOT for no snowflake. */
   touch(userId: Snowflake, now: number): number {
+    this.touchedNoLaterThan(now);
     let slot = this.slots.slotOf(userId);
     if (slot === NO_SLOT) {
       slot = this.slots.add(userId);
@@ -254,6 +263,14 @@ class HeldStatuses {
       this.release(this.oldestUser);
     }
     return this.size !== size;
+  }
+
+  /** Users touched after `now`, the newest of them first, are touched at `now`: the order stays by time. */
+  touchedNoLaterThan(now: number): void {
+    for (let slot = this.newestUser; slot !== NONE && (this.touchedAt[slot] as number) > now; ) {
+      this.touchedAt[slot] = now;
+      slot = this.olderUsers[slot] as number;
+    }
   }
 
   oldestTouched(): number | null {

@@ -7,7 +7,6 @@ import {
   statsFrom,
   statusHistoryWith,
 } from '../../src/model/history.js';
-import { MAX_TIMER_DELAY_MS } from '../../src/ops/timer-delay.js';
 import type { DiscordStatus, Snowflake } from '../../src/presence/model.js';
 import type { PresenceChange } from '../../src/presence/registry/registry.js';
 import { PresenceSnapshot } from '../../src/presence/registry/snapshot.js';
@@ -176,23 +175,43 @@ describe('RecentStatuses', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('after the clock goes back, waits for what is stamped ahead of it as long as a timer can, not every millisecond', () => {
+  it('after the clock goes back a year, lets go of what was touched ahead of it RECENT_STATUS_MS later, not a year', () => {
     vi.useFakeTimers();
     const recent = new RecentStatuses();
     recent.observe({ kind: 'monitored', userId: USER, current: snapshot('dnd'), at: Date.now() });
     vi.setSystemTime(Date.now() - 365 * 24 * 60 * 60 * 1000);
-    // The sweep due now finds the entry a year ahead of the clock, and looks again…
+    // Touched after the clock went back: behind the user touched "later", yet both go together.
+    recent.observe({ kind: 'monitored', userId: idOf(1), current: snapshot('idle'), at: Date.now() });
+    vi.advanceTimersByTime(RECENT_STATUS_MS);
+    expect(recent.size).toBe(2);
+    expect(recent.get(USER)?.entries).toEqual([{ status: 'dnd', ts: expect.any(Number) }]);
+    vi.advanceTimersByTime(1);
+    expect(recent.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('after the clock goes back with nothing new to hold, the sweep still lets go within RECENT_STATUS_MS of noticing', () => {
+    vi.useFakeTimers();
+    const recent = new RecentStatuses();
+    recent.observe({ kind: 'monitored', userId: USER, current: snapshot('dnd'), at: Date.now() });
+    vi.setSystemTime(Date.now() - 365 * 24 * 60 * 60 * 1000);
+    // The sweep due now finds the user a year ahead of the clock, counts them as touched now…
     vi.advanceTimersByTime(RECENT_STATUS_MS);
     expect(recent.size).toBe(1);
-    const armed = vi.spyOn(globalThis, 'setTimeout');
-    // …no sooner than a timer's longest delay, where a delay past it would fire again at once.
-    vi.advanceTimersByTime(60_000);
-    expect(armed).not.toHaveBeenCalled();
+    // …and lets them go RECENT_STATUS_MS later, no timer left behind.
+    vi.advanceTimersByTime(RECENT_STATUS_MS + 1);
+    expect(recent.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('close stops the sweep: nothing of it outlives the service', () => {
+    vi.useFakeTimers();
+    const recent = new RecentStatuses();
+    recent.observe({ kind: 'monitored', userId: USER, current: snapshot('dnd'), at: Date.now() });
+    recent.forget(idOf(2), Date.now());
     expect(vi.getTimerCount()).toBe(1);
-    vi.advanceTimersByTime(MAX_TIMER_DELAY_MS);
-    expect(armed).toHaveBeenCalledTimes(1);
-    expect(recent.size).toBe(1);
-    armed.mockRestore();
+    recent.close();
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('a user who leaves while online was last seen then; ?forget drops what came before it', () => {
