@@ -11,6 +11,7 @@ import type { PresenceSource } from '../presence/registry/registry.js';
 import { Admission } from './admission.js';
 import { CommandQueue } from './command-queue.js';
 import { SocketCommands } from './commands.js';
+import { closeEndedInTurn } from './ended-in-turn.js';
 import { FanOut } from './fanout.js';
 import { paceChanges } from './fanout-pace.js';
 import { helloJson } from './frames.js';
@@ -58,6 +59,7 @@ export class SocketGateway {
   readonly subscriptions: Subscriptions<OpenSocket>;
   private readonly budgets: SocketBudgets;
   private readonly admission: Admission;
+  private readonly work = new CommandQueue();
   private readonly commands: SocketCommands;
   private readonly fanOut: FanOut;
   private readonly heartbeatIntervalMs: number;
@@ -71,9 +73,8 @@ export class SocketGateway {
   };
 
   constructor(private readonly options: SocketGatewayOptions) {
-    const queue = new CommandQueue();
     // Ids of closed sockets are let go in the command queue, in turn with every socket's commands.
-    this.subscriptions = new Subscriptions(options.subscriptionCap, queue);
+    this.subscriptions = new Subscriptions(options.subscriptionCap, this.work);
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     this.budgets = new SocketBudgets(
       options.commandsPerMinute,
@@ -90,7 +91,7 @@ export class SocketGateway {
     this.commands = new SocketCommands({
       source: options.source,
       subscriptions: this.subscriptions,
-      queue,
+      queue: this.work,
       budgets: this.budgets,
       fanOut: this.fanOut,
       ending: this.ending,
@@ -195,6 +196,7 @@ export class SocketGateway {
     this.sockets.add(socket);
     this.commands.listen(socket);
     ws.on('close', () => this.released(socket));
+    closeEndedInTurn(connection, this.work);
     this.fanOut.sendJson(socket, helloJson(this.heartbeatIntervalMs));
   }
 
