@@ -86,7 +86,8 @@ const TARGET_RATIO = 2;
 const loopback = (group: number, count: number): string[] =>
   Array.from({ length: count }, (_, i) => `127.0.${group}.${i + 1}`);
 
-type Side = 'quiet' | 'attack';
+/** `after`: a held attack's sockets leaving, until the service has let go of them, and BLOCK_MS more. */
+type Side = 'quiet' | 'attack' | 'after';
 
 interface Phase {
   key: string;
@@ -230,6 +231,37 @@ function phaseRows(phase: Phase, measured: Measured): Row[] {
         `(readers) and ${loop('attack', 2)} (subscribers) under attack, ${loop('quiet', 1)} and ` +
         `${loop('quiet', 2)} quiet`,
     },
+  ];
+}
+
+/**
+ * A held attack letting go: the normal clients' p99 from the moment its sockets leave, through the service
+ * closing them and letting go of their subscriptions, and BLOCK_MS more, against the quiet blocks'. It has
+ * no target of its own: the ends of tens of thousands of connections are read in one turn of any Node
+ * server (socket-capacity compares the longest stall with a bare one), and V8 collects what they held in
+ * the seconds after.
+ */
+function afterRows(phase: Phase, measured: Measured): Row[] {
+  const row = (records: BlockRecords, what: string): Row => {
+    const [after, quiet] = [pooled(records, phase.key, 'after'), pooled(records, phase.key, 'quiet')];
+    return {
+      scenario: 'hostile',
+      figure: `p99 ${what} while ${phase.title} lets go and ${BLOCK_MS / 1000} s after`,
+      value: quantile(after, 0.99),
+      unit: 'ms',
+      baseline: { label: 'same run, quiet blocks', value: quantile(quiet, 0.99) },
+      target: null,
+      notes:
+        `${formatNumber(after.length)} timed over the ${BLOCKS} times the attack let go, from when it hung up ` +
+        `until the service held only the normal sockets and had let go of the attack's subscriptions, and ` +
+        `${BLOCK_MS / 1000} s more; p99 by time ${spread(blockP99s(records, phase.key, 'after'), formatNumber)} ms; ` +
+        `max ${formatNumber(Math.max(0, ...after))} ms; p50 ${formatNumber(quantile(after, 0.5))} ms; failed: ` +
+        `${listTally(failures(records, phase.key, 'after'))}`,
+    };
+  };
+  return [
+    row(measured.reads, 'REST read latency (ordinary users)'),
+    row(measured.deliveries, 'update delivery latency'),
   ];
 }
 
@@ -599,9 +631,15 @@ export async function hostile(): Promise<Row[]> {
             heldHeaps[phase.key] = largest(heldHeaps[phase.key], await memoryOf(service));
           }
           if (side === 'attack') {
+            if (phase.held) markBlock(normal, labelOf(phase.key, 'after', b));
             tallies[phase.key] = addTally(tallies[phase.key] ?? {}, await disengage(phase.attackers));
           }
           await settled(SUBSCRIBER_SOCKETS);
+          // What the attack's sockets left is collected in the seconds after: not in the next block.
+          if (side === 'attack' && phase.held) {
+            await sleep(BLOCK_MS);
+            markBlock(normal, null);
+          }
         }
       }
       if (heapBefore) heaps[phase.key] = { before: heapBefore, after: await memoryOf(service) };
@@ -630,6 +668,7 @@ export async function hostile(): Promise<Row[]> {
         const held = heldHeaps[phase.key];
         return [
           ...phaseRows(phase, measured),
+          ...(phase.held ? afterRows(phase, measured) : []),
           ...(heap ? memoryRows(phase, costs, heap) : []),
           ...(held ? [heldHeapRow(phase, held, tallies[phase.key] ?? {})] : []),
         ];

@@ -27,6 +27,8 @@ interface Sockets extends Message {
   open: number;
   /** The service only: sockets holding a subscription. */
   subscribed?: number;
+  /** The service only: whether the subscriptions of sockets gone are let go. */
+  tidied?: boolean;
 }
 
 interface ClientStatus extends Message {
@@ -102,6 +104,28 @@ async function check(side: Side, sockets: number, subscribed: boolean): Promise<
   return `${formatNumber(heartbeats / sockets)} heartbeats per socket`;
 }
 
+/** After the last socket is gone, how long a server's stall is still looked for: the work its closes left. */
+const AFTER_HANG_UP_MS = 2_000;
+
+/**
+ * Every client of the side destroys all its sockets at once, as a machine going away does: the longest the
+ * server's event loop was held up from then until it holds none and has let go of their subscriptions, and
+ * AFTER_HANG_UP_MS more, in ms.
+ */
+async function hangUp(side: Side): Promise<number> {
+  await side.server.loopDelay();
+  for (const client of side.clients) client.send({ type: 'hang-up' });
+  await Promise.all(side.clients.map((client) => client.next('hung-up', 120_000)));
+  for (;;) {
+    side.server.send({ type: 'sockets' });
+    const held = await side.server.next<Sockets>('sockets');
+    if (held.open === 0 && held.tidied !== false) break;
+    await sleep(50);
+  }
+  await sleep(AFTER_HANG_UP_MS);
+  return (await side.server.loopDelay()).maxMs;
+}
+
 /** What holding the sockets added, per socket, in KB. */
 const perSocket = (idle: MemoryUsage, held: MemoryUsage, key: 'rss' | 'heapUsed', sockets: number) =>
   (held[key] - idle[key]) / sockets / KB;
@@ -149,6 +173,8 @@ export async function socketCapacity(): Promise<Row[]> {
     const held = [await memoryOf(served.server), await memoryOf(floor.server)] as const;
     const heartbeats = await check(served, sockets, true);
     await check(floor, sockets, false);
+    // One side at a time: the other's closes would share the cores.
+    const stalls = [await hangUp(served), await hangUp(floor)] as const;
 
     const rss = perSocket(idle[0], held[0], 'rss', sockets);
     const count = formatNumber(sockets);
@@ -185,6 +211,19 @@ export async function socketCapacity(): Promise<Row[]> {
           `heap used settled after full GCs: service ${change('heapUsed', 0)}, bare ws ${change('heapUsed', 1)}; ` +
           `heap total service ${heapTotal(0)}, bare ws ${heapTotal(1)}: heap pages the idle process already ` +
           'had count in its idle RSS, so RSS can grow by less than the heap',
+      },
+      {
+        scenario: 'socket-capacity',
+        figure: `longest event-loop stall while ${count} idle subscribed sockets close at once`,
+        value: stalls[0],
+        unit: 'ms',
+        baseline: { label: 'bare ws, the same sockets closing', value: stalls[1] },
+        target: { text: '≤ 1×', met: stalls[0] <= stalls[1] },
+        notes:
+          `the client processes destroy every socket in one go (no closing handshake), as a machine going away ` +
+          `does; the stall is the longest gap between turns of the server's event loop (monitorEventLoopDelay) ` +
+          `from then until it holds no socket and has let go of their subscriptions, and ` +
+          `${AFTER_HANG_UP_MS / 1000} s more; the service's side first, then the bare server's`,
       },
     ];
   } finally {
