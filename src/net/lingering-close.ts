@@ -76,19 +76,29 @@ const SCRATCH = Buffer.allocUnsafe(64 * 1024);
  */
 export const LINGER_TURN_BYTES = 256 * 1024;
 
-/** Lingering connections reading into SCRATCH, which LINGER_TURN_BYTES holds back together. */
+/**
+ * Lingering connections reading into SCRATCH, which LINGER_TURN_BYTES holds back together, the one that
+ * read longest ago first: after a turn held back they start again in this order.
+ */
 const readingIntoScratch = new Set<Socket>();
 let readThisTurn = 0;
 let turnEndScheduled = false;
 let heldUntilNextTurn = false;
+/** The connections that read in this turn. */
+const readersThisTurn = new Set<Socket>();
+/**
+ * Whether connections that read in a turn held back, while others waited, sit out the next one. The kernel
+ * reports the connections read last first again: started again with the others, the same one or two would
+ * take every turn's budget until they were done, and the rest could wait until LINGER_MS cut them.
+ */
+let someSitOut = false;
 
 /** Counts what a lingering connection read; false (stop reading) once the turn's budget is spent. */
-function chargeTurn(bytes: number): boolean {
+function chargeTurn(this: Socket, bytes: number): boolean {
+  if (readingIntoScratch.delete(this)) readingIntoScratch.add(this);
+  readersThisTurn.add(this);
   readThisTurn += bytes;
-  if (!turnEndScheduled) {
-    turnEndScheduled = true;
-    setImmediate(endTurn);
-  }
+  endTurnSoon();
   if (readThisTurn >= LINGER_TURN_BYTES && !heldUntilNextTurn) {
     heldUntilNextTurn = true;
     for (const socket of readingIntoScratch) setReading(socket, false);
@@ -96,12 +106,27 @@ function chargeTurn(bytes: number): boolean {
   return !heldUntilNextTurn;
 }
 
+function endTurnSoon(): void {
+  if (turnEndScheduled) return;
+  turnEndScheduled = true;
+  setImmediate(endTurn);
+}
+
 function endTurn(): void {
   turnEndScheduled = false;
   readThisTurn = 0;
-  if (!heldUntilNextTurn) return;
+  const held = heldUntilNextTurn;
   heldUntilNextTurn = false;
-  for (const socket of readingIntoScratch) setReading(socket, true);
+  if (held || someSitOut) {
+    const othersWaited = held && readersThisTurn.size < readingIntoScratch.size;
+    someSitOut = false;
+    for (const socket of readingIntoScratch) {
+      if (othersWaited && readersThisTurn.has(socket)) someSitOut = true;
+      else setReading(socket, true);
+    }
+    if (someSitOut) endTurnSoon();
+  }
+  readersThisTurn.clear();
 }
 
 /**
@@ -160,6 +185,8 @@ function readIntoScratch(socket: ServerSocket): boolean {
   socket.removeAllListeners('data');
   fields[buffer] = SCRATCH;
   // What was read is dropped (the socket counts it in bytesRead); returning false stops the socket reading.
+  // Node calls it as a method of the socket, which tells the readers of a turn apart.
+  // Node calls it as a method of the socket, which tells the readers of a turn apart.
   fields[callback] = chargeTurn;
   // biome-ignore lint/correctness/useHookAtTopLevel: a method of Node's TCP handle, not a React hook.
   handle.useUserBuffer(SCRATCH);

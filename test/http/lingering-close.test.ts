@@ -233,36 +233,41 @@ describe('the lingering close', () => {
     expect(sent).toBeLessThan(ANNOUNCED);
   });
 
-  it("reads connections refused together a turn's budget at a time, however much each has waiting", async () => {
-    const CONNECTIONS = 12;
-    const SENT = 6 * MIB;
-    /** What one read of a lingering connection takes at most: the scratch buffer. */
-    const READ_BYTES = 64 * 1024;
+  /** What one read of a lingering connection takes at most: the scratch buffer. */
+  const READ_BYTES = 64 * 1024;
+
+  /**
+   * `connections` clients refused together, each sending `sent` bytes after its answer as fast as the
+   * connection takes them: per turn of the event loop once the answers are out, what the lingering
+   * connections read in it, and per connection the first turn in which it read.
+   */
+  async function lingerTogether(connections: number, sent: number) {
     // One at a time: each is told from the others by the server's next connection.
     const opened: Awaited<ReturnType<typeof halfOpen>>[] = [];
-    for (let n = 0; n < CONNECTIONS; n++) opened.push(await halfOpen());
-    // Every client sends its head and then its body as fast as the connection takes it, then ends.
+    for (let n = 0; n < connections; n++) opened.push(await halfOpen());
     const sending = opened.map(async ({ socket }) => {
       socket.write(HEAD);
-      for (let sent = 0; sent < SENT && !socket.destroyed; sent += CHUNK.length) {
+      for (let bytes = 0; bytes < sent && !socket.destroyed; bytes += CHUNK.length) {
         if (!socket.write(CHUNK)) await once(socket, 'drain').catch(() => undefined);
       }
       socket.end();
     });
-    // Once the answers are out, every turn of the event loop: what the lingering connections read in it.
     await Promise.all(opened.map(({ socket }) => once(socket, 'end')));
-    const readNow = () => opened.reduce((sum, { ours }) => sum + ours.bytesRead, 0);
+    const readBy = () => opened.map(({ ours }) => ours.bytesRead);
     const perTurn: number[] = [];
-    let before = readNow();
-    const allCut = Promise.all(opened.map(({ cut }) => cut));
+    const firstReadTurn: Array<number | null> = opened.map(() => null);
+    let before = readBy();
     let cutAll = false;
-    void allCut.then(() => {
+    void Promise.all(opened.map(({ cut }) => cut)).then(() => {
       cutAll = true;
     });
     while (!cutAll) {
       await new Promise((resolve) => setImmediate(resolve));
-      const now = readNow();
-      perTurn.push(now - before);
+      const now = readBy();
+      perTurn.push(now.reduce((sum, bytes, n) => sum + bytes - (before[n] as number), 0));
+      now.forEach((bytes, n) => {
+        if (bytes > (before[n] as number)) firstReadTurn[n] ??= perTurn.length;
+      });
       before = now;
     }
     await Promise.all(sending);
@@ -270,9 +275,23 @@ describe('the lingering close', () => {
       expect(received()).toMatch(/^HTTP\/1\.1 401 /);
       socket.destroy();
     }
+    return { perTurn, firstReadTurn };
+  }
+
+  it("reads connections refused together a turn's budget at a time, however much each has waiting", async () => {
+    const CONNECTIONS = 12;
+    const { perTurn } = await lingerTogether(CONNECTIONS, 6 * MIB);
     // Everything was read and dropped, in many turns, none of them past the budget and the read that spent it.
     expect(perTurn.reduce((sum, bytes) => sum + bytes, 0)).toBeGreaterThan(CONNECTIONS * MIB);
     expect(Math.max(...perTurn)).toBeLessThanOrEqual(LINGER_TURN_BYTES + READ_BYTES);
+  });
+
+  it('gives every connection held back its turn, not the first ones refused every time', async () => {
+    const CONNECTIONS = 16;
+    const { firstReadTurn } = await lingerTogether(CONNECTIONS, 6 * MIB);
+    // Each turn, at least one that has waited longest reads: every one has read within as many turns.
+    const lastToRead = Math.max(...firstReadTurn.map((turn) => turn ?? Number.POSITIVE_INFINITY));
+    expect(lastToRead).toBeLessThanOrEqual(CONNECTIONS);
   });
 
   it('drops what it reads without allocating for it, so no full garbage collection comes of it', async () => {
