@@ -9,9 +9,9 @@ import type { ClientAddressOf } from '../net/client-address.js';
 import type { Metrics, SubscriptionKind } from '../ops/metrics.js';
 import type { PresenceSource } from '../presence/registry/registry.js';
 import { Admission } from './admission.js';
+import { closeInTurn } from './close-in-turn.js';
 import { CommandQueue } from './command-queue.js';
 import { SocketCommands } from './commands.js';
-import { closeEndedInTurn } from './ended-in-turn.js';
 import { FanOut } from './fanout.js';
 import { paceChanges } from './fanout-pace.js';
 import { helloJson } from './frames.js';
@@ -196,7 +196,7 @@ export class SocketGateway {
     this.sockets.add(socket);
     this.commands.listen(socket);
     ws.on('close', () => this.released(socket));
-    closeEndedInTurn(connection, this.work);
+    closeInTurn(ws, connection, this.work);
     this.fanOut.sendJson(socket, helloJson(this.heartbeatIntervalMs));
   }
 
