@@ -1,7 +1,7 @@
 import '../../src/ops/tick-shape.js';
 import WebSocket from 'ws';
 import { HEARTBEAT_INTERVAL_MS } from '../../src/socket/protocol.js';
-import { onMessage, report, serveBenchProcess } from '../lib/child.js';
+import { type Message, onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { benchUserId } from '../lib/workload.js';
 
 /**
@@ -11,8 +11,8 @@ import { benchUserId } from '../lib/workload.js';
  * (socket FIRST + i to user (FIRST + i) mod USERS), checks INIT_STATE carries that user's presence, then
  * only heartbeats at the interval Hello gave. Against the bare server (MODE bare) a socket is done once
  * open and sends the same heartbeats at the service's interval. `ready` when every socket is done;
- * `status` says how many are done, still open and closed; `hang-up` destroys them all at once (`hung-up`
- * once all are closed).
+ * `status` says how many are done, still open and closed; `hang-up` destroys them all at once, or closes
+ * each with a closing handshake (`how`), and says `hung-up` once all are closed.
  */
 const url = (process.env.URL as string).replace(/^http/, 'ws');
 const sockets = Number(process.env.SOCKETS);
@@ -89,15 +89,16 @@ function connect(i: number, finished: () => void): void {
 serveBenchProcess(() => {
   for (const ws of open) ws.terminate();
 });
-onMessage('hang-up', () => {
+onMessage<Message & { how: 'destroy' | 'close' }>('hang-up', ({ how }) => {
   let left = open.length;
   if (left === 0) report({ type: 'hung-up' });
   const gone = () => {
     if (--left === 0) report({ type: 'hung-up' });
   };
-  // All at once, as a client machine going away closes them: each socket destroyed, no closing handshake.
+  // All at once: destroyed as a machine going away closes them, or each with a closing handshake.
   for (const ws of open) {
     if (ws.readyState === WebSocket.CLOSED) gone();
+    else if (how === 'close') ws.once('close', gone).close(1000);
     else ws.once('close', gone).terminate();
   }
 });
