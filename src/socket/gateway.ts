@@ -60,6 +60,8 @@ export class SocketGateway {
   private readonly budgets: SocketBudgets;
   private readonly admission: Admission;
   private readonly work = new CommandQueue();
+  /** Clients leaving, closed a slice per turn apart from the commands: a queue of those does not hold them. */
+  private readonly departures = new CommandQueue();
   private readonly commands: SocketCommands;
   private readonly fanOut: FanOut;
   private readonly heartbeatIntervalMs: number;
@@ -196,8 +198,18 @@ export class SocketGateway {
     this.sockets.add(socket);
     this.commands.listen(socket);
     ws.on('close', () => this.released(socket));
-    closeInTurn(ws, connection, this.work);
+    closeInTurn(ws, connection, this.departures, () => this.left(socket));
     this.fanOut.sendJson(socket, helloJson(this.heartbeatIntervalMs));
+  }
+
+  /**
+   * Its client has left, and its close waits its turn: nothing more is sent to it or done for it, and its
+   * ids go back to MAX_SUBSCRIPTIONS now. Its slot is held until the connection is closed.
+   */
+  private left(socket: OpenSocket): void {
+    socket.closing = true;
+    socket.waitingUpdates = null;
+    this.subscriptions.release(socket);
   }
 
   private released(socket: OpenSocket): void {

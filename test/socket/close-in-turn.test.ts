@@ -25,6 +25,8 @@ function closeFrame(code: number, reason: string): Buffer {
 /** A ws server whose clients' leaving waits in `work` until a test runs it. */
 class LeavingServer {
   readonly work: Array<() => void> = [];
+  /** Clients told to be leaving, as the gateway is. */
+  leaving = 0;
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly server: Server = createServer();
   private readonly opened: Array<(opened: { ws: WebSocket; connection: Duplex }) => void> = [];
@@ -33,12 +35,17 @@ class LeavingServer {
   constructor() {
     this.server.on('upgrade', (request: IncomingMessage, socket, head) => {
       this.wss.handleUpgrade(request, socket, head, (ws) => {
-        closeInTurn(ws, socket, {
-          push: (work) => {
-            this.work.push(work);
-            this.pushed?.();
+        closeInTurn(
+          ws,
+          socket,
+          {
+            push: (work) => {
+              this.work.push(work);
+              this.pushed?.();
+            },
           },
-        });
+          () => this.leaving++,
+        );
         this.opened.shift()?.({ ws, connection: socket });
       });
     });
@@ -85,8 +92,9 @@ describe('a connection that ends without a closing handshake', () => {
     const clients = await Promise.all(Array.from({ length: 20 }, () => server.connect(base)));
     for (const { client } of clients) client.socket.end();
     await server.left(clients.length);
-    // Every end read, none closed yet: the clients still hold their connections.
+    // Every end read, none closed yet: the clients still hold their connections, told to be leaving.
     expect(clients.map(({ ws }) => ws.readyState)).toEqual(clients.map(() => 1));
+    expect(server.leaving).toBe(clients.length);
     const closed = clients.map(({ ws }) => once(ws, 'close'));
     for (const work of server.work.splice(0)) work();
     await Promise.all(closed);
@@ -122,6 +130,7 @@ describe('a client that sends a close frame', () => {
     await server.left(clients.length);
     // Heard, not answered yet: no close frame has come back.
     expect(clients.map(({ ws }) => ws.readyState)).toEqual(clients.map(() => 1));
+    expect(server.leaving).toBe(clients.length);
     expect(clients.every(({ client }) => !client.text.includes('\x88'))).toBe(true);
     const closed = clients.map(({ ws }) => once(ws, 'close'));
     for (const work of server.work.splice(0)) work();
