@@ -58,6 +58,7 @@ function linger(socket: Socket, request: IncomingMessage): void {
   socket.once('close', () => {
     clearInterval(watch);
     readingIntoScratch.delete(socket);
+    readersThisTurn.delete(socket);
   });
   // A route that began reading the body and stopped (a chunked body past its limit) left it paused.
   request.resume();
@@ -185,7 +186,6 @@ function readIntoScratch(socket: ServerSocket): boolean {
   socket.removeAllListeners('data');
   fields[buffer] = SCRATCH;
   // What was read is dropped (the socket counts it in bytesRead); returning false stops the socket reading.
-  // Node calls it as a method of the socket, which tells the readers of a turn apart.
   // Node calls it as a method of the socket, which tells the readers of a turn apart.
   fields[callback] = chargeTurn;
   // biome-ignore lint/correctness/useHookAtTopLevel: a method of Node's TCP handle, not a React hook.

@@ -289,9 +289,10 @@ describe('the lingering close', () => {
   it('gives every connection held back its turn, not the first ones refused every time', async () => {
     const CONNECTIONS = 16;
     const { firstReadTurn } = await lingerTogether(CONNECTIONS, 6 * MIB);
-    // Each turn, at least one that has waited longest reads: every one has read within as many turns.
+    // Each turn, one or more that waited read: every one has read within a turn or two per connection. The
+    // first ones refused, each reading until done, would keep the last waiting for hundreds of turns.
     const lastToRead = Math.max(...firstReadTurn.map((turn) => turn ?? Number.POSITIVE_INFINITY));
-    expect(lastToRead).toBeLessThanOrEqual(CONNECTIONS);
+    expect(lastToRead).toBeLessThanOrEqual(2 * CONNECTIONS);
   });
 
   it('drops what it reads without allocating for it, so no full garbage collection comes of it', async () => {
