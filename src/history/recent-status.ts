@@ -36,6 +36,8 @@ export class RecentStatuses {
    * here at once, and a reader of presences alone never would.
    */
   private sweep: NodeJS.Timeout | null = null;
+  /** Closed: what still arrives while the service shuts down is held, but no sweep is set for it. */
+  private closed = false;
   /**
    * Monitored users whose last change was not recorded: their next recorded status is held even when the
    * view saw no change of it, since history compares it with what it last recorded, not with that.
@@ -110,11 +112,13 @@ export class RecentStatuses {
 
   /** Stops the sweep: the process is shutting down. */
   close(): void {
+    this.closed = true;
     if (this.sweep !== null) clearTimeout(this.sweep);
     this.sweep = null;
   }
 
   private sweepIn(ms: number): void {
+    if (this.closed) return;
     this.sweep = setTimeout(() => {
       this.sweep = null;
       this.prune();

@@ -212,6 +212,10 @@ describe('RecentStatuses', () => {
     expect(vi.getTimerCount()).toBe(1);
     recent.close();
     expect(vi.getTimerCount()).toBe(0);
+    // A change heard while the service shuts down sets none again.
+    recent.observe({ kind: 'monitored', userId: idOf(3), current: snapshot('idle'), at: Date.now() });
+    recent.forget(idOf(4), Date.now());
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('a user who leaves while online was last seen then; ?forget drops what came before it', () => {
