@@ -178,7 +178,8 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   if (socket.writable && !answered(socket as InternalSocket)) {
     socket.write(rawErrorAnswer(status, 'bad_request', message));
   }
-  socket.destroy(error);
+  // Without the error: destroyed with it, the socket would have its stack formatted, for nobody to read.
+  socket.destroy();
 }
 
 /**
