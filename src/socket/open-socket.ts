@@ -58,8 +58,29 @@ export interface SocketEnding {
  */
 export function closeUnheard(ws: WebSocket, connection: Duplex, close: CloseReason): void {
   ws.close(close.code, close.reason);
+  dropUnparsed(ws);
   connection.removeAllListeners('data');
   connection.on('data', () => {});
   connection.end();
   setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
+}
+
+/** The parts of ws's frame reader that hold what it has read and not parsed yet. */
+interface FrameReader {
+  _loop?: boolean;
+  _buffers?: Buffer[];
+  _bufferedBytes?: number;
+}
+
+/**
+ * Drops what ws has read from the connection and not parsed yet, and stops it parsing: one read from a
+ * flood holds thousands of small frames, which ws would otherwise parse and hand over, all in this turn,
+ * for a socket already refused. Where ws's reader has other names, it parses them as it does.
+ */
+function dropUnparsed(ws: WebSocket): void {
+  const reader = (ws as unknown as { _receiver?: FrameReader | null })._receiver;
+  if (!reader || !Array.isArray(reader._buffers) || typeof reader._bufferedBytes !== 'number') return;
+  reader._loop = false;
+  reader._buffers = [];
+  reader._bufferedBytes = 0;
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { framePace } from '../../src/limits/socket-budgets.js';
+import { SocketCommands } from '../../src/socket/commands.js';
 import { HEARTBEAT_INTERVAL_MS } from '../../src/socket/protocol.js';
 import type { Harness } from '../support/harness.js';
 import { sampleValue, scrape } from '../support/prometheus.js';
@@ -60,6 +61,20 @@ function withFakeClock(env: Record<string, string>): () => Harness {
 
 describe('the frame budget, with the default limits', () => {
   const service = withFakeClock({});
+
+  it('a flood read in one go is handed over only up to the refusal: the rest of what was read is dropped', async () => {
+    const h = service();
+    const handed = vi.spyOn(SocketCommands.prototype as unknown as { arrived(): void }, 'arrived');
+    try {
+      const flooder = await connect(h.base);
+      flooder.writeRaw(inOneWrite(times(5_000, bareHeartbeat)));
+      expect(await flooder.closedWith()).toEqual({ code: 4009, reason: 'rate_limited' });
+      // The budget's frames, the one refused, and none of the thousands read with them.
+      expect(handed.mock.calls.length).toBeLessThanOrEqual(FRAME_BURST + 1);
+    } finally {
+      handed.mockRestore();
+    }
+  });
 
   it.each([
     ['bare heartbeats', bareHeartbeat],
