@@ -168,7 +168,7 @@ describe('a client that sends a close frame', () => {
 describe('the gateway', () => {
   const service = seededHarness();
 
-  it('closes and lets go of sockets whose clients went away together, and answers others meanwhile', async () => {
+  it('closes and lets go of sockets whose clients went away together, and goes on serving', async () => {
     const h = service();
     const before = h.app.sockets?.socketCount ?? 0;
     const clients = await Promise.all(
