@@ -59,7 +59,6 @@ export class SocketGateway {
   readonly subscriptions: Subscriptions<OpenSocket>;
   private readonly budgets: SocketBudgets;
   private readonly admission: Admission;
-  private readonly work = new CommandQueue();
   /** Clients leaving, closed a slice per turn apart from the commands: a queue of those does not hold them. */
   private readonly departures = new CommandQueue();
   private readonly commands: SocketCommands;
@@ -75,8 +74,9 @@ export class SocketGateway {
   };
 
   constructor(private readonly options: SocketGatewayOptions) {
+    const queue = new CommandQueue();
     // Ids of closed sockets are let go in the command queue, in turn with every socket's commands.
-    this.subscriptions = new Subscriptions(options.subscriptionCap, this.work);
+    this.subscriptions = new Subscriptions(options.subscriptionCap, queue);
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     this.budgets = new SocketBudgets(
       options.commandsPerMinute,
@@ -93,7 +93,7 @@ export class SocketGateway {
     this.commands = new SocketCommands({
       source: options.source,
       subscriptions: this.subscriptions,
-      queue: this.work,
+      queue,
       budgets: this.budgets,
       fanOut: this.fanOut,
       ending: this.ending,
@@ -164,10 +164,8 @@ export class SocketGateway {
 
   private end(socket: OpenSocket, close: CloseReason): void {
     if (socket.closing) return;
-    socket.closing = true;
-    socket.waitingUpdates = null;
     // It hears nothing more: its ids go back to MAX_SUBSCRIPTIONS now, not once its client lets go.
-    this.subscriptions.release(socket);
+    this.hearsNoMore(socket);
     if (close === Close.GoingAway) {
       // Shutting down: the client's side of the close handshake is awaited, as it comes.
       socket.ws.close(close.code, close.reason);
@@ -198,15 +196,13 @@ export class SocketGateway {
     this.sockets.add(socket);
     this.commands.listen(socket);
     ws.on('close', () => this.released(socket));
-    closeInTurn(ws, connection, this.departures, () => this.left(socket));
+    // Its client has left, and its close waits its turn; its slot is held until the connection is closed.
+    closeInTurn(ws, connection, this.departures, () => this.hearsNoMore(socket));
     this.fanOut.sendJson(socket, helloJson(this.heartbeatIntervalMs));
   }
 
-  /**
-   * Its client has left, and its close waits its turn: nothing more is sent to it or done for it, and its
-   * ids go back to MAX_SUBSCRIPTIONS now. Its slot is held until the connection is closed.
-   */
-  private left(socket: OpenSocket): void {
+  /** Nothing more is sent to the socket or done for it, and its ids go back to MAX_SUBSCRIPTIONS. */
+  private hearsNoMore(socket: OpenSocket): void {
     socket.closing = true;
     socket.waitingUpdates = null;
     this.subscriptions.release(socket);
