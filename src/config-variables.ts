@@ -1,5 +1,6 @@
 import { DEFAULT_KV_MAX_BYTES } from './kv/rules.js';
 import { HEAP_BYTES_PER_SOCKET } from './limits/heap-share.js';
+import { DEFAULT_HEAP_GROWING_PERCENT } from './ops/heap-growth.js';
 import { DEFAULT_MUSIC_APP_IDS } from './presence/normalize/music-apps.js';
 import {
   DEFAULT_YOUTUBE_MUSIC_APPLICATION_IDS,
@@ -64,6 +65,7 @@ export const VARIABLES = {
   HTTP_REQUEST_TIMEOUT_MS: { default: 30_000 },
   // Fastify's own default for a server it makes: longer than common proxies' idle timeouts (60 s).
   HTTP_KEEP_ALIVE_TIMEOUT_MS: { default: 72_000 },
+  HEAP_GROWING_PERCENT: { default: DEFAULT_HEAP_GROWING_PERCENT },
   MONITOR: { default: 'all' },
   MONITOR_ROLE_ID: { default: null },
   GUILD_IDS: { default: null },

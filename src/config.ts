@@ -2,6 +2,7 @@ import { VARIABLES } from './config-variables.js';
 import { KV_MAX_BYTES_MAX, KV_MAX_BYTES_MIN } from './kv/rules.js';
 import { defaultMaxSockets, defaultMaxSubscriptions, heapSizeLimit } from './limits/heap-share.js';
 import { parseTrustProxy, type TrustProxy } from './net/trust-proxy.js';
+import { HEAP_GROWING_PERCENT_MAX } from './ops/heap-growth.js';
 import {
   APP_SOURCES,
   type AppSource,
@@ -93,6 +94,8 @@ export interface Config {
   allowedUserIds: string[] | null;
   /** Days what is kept of a user who left every monitored guild stays; 0: erased at once. */
   retentionDays: number;
+  /** How far V8's old generation grows past what a full collection kept, in percent; 0: as V8 decides. */
+  heapGrowingPercent: number;
   /** How to reach whoever runs this instance, for the privacy and terms pages; null: not given. */
   operatorContact: string | null;
   /** `?` commands in server channels, and leaked keys seen there: asks Discord for MESSAGE_CONTENT. */
@@ -422,6 +425,12 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
     guildIds: optionalSnowflakes('GUILD_IDS'),
     allowedUserIds: optionalSnowflakes('ALLOWED_USER_IDS'),
     retentionDays: integer('RETENTION_DAYS', VARIABLES.RETENTION_DAYS.default, 0, RETENTION_DAYS_MAX),
+    heapGrowingPercent: integer(
+      'HEAP_GROWING_PERCENT',
+      VARIABLES.HEAP_GROWING_PERCENT.default,
+      0,
+      HEAP_GROWING_PERCENT_MAX,
+    ),
     operatorContact,
     messageContent: oneOf('MESSAGE_CONTENT', ['on', 'off'], VARIABLES.MESSAGE_CONTENT.default) === 'on',
     commandGuildIds: optionalSnowflakes('COMMAND_GUILD_IDS'),

@@ -2,6 +2,7 @@ import './ops/tick-shape.js';
 import { type App, startApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './log.js';
+import { setHeapGrowth } from './ops/heap-growth.js';
 import { installProcessGuards } from './ops/process-guards.js';
 import { unsupportedRuntime } from './ops/runtime.js';
 
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  setHeapGrowth(config.heapGrowingPercent);
   const logger = createLogger(config.logLevel);
   installProcessGuards(logger);
   let app: App | undefined;
