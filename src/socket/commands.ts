@@ -75,9 +75,11 @@ export class SocketCommands {
   }
 
   /**
-   * A frame is read and judged at once (a heartbeat, a bad frame, a command past the budget end there);
-   * a command's work is done at once too, unless it names many ids or others of its socket are waiting:
-   * then it waits its turn in the command queue, in order with the socket's others.
+   * A small frame is read and judged at once (a heartbeat, a bad frame, a command past the budget end
+   * there). A large one is charged as a command and waits its turn in the command queue as the bytes it
+   * came in, read only then: a flood's frames are read a slice per turn rather than all in the turn they
+   * arrive, and the thousand ids one names never wait across turns as objects, which collections would
+   * have to copy.
    */
   private received(socket: OpenSocket, data: RawData): void {
     const bytes = Buffer.isBuffer(data)
@@ -87,14 +89,23 @@ export class SocketCommands {
         : Buffer.from(data as ArrayBuffer);
     // Larger than a heartbeat ever is, it can only be a command: charged before it is parsed, and refused
     // unparsed when nested deeper than a command ever is.
-    const large = bytes.length > SMALL_FRAME_BYTES;
-    if (large) {
-      if (!this.charged(socket)) return;
-      if (nestedDeeperThan(bytes, MAX_FRAME_DEPTH)) {
-        this.options.ending.end(socket, Close.InvalidPayload);
-        return;
-      }
+    if (bytes.length <= SMALL_FRAME_BYTES) {
+      this.judged(socket, bytes, false);
+      return;
     }
+    if (!this.charged(socket)) return;
+    if (nestedDeeperThan(bytes, MAX_FRAME_DEPTH)) {
+      this.options.ending.end(socket, Close.InvalidPayload);
+      return;
+    }
+    this.queue(socket, () => this.judged(socket, bytes, true));
+  }
+
+  /**
+   * Reads a frame and does what it says. `inTurn`: a large frame whose turn in the queue this is, charged
+   * already; a small one's command is done at once unless it names many ids or others of its socket wait.
+   */
+  private judged(socket: OpenSocket, bytes: Buffer, inTurn: boolean): void {
     const command = parseClientFrame(bytes.toString(), {
       maxIds: this.options.maxIdsPerSocket,
       subscribeToAll: this.options.subscribeToAll,
@@ -104,12 +115,12 @@ export class SocketCommands {
       this.options.ending.end(socket, command.close);
       return;
     }
-    if (!large && !this.charged(socket)) return;
+    if (!inTurn && !this.charged(socket)) return;
     if (socket.afterPending) {
       socket.afterPending.push(() => this.run(socket, command));
       return;
     }
-    if (socket.queued === 0 && command.ids.length <= QUEUE_AT_IDS) {
+    if (inTurn || (socket.queued === 0 && command.ids.length <= QUEUE_AT_IDS)) {
       this.run(socket, command);
       return;
     }

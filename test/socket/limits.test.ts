@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SOCKET_COMMAND_BURST } from '../../src/limits/socket-budgets.js';
 import { createLogger } from '../../src/log.js';
+import { SocketCommands } from '../../src/socket/commands.js';
 import { eventually } from '../support/eventually.js';
 import type { Harness } from '../support/harness.js';
 import { sampleValue, scrape } from '../support/prometheus.js';
@@ -383,6 +384,42 @@ describe('large commands from many sockets at once', () => {
       for (const frame of answered) expect(Object.keys(frame.d as object)).toEqual([ALICE]);
     }
     expect(bystander.closeEvent).toBeUndefined();
+  });
+
+  it('are read in their turns of the queue, none in the turn it arrives', async () => {
+    const h = service();
+    const proto = SocketCommands.prototype as unknown as { arrived(...args: unknown[]): void };
+    const arrived = proto.arrived;
+    const parse = JSON.parse;
+    let arriving = false;
+    let readOnArrival = 0;
+    const arrivals = vi.spyOn(proto, 'arrived').mockImplementation(function (this: unknown, ...args) {
+      arriving = true;
+      try {
+        arrived.apply(this, args);
+      } finally {
+        arriving = false;
+      }
+    });
+    const parses = vi.spyOn(JSON, 'parse').mockImplementation((...args: Parameters<typeof JSON.parse>) => {
+      if (arriving) readOnArrival++;
+      return parse(...args);
+    });
+    try {
+      const flooders = await Promise.all(Array.from({ length: 5 }, () => connect(h.base)));
+      for (const flooder of flooders) {
+        flooder.writeRaw(inOneWrite(Array.from({ length: 3 * SOCKET_COMMAND_BURST }, (_, n) => large(n))));
+      }
+      for (const flooder of flooders) {
+        expect(await flooder.closedWith()).toEqual({ code: 4009, reason: 'rate_limited' });
+        expect(inits(flooder.pending)).toHaveLength(SOCKET_COMMAND_BURST);
+      }
+      expect(arrivals.mock.calls.length).toBeGreaterThanOrEqual(5 * SOCKET_COMMAND_BURST);
+      expect(readOnArrival).toBe(0);
+    } finally {
+      arrivals.mockRestore();
+      parses.mockRestore();
+    }
   });
 });
 
