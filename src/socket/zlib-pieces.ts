@@ -26,21 +26,55 @@ export interface DeflatedPiece {
 }
 
 /**
- * Deflates `text` and sums it off the event loop (zlib's thread pool), at the fastest level: pieces are
- * large and sent once per change or subscription; what matters is that no socket waits on the CPU for them.
+ * Pieces deflated at once, one per thread of libuv's default pool. Each holds zlib's state (a few hundred
+ * KiB, counted by V8 as the heap's external memory) from when it is made: a flood of subscriptions answered
+ * at once would make a thousand, and V8 answers external memory growing that fast with back-to-back full
+ * collections. The rest wait as the bytes they are.
+ */
+export const DEFLATES_AT_ONCE = 4;
+/** Pieces up to this long are summed on the event loop: tens of microseconds, no stream, no copy. */
+const ADLER_ON_LOOP_BYTES = 64 * 1024;
+let deflating = 0;
+const waitingToDeflate: Array<() => void> = [];
+
+/** Resolves once the caller may deflate: at once while fewer than DEFLATES_AT_ONCE are, else in turn. */
+function turnToDeflate(): Promise<void> {
+  if (deflating < DEFLATES_AT_ONCE) {
+    deflating++;
+    return Promise.resolve();
+  }
+  return new Promise((go) => waitingToDeflate.push(go));
+}
+
+/** The caller has deflated: its turn passes to the next waiting, if any. */
+function doneDeflating(): void {
+  const next = waitingToDeflate.shift();
+  if (next) next();
+  else deflating--;
+}
+
+/**
+ * Deflates `text` off the event loop (zlib's thread pool), at the fastest level: pieces are large and sent
+ * once per change or subscription; what matters is that no socket waits on the CPU for them. A piece of at
+ * most ADLER_ON_LOOP_BYTES is summed here, where a second stream would cost zlib's state and a copy.
  */
 export async function deflatePiece(text: Buffer): Promise<DeflatedPiece> {
-  const [deflated, adler] = await Promise.all([
-    new Promise<Buffer>((resolve, reject) => {
-      deflateRaw(
-        text,
-        { level: constants.Z_BEST_SPEED, finishFlush: constants.Z_SYNC_FLUSH },
-        (error, result) => (error ? reject(error) : resolve(result)),
-      );
-    }),
-    adler32OffLoop(text),
-  ]);
-  return { deflated, adler, length: text.length };
+  await turnToDeflate();
+  try {
+    const [deflated, adler] = await Promise.all([
+      new Promise<Buffer>((resolve, reject) => {
+        deflateRaw(
+          text,
+          { level: constants.Z_BEST_SPEED, finishFlush: constants.Z_SYNC_FLUSH },
+          (error, result) => (error ? reject(error) : resolve(result)),
+        );
+      }),
+      text.length <= ADLER_ON_LOOP_BYTES ? adler32(text) : adler32OffLoop(text),
+    ]);
+    return { deflated, adler, length: text.length };
+  } finally {
+    doneDeflating();
+  }
 }
 
 /**
@@ -52,7 +86,9 @@ function adler32OffLoop(text: Buffer): Promise<number> {
     // Room for all of it in one output chunk: in zlib's default 16 KiB ones, megabytes would come back
     // as hundreds of callbacks and a copy, on the event loop.
     const chunkSize = Math.max(constants.Z_MIN_CHUNK, text.length + (text.length >> 8) + 64);
-    deflate(text, { level: constants.Z_NO_COMPRESSION, chunkSize }, (error, stored) => {
+    // Stored blocks look nothing up: the smallest window and hash table zlib allows are enough.
+    const options = { level: constants.Z_NO_COMPRESSION, chunkSize, windowBits: 9, memLevel: 1 };
+    deflate(text, options, (error, stored) => {
       if (error) reject(error);
       else resolve(stored.readUInt32BE(stored.length - 4));
     });

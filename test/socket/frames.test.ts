@@ -2,12 +2,18 @@ import { Duplex } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { eventJson, helloJson, SharedEvent, singleFrame } from '../../src/socket/frames.js';
-import { adler32, adler32Combine, deflatePiece } from '../../src/socket/zlib-pieces.js';
+import { adler32, adler32Combine, DEFLATES_AT_ONCE, deflatePiece } from '../../src/socket/zlib-pieces.js';
 
-// The real zlib, with deflateRawSync counted: the shared tail must be deflated once per event.
+// The real zlib, with deflateRawSync counted (the shared tail must be deflated once per event) and the
+// streams of pieces watched (how many hold zlib's state at once).
 vi.mock('node:zlib', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:zlib')>();
-  return { ...actual, deflateRawSync: vi.fn(actual.deflateRawSync) };
+  return {
+    ...actual,
+    deflateRawSync: vi.fn(actual.deflateRawSync),
+    deflateRaw: vi.fn(actual.deflateRaw),
+    deflate: vi.fn(actual.deflate),
+  };
 });
 
 const deflateRawSpy = vi.mocked(zlib.deflateRawSync);
@@ -301,6 +307,50 @@ describe('Adler-32', () => {
       expect(piece).toMatchObject({ adler: zlibAdler(text), length });
       const inflated = zlib.inflateRawSync(piece.deflated, { finishFlush: zlib.constants.Z_SYNC_FLUSH });
       expect(inflated.equals(text)).toBe(true);
+    }
+  });
+
+  it('pieces asked for all at once hold zlib state a few at a time, and each comes back right', async () => {
+    const mocks = { deflate: vi.mocked(zlib.deflate), deflateRaw: vi.mocked(zlib.deflateRaw) };
+    const real = {
+      deflate: mocks.deflate.getMockImplementation(),
+      deflateRaw: mocks.deflateRaw.getMockImplementation(),
+    };
+    const open = { deflate: 0, deflateRaw: 0, both: 0 };
+    const mostOpen = { deflate: 0, deflateRaw: 0, both: 0 };
+    const watched = (name: 'deflate' | 'deflateRaw') => {
+      const stream = real[name] as (...args: unknown[]) => void;
+      mocks[name].mockImplementation(((...args: unknown[]) => {
+        for (const key of [name, 'both'] as const) {
+          open[key]++;
+          mostOpen[key] = Math.max(mostOpen[key], open[key]);
+        }
+        const done = args.at(-1) as (error: Error | null, result: Buffer) => void;
+        stream(...args.slice(0, -1), (error: Error | null, result: Buffer) => {
+          open[name]--;
+          open.both--;
+          done(error, result);
+        });
+      }) as never);
+    };
+    watched('deflate');
+    watched('deflateRaw');
+    try {
+      const texts = Array.from({ length: 200 }, () => randomBytes(1 + randomInt(140_000)));
+      const pieces = await Promise.all(texts.map((text) => deflatePiece(text)));
+      pieces.forEach((piece, i) => {
+        const text = texts[i] as Buffer;
+        expect(piece).toMatchObject({ adler: zlibAdler(text), length: text.length });
+        const inflated = zlib.inflateRawSync(piece.deflated, { finishFlush: zlib.constants.Z_SYNC_FLUSH });
+        expect(inflated.equals(text)).toBe(true);
+      });
+      // A piece is one stream, or two when it is long enough to be summed by zlib too.
+      expect(mostOpen.deflateRaw).toBe(DEFLATES_AT_ONCE);
+      expect(mostOpen.deflate).toBeGreaterThan(0);
+      expect(mostOpen.both).toBeLessThanOrEqual(2 * DEFLATES_AT_ONCE);
+    } finally {
+      mocks.deflate.mockImplementation(real.deflate as never);
+      mocks.deflateRaw.mockImplementation(real.deflateRaw as never);
     }
   });
 
