@@ -6,15 +6,13 @@ import { join } from 'node:path';
 import { setImmediate } from 'node:timers/promises';
 import { writeHeapSnapshot } from 'node:v8';
 import pino from 'pino';
-import { startApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { setHeapGrowth } from '../../src/ops/heap-growth.js';
 import type { DiscordUser } from '../../src/presence/model.js';
 import { OFFLINE_PRESENCE, rawPresenceFrom } from '../../src/presence/normalize/raw.js';
 import { defaultUser } from '../../src/simulator/state.js';
 import { onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { serveMemoryQuestions } from '../lib/memory.js';
 import { isOfflineInPopulation, populationPresence, populationUser } from '../lib/population.js';
+import { startProductionApp } from '../lib/production-app.js';
 import { median } from '../lib/stats.js';
 import { BENCH_GUILD, benchUserId } from '../lib/workload.js';
 
@@ -40,20 +38,16 @@ const start = Date.now() - 30_000;
 // A SQLite file, as in production: an in-memory database would put the history rows written for every
 // new user into the process's RSS.
 const dir = mkdtempSync(join(tmpdir(), 'presently-bench-memory-'));
-const config = loadConfig({
-  DISCORD_TOKEN: process.env.TOKEN as string,
-  DISCORD_API_URL: process.env.API_URL as string,
-  DISCORD_CDN_URL: process.env.CDN_URL as string,
-  DATABASE_URL: `sqlite:${join(dir, 'presently.db')}`,
-  HOST: '127.0.0.1',
-  PORT: '0',
-  SOCKETS_PER_IP: '0',
-  CONNECTIONS_PER_IP: '0',
-  RATE_LIMIT_READ: '0',
-  RATE_LIMIT_WRITE: '0',
-});
-setHeapGrowth(config.heapGrowingPercent);
-const app = await startApp(config, { logger: pino({ level: 'warn' }) });
+const app = await startProductionApp(
+  {
+    DATABASE_URL: `sqlite:${join(dir, 'presently.db')}`,
+    SOCKETS_PER_IP: '0',
+    CONNECTIONS_PER_IP: '0',
+    RATE_LIMIT_READ: '0',
+    RATE_LIMIT_WRITE: '0',
+  },
+  { logger: pino({ level: 'warn' }) },
+);
 serveBenchProcess(async () => {
   await app.close();
   rmSync(dir, { recursive: true, force: true });

@@ -1,14 +1,12 @@
 import '../../src/ops/tick-shape.js';
 import pino from 'pino';
-import { startApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js';
-import { setHeapGrowth } from '../../src/ops/heap-growth.js';
 import { rawPresenceFrom } from '../../src/presence/normalize/raw.js';
 import { type Message, onMessage, report, serveBenchProcess } from '../lib/child.js';
 import { markerText, nowMicros } from '../lib/fanout-marker.js';
 import { kvBytes, kvDigest } from '../lib/kv-at-cap.js';
 import { serveMemoryQuestions } from '../lib/memory.js';
+import { startProductionApp } from '../lib/production-app.js';
 import { BENCH_GUILD, benchUser, benchUserId, realisticPresence } from '../lib/workload.js';
 
 /**
@@ -39,18 +37,14 @@ const noLimits = {
   RATE_LIMIT_READ: '0',
   RATE_LIMIT_WRITE: '0',
 };
-const config = loadConfig({
-  DISCORD_TOKEN: process.env.TOKEN as string,
-  DISCORD_API_URL: process.env.API_URL as string,
-  DISCORD_CDN_URL: process.env.CDN_URL as string,
-  DATABASE_URL: 'sqlite::memory:',
-  HOST: '127.0.0.1',
-  PORT: '0',
-  ...(process.env.DEFAULT_LIMITS === '1' ? {} : noLimits),
-  ...(process.env.TRUST_PROXY === undefined ? {} : { TRUST_PROXY: process.env.TRUST_PROXY }),
-});
-setHeapGrowth(config.heapGrowingPercent);
-const app = await startApp(config, { logger: pino({ level: 'warn' }) });
+const app = await startProductionApp(
+  {
+    DATABASE_URL: 'sqlite::memory:',
+    ...(process.env.DEFAULT_LIMITS === '1' ? {} : noLimits),
+    ...(process.env.TRUST_PROXY === undefined ? {} : { TRUST_PROXY: process.env.TRUST_PROXY }),
+  },
+  { logger: pino({ level: 'warn' }) },
+);
 serveBenchProcess(() => app.close());
 
 const { registry } = app;

@@ -3,11 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { startApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { setHeapGrowth } from '../../src/ops/heap-growth.js';
 import { report, serveBenchProcess } from '../lib/child.js';
 import { serveMemoryQuestions } from '../lib/memory.js';
+import { startProductionApp } from '../lib/production-app.js';
 
 /**
  * The service starting against a simulated Discord in another process (bench/processes/discord.ts): startApp as
@@ -53,18 +51,14 @@ const logger = pino(
 /** DATA_DIR: a directory another run left its database in (a restart); else a fresh one, removed after. */
 const kept = process.env.DATA_DIR;
 const dir = kept ?? mkdtempSync(join(tmpdir(), 'presently-bench-startup-'));
-const config = loadConfig({
-  DISCORD_TOKEN: process.env.TOKEN as string,
-  DISCORD_API_URL: process.env.API_URL as string,
-  DISCORD_CDN_URL: process.env.CDN_URL as string,
-  DATABASE_URL: `sqlite:${join(dir, 'presently.db')}`,
-  HOST: '127.0.0.1',
-  PORT: '0',
-  RATE_LIMIT_READ: '0',
-  GATEWAY_COMPRESSION: process.env.GATEWAY_COMPRESSION ?? 'off',
-});
-setHeapGrowth(config.heapGrowingPercent);
-const app = await startApp(config, { logger });
+const app = await startProductionApp(
+  {
+    DATABASE_URL: `sqlite:${join(dir, 'presently.db')}`,
+    RATE_LIMIT_READ: '0',
+    GATEWAY_COMPRESSION: process.env.GATEWAY_COMPRESSION ?? 'off',
+  },
+  { logger },
+);
 const listeningSeconds = since();
 serveBenchProcess(async () => {
   await app.close();
