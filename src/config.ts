@@ -2,7 +2,7 @@ import { VARIABLES } from './config-variables.js';
 import { KV_MAX_BYTES_MAX, KV_MAX_BYTES_MIN } from './kv/rules.js';
 import { defaultMaxSockets, defaultMaxSubscriptions, heapSizeLimit } from './limits/heap-share.js';
 import { parseTrustProxy, type TrustProxy } from './net/trust-proxy.js';
-import { HEAP_GROWING_PERCENT_MAX } from './ops/heap-growth.js';
+import { HEAP_GROWING_PERCENT_MAX, HEAP_GROWING_PERCENT_MIN } from './ops/heap-growth.js';
 import {
   APP_SOURCES,
   type AppSource,
@@ -145,6 +145,20 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
       throw new ConfigError(name, `must be a whole number from ${min} to ${max}`, value);
     }
     return parsed;
+  };
+
+  /** 0 (V8 decides) or a factor of at least HEAP_GROWING_PERCENT_MIN. */
+  const heapGrowingPercent = (): number => {
+    const name = 'HEAP_GROWING_PERCENT';
+    const percent = integer(name, VARIABLES.HEAP_GROWING_PERCENT.default, 0, HEAP_GROWING_PERCENT_MAX);
+    if (percent > 0 && percent < HEAP_GROWING_PERCENT_MIN) {
+      throw new ConfigError(
+        name,
+        `must be 0 or a whole number from ${HEAP_GROWING_PERCENT_MIN} to ${HEAP_GROWING_PERCENT_MAX}`,
+        String(percent),
+      );
+    }
+    return percent;
   };
 
   const httpUrl = (name: string, fallback: string): string => {
@@ -425,12 +439,7 @@ export function loadConfig(env: Env, heapBytes = heapSizeLimit()): Config {
     guildIds: optionalSnowflakes('GUILD_IDS'),
     allowedUserIds: optionalSnowflakes('ALLOWED_USER_IDS'),
     retentionDays: integer('RETENTION_DAYS', VARIABLES.RETENTION_DAYS.default, 0, RETENTION_DAYS_MAX),
-    heapGrowingPercent: integer(
-      'HEAP_GROWING_PERCENT',
-      VARIABLES.HEAP_GROWING_PERCENT.default,
-      0,
-      HEAP_GROWING_PERCENT_MAX,
-    ),
+    heapGrowingPercent: heapGrowingPercent(),
     operatorContact,
     messageContent: oneOf('MESSAGE_CONTENT', ['on', 'off'], VARIABLES.MESSAGE_CONTENT.default) === 'on',
     commandGuildIds: optionalSnowflakes('COMMAND_GUILD_IDS'),

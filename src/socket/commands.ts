@@ -6,7 +6,13 @@ import type { CommandQueue } from './command-queue.js';
 import type { FanOut } from './fanout.js';
 import { type InitState, mapOf, monitoredAmong } from './init-state.js';
 import type { OpenSocket, SocketEnding } from './open-socket.js';
-import { type ClientCommand, Close, nestedDeeperThan, parseClientFrame } from './protocol.js';
+import {
+  type ClientCommand,
+  Close,
+  type CloseReason,
+  nestedDeeperThan,
+  parseClientFrame,
+} from './protocol.js';
 import type { Subscriptions } from './subscriptions.js';
 
 /** A command naming more ids than this waits its turn in the command queue (command-queue.ts). */
@@ -58,7 +64,7 @@ export class SocketCommands {
    * the budget costs a comparison, not a parse.
    */
   private handlesFrame(socket: OpenSocket): boolean {
-    if (socket.closing || socket.rateLimited) return false;
+    if (socket.closing || socket.endsAfterQueued) return false;
     if (this.options.budgets.takeFrame(socket.frames, socket.client)) return true;
     this.refuse(socket, 'socket_frames');
     return false;
@@ -75,11 +81,8 @@ export class SocketCommands {
   }
 
   /**
-   * A small frame is read and judged at once (a heartbeat, a bad frame, a command past the budget end
-   * there). A large one is charged as a command and waits its turn in the command queue as the bytes it
-   * came in, read only then: a flood's frames are read a slice per turn rather than all in the turn they
-   * arrive, and the thousand ids one names never wait across turns as objects, which collections would
-   * have to copy.
+   * A small frame is judged at once. A large one is charged, then waits its turn in the command queue as
+   * bytes and is read there, so a flood's frames are read a slice per turn and wait as bytes, not objects.
    */
   private received(socket: OpenSocket, data: RawData): void {
     const bytes = Buffer.isBuffer(data)
@@ -95,10 +98,12 @@ export class SocketCommands {
     }
     if (!this.charged(socket)) return;
     if (nestedDeeperThan(bytes, MAX_FRAME_DEPTH)) {
-      this.options.ending.end(socket, Close.InvalidPayload);
+      this.endInOrder(socket, Close.InvalidPayload);
       return;
     }
-    this.queue(socket, () => this.judged(socket, bytes, true));
+    // A view into ws's read would keep all of that read while it waits.
+    const own = bytes.length * 2 < bytes.buffer.byteLength ? Buffer.from(bytes) : bytes;
+    this.queue(socket, () => this.judged(socket, own, true));
   }
 
   /**
@@ -112,19 +117,22 @@ export class SocketCommands {
     });
     if (command.op === 'heartbeat') return;
     if (command.op === 'close') {
-      this.options.ending.end(socket, command.close);
+      if (inTurn) this.options.ending.end(socket, command.close);
+      else this.endInOrder(socket, command.close);
       return;
     }
     if (!inTurn && !this.charged(socket)) return;
-    if (socket.afterPending) {
-      socket.afterPending.push(() => this.run(socket, command));
+    if (inTurn || (socket.queued === 0 && (socket.afterPending || command.ids.length <= QUEUE_AT_IDS))) {
+      this.inOrder(socket, command);
       return;
     }
-    if (inTurn || (socket.queued === 0 && command.ids.length <= QUEUE_AT_IDS)) {
-      this.run(socket, command);
-      return;
-    }
-    this.queue(socket, () => this.run(socket, command));
+    this.queue(socket, () => this.inOrder(socket, command));
+  }
+
+  /** Runs the command now, or after a subscription to all that waits for pending members, as it came. */
+  private inOrder(socket: OpenSocket, command: SubscriptionCommand): void {
+    if (socket.afterPending) socket.afterPending.push(() => this.run(socket, command));
+    else this.run(socket, command);
   }
 
   /** Takes a command's worth of the socket's budget and its client's; false when either is spent. */
@@ -140,13 +148,18 @@ export class SocketCommands {
    */
   private refuse(socket: OpenSocket, limit: 'socket_commands' | 'socket_frames'): void {
     this.options.metrics?.rateLimited(limit);
+    if (socket.queued > 0) socket.connection.pause();
+    this.endInOrder(socket, Close.RateLimited);
+  }
+
+  /** Closes the socket with `close`, after the commands it has waiting if any; none of its frames counts meanwhile. */
+  private endInOrder(socket: OpenSocket, close: CloseReason): void {
     if (socket.queued === 0) {
-      this.options.ending.end(socket, Close.RateLimited);
-    } else {
-      socket.rateLimited = true;
-      socket.connection.pause();
-      this.queue(socket, () => this.options.ending.end(socket, Close.RateLimited));
+      this.options.ending.end(socket, close);
+      return;
     }
+    socket.endsAfterQueued = true;
+    this.queue(socket, () => this.options.ending.end(socket, close));
   }
 
   /** `work` for the socket, after what it has waiting in the command queue. */
@@ -202,13 +215,15 @@ export class SocketCommands {
     const waiting: Array<() => void> = [];
     socket.afterPending = waiting;
     void this.options.source.allRendered?.().then(() => {
-      socket.afterPending = null;
       if (socket.closing) return;
+      // Held until its turn: a command queued before this turn comes still goes after it.
       this.queue(socket, () => {
+        socket.afterPending = null;
         this.run(socket, command);
         // Held again (a listing came meanwhile): the rest wait behind it once more.
         for (const work of waiting) {
-          if (socket.afterPending) socket.afterPending.push(work);
+          const heldAgain = socket.afterPending as Array<() => void> | null;
+          if (heldAgain) heldAgain.push(work);
           else work();
         }
       });

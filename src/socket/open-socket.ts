@@ -20,8 +20,8 @@ export class OpenSocket {
   readonly frames: TokenBucket;
   /** Commands of this socket waiting in the command queue. */
   queued = 0;
-  /** A budget of it spent while commands wait: it is closed 4009 after them, and heard no more. */
-  rateLimited = false;
+  /** Closed once the commands it has waiting are done (a budget spent, a bad frame): heard no more. */
+  endsAfterQueued = false;
   /** Commands that came while its subscription to all waits for the pending members to be rendered. */
   afterPending: Array<() => void> | null = null;
   readonly out: Outbound;

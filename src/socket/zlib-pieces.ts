@@ -26,14 +26,12 @@ export interface DeflatedPiece {
 }
 
 /**
- * Pieces deflated at once, one per thread of libuv's default pool. Each holds zlib's state (a few hundred
- * KiB, counted by V8 as the heap's external memory) from when it is made: a flood of subscriptions answered
- * at once would make a thousand, and V8 answers external memory growing that fast with back-to-back full
- * collections. The rest wait as the bytes they are.
+ * Pieces deflated at once. Each holds zlib's state, which V8 counts as external memory, from when it is
+ * made: made all at once for a flood of subscriptions, they set off back-to-back full collections.
  */
 export const DEFLATES_AT_ONCE = 4;
-/** Pieces up to this long are summed on the event loop: tens of microseconds, no stream, no copy. */
-const ADLER_ON_LOOP_BYTES = 64 * 1024;
+/** Pieces up to this long (an INIT_STATE chunk) are summed on the loop: quick, with no stream or copy. */
+const ADLER_ON_LOOP_BYTES = 128 * 1024;
 let deflating = 0;
 const waitingToDeflate: Array<() => void> = [];
 
@@ -54,25 +52,25 @@ function doneDeflating(): void {
 }
 
 /**
- * Deflates `text` off the event loop (zlib's thread pool), at the fastest level: pieces are large and sent
- * once per change or subscription; what matters is that no socket waits on the CPU for them. A piece of at
- * most ADLER_ON_LOOP_BYTES is summed here, where a second stream would cost zlib's state and a copy.
+ * Deflates `text` off the event loop (zlib's thread pool) at the fastest level: pieces are large and sent
+ * once per change or subscription, and no socket should wait on the CPU for them.
  */
 export async function deflatePiece(text: Buffer): Promise<DeflatedPiece> {
   await turnToDeflate();
+  const compressing = new Promise<Buffer>((resolve, reject) => {
+    deflateRaw(
+      text,
+      { level: constants.Z_BEST_SPEED, finishFlush: constants.Z_SYNC_FLUSH },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+  });
+  const summing = text.length <= ADLER_ON_LOOP_BYTES ? adler32(text) : adler32OffLoop(text);
   try {
-    const [deflated, adler] = await Promise.all([
-      new Promise<Buffer>((resolve, reject) => {
-        deflateRaw(
-          text,
-          { level: constants.Z_BEST_SPEED, finishFlush: constants.Z_SYNC_FLUSH },
-          (error, result) => (error ? reject(error) : resolve(result)),
-        );
-      }),
-      text.length <= ADLER_ON_LOOP_BYTES ? adler32(text) : adler32OffLoop(text),
-    ]);
+    const [deflated, adler] = await Promise.all([compressing, summing]);
     return { deflated, adler, length: text.length };
   } finally {
+    // The turn passes on only once both streams are done, whichever failed.
+    await Promise.allSettled([compressing, summing]);
     doneDeflating();
   }
 }

@@ -336,6 +336,32 @@ describe('the socket gateway on a live service', () => {
       for (const id of listed) h.app.registry.memberRemoved(GUILD_A, id); // leave the fixture as it was
     });
 
+    it('commands large and small sent after a waiting subscribe_to_all are answered in the order sent', async () => {
+      const listed = '90000000000000005';
+      h.app.registry.memberListed(
+        GUILD_A,
+        { id: listed, username: 'listed5' },
+        { status: 'online', client_status: { desktop: 'online' }, activities: [] },
+      );
+      const client = await SocketClient.connect(h.base);
+      // More than a kilobyte: it waits its turn in the command queue, as bytes.
+      const many = [ALICE, ...Array.from({ length: 80 }, (_, i) => String(10n ** 17n + BigInt(i)))];
+      client.send({ op: 2, d: { subscribe_to_all: true } });
+      client.send({ op: 2, d: { subscribe_to_ids: many } });
+      client.send({ op: 2, d: { subscribe_to_id: ERIN } });
+      expect(await client.ping()).toBe('pong');
+      expect(client.pending).toEqual([]);
+
+      h.app.registry.renderPending(10);
+      const [all, ofMany, single] = [await client.next(), await client.next(), await client.next()];
+      expect([all.seq, ofMany.seq, single.seq]).toEqual([1, 2, 3]);
+      expect((all.d as Record<string, unknown>)[listed]).toBeDefined();
+      expect(Object.keys(ofMany.d as object)).toEqual([ALICE]);
+      expect(presenceOf(single).discord_user.id).toBe(ERIN);
+
+      h.app.registry.memberRemoved(GUILD_A, listed); // leave the fixture as it was
+    });
+
     it('subscribe_to_all hears of a user who becomes monitored after it subscribed; so does a subscriber by id', async () => {
       const newcomer = '90000000000000001';
       const toAll = await SocketClient.connect(h.base);
